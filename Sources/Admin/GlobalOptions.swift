@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import Model
+
+/// Options every subcommand shares.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The master database (default: $STATION_ADMIN_DB, else ./master.sqlite).", valueName: "path"))
+    var db: String?
+
+    var databasePath: String {
+        db ?? ProcessInfo.processInfo.environment["STATION_ADMIN_DB"] ?? "master.sqlite"
+    }
+
+    func openDatabase() throws -> MasterDatabase {
+        try MasterDatabase.open(at: databasePath)
+    }
+}
+
+/// Options of commands that print data.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON instead of text.")
+    var json = false
+}
+
+enum Console {
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    static func printJSON<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}

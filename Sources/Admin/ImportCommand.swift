@@ -1,0 +1,35 @@
+import ArgumentParser
+import Model
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import station CSVs as one new data version, every change logged in `updates`.",
+        discussion: "Example: station-admin import datasets/ekidata/2021-03-12 --memo \"ekidata 2021-03-12\"")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var snapshot: SnapshotArguments
+    @Option(help: "The curator's note stored with every updates row (never published).")
+    var memo: String?
+    @Flag(help: "Show what would be committed, and commit nothing.")
+    var dryRun = false
+    @Option(help: "How many changes to show in words.")
+    var show = 10
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let database = try global.openDatabase()
+        let report = try database.importSnapshot(
+            snapshot.paths,
+            options: ImportOptions(memo: memo, allowMassClose: snapshot.allowMassClose, describeLimit: show),
+            dryRun: dryRun)
+        if output.json { return try Console.printJSON(report) }
+        if report.totalChanges == 0 {
+            print("No changes: the database stays at version \(report.version - 1).")
+        } else if report.committed {
+            ReportPrinter.print(report, heading: "Committed version \(report.version)")
+        } else {
+            ReportPrinter.print(report, heading: "Dry run: would commit version \(report.version)")
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import ArgumentParser
+import Model
+
+struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init", abstract: "Create an empty master database (data version 0).")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        _ = try MasterDatabase.create(at: global.databasePath)
+        print("Created \(global.databasePath) at data version 0.")
+    }
+}

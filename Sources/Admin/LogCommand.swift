@@ -1,0 +1,32 @@
+import ArgumentParser
+import Model
+
+struct LogCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log",
+        abstract: "Show the updates log.",
+        discussion: "Example: station-admin log --key 1122903 (a station's whole story, its splits included)")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only this data version.") var version: Int?
+    @Option(help: "Only this table (companies, lines, stations, connections, prefectures).") var table: String?
+    @Option(help: "Only this key (composite keys joined with '/').") var key: String?
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let table, MasterTable.named(table) == nil {
+            throw ValidationError("Unknown table '\(table)'; expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")).")
+        }
+    }
+
+    func run() throws {
+        let updates = try global.openDatabase().log(LogFilter(version: version, table: table, key: key))
+        if output.json { return try Console.printJSON(updates) }
+        for update in updates {
+            let target = update.type == .duplicate
+                ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
+            print("\(update.upID)\tv\(update.userVersion)\t\(update.updateDate)\t\(update.type.rawValue)\t\(target)"
+                + (update.memo.map { "\t\($0)" } ?? ""))
+        }
+    }
+}

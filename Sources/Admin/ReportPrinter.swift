@@ -1,0 +1,32 @@
+import Model
+
+/// Prints a `ChangeReport` as a table of counts, then the changes in words.
+enum ReportPrinter {
+    static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
+
+    static func print(_ report: ChangeReport, heading: String) {
+        Swift.print("\(heading): \(report.totalChanges) changes")
+        let tables = report.counts.keys.sorted { order($0) < order($1) }
+        let header = ["table"] + kinds.map(\.rawValue)
+        let rows = tables.map { table in [table] + kinds.map { String(report.counts[table]?[$0.rawValue] ?? 0) } }
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
+        for row in [header] + rows {
+            Swift.print(row.enumerated().map { column, cell in
+                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - cell.count) + cell
+            }.joined(separator: "  "))
+        }
+        for warning in report.warnings { Swift.print("warning: \(warning)") }
+        if !report.changes.isEmpty {
+            Swift.print("")
+            for change in report.changes { Swift.print("  " + change.summary) }
+            if report.changes.count < report.totalChanges {
+                Swift.print("  … and \(report.totalChanges - report.changes.count) more (station-admin log --version \(report.version))")
+            }
+        }
+    }
+
+    private static func order(_ table: String) -> Int {
+        MasterTable.all.firstIndex { $0.name == table } ?? Int.max
+    }
+}

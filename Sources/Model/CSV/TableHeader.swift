@@ -1,0 +1,50 @@
+/// What a CSV file's header says: which master table it holds, and which column each field is.
+///
+/// ekidata names files by date (`station20210312free.csv`), so the table is recognised by
+/// its header: the table whose key columns all appear and whose columns cover the most names.
+struct TableHeader {
+    let table: MasterTable
+    /// For each field position, the column it holds.
+    let columns: [MasterTable.Column]
+
+    init(fields: [String], file: String) throws {
+        let names = fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let candidates = MasterTable.all.map { table -> (MasterTable, Int) in
+            let known = names.filter { table.column(named: table.headerAliases[$0] ?? $0) != nil }
+            return (table, Set(known).count)
+        }
+        guard let (table, overlap) = candidates.max(by: { $0.1 < $1.1 }), overlap > 0 else {
+            throw CSVError(
+                file: file, line: 1,
+                message: "unknown header \"\(fields.joined(separator: ","))\" (expected an ekidata header: "
+                    + MasterTable.all.map { $0.columnNames.filter { !["weight"].contains($0) }.joined(separator: ",") }
+                        .map { "\"\($0)\"" }.joined(separator: " or ") + ")")
+        }
+        var columns: [MasterTable.Column] = []
+        for (position, name) in names.enumerated() {
+            guard let column = table.column(named: table.headerAliases[name] ?? name) else {
+                throw CSVError(
+                    file: file, line: 1,
+                    message: "unknown column \"\(fields[position])\" in field \(position + 1) of a \(table.name) header "
+                        + "(expected one of: \(table.columnNames.joined(separator: ", ")))")
+            }
+            if columns.contains(column) {
+                throw CSVError(file: file, line: 1, message: "column \"\(column.name)\" appears twice in the header")
+            }
+            columns.append(column)
+        }
+        for key in table.keyColumns where !columns.contains(where: { $0.name == key }) {
+            throw CSVError(
+                file: file, line: 1,
+                message: "missing key column \"\(key)\" in a \(table.name) header (expected: \(table.keyColumns.joined(separator: ", ")))")
+        }
+        for column in table.columns where column.isInCSV && !columns.contains(column) {
+            throw CSVError(
+                file: file, line: 1,
+                message: "missing column \"\(column.name)\" in a \(table.name) header (expected all of: "
+                    + table.columns.filter(\.isInCSV).map(\.name).joined(separator: ", ") + ")")
+        }
+        self.table = table
+        self.columns = columns
+    }
+}

@@ -1,0 +1,79 @@
+import GRDB
+
+/// Reads a staged batch after `VersionWriter` has run (inside the same transaction)
+/// and counts and describes it: the old state of each changed row is the history row
+/// the batch wrote.
+struct ChangeDescriber {
+    let version: Int
+
+    func counts(_ db: Database, tables: [MasterTable]) throws -> [String: [String: Int]] {
+        var counts: [String: [String: Int]] = [:]
+        for table in tables {
+            var perKind = Dictionary(uniqueKeysWithValues: [Update.Kind.insert, .update, .delete, .restore].map { ($0.rawValue, 0) })
+            for row in try Row.fetchAll(db, sql: "SELECT kind, COUNT(*) FROM \(StagingTables.stagedTable(table)) GROUP BY kind") {
+                perKind[row[0]] = row[1]
+            }
+            counts[table.name] = perKind
+        }
+        let duplicates = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.staged_duplicates") ?? 0
+        if duplicates > 0 { counts["stations", default: [:]][Update.Kind.duplicate.rawValue] = duplicates }
+        return counts
+    }
+
+    func describe(_ db: Database, tables: [MasterTable], limit: Int?) throws -> [DescribedChange] {
+        var changes: [DescribedChange] = []
+        for table in tables {
+            let remaining = limit.map { $0 - changes.count } ?? Int.max
+            if remaining <= 0 { break }
+            let columns = table.columnNames
+            let sql = """
+                SELECT s.kind, \(table.keyText(alias: "s")), \(columns.map { "s." + $0 }.joined(separator: ", ")), \
+                \(columns.map { "h." + $0 }.joined(separator: ", "))
+                FROM \(StagingTables.stagedTable(table)) s
+                LEFT JOIN main.\(table.historyTable) h ON h.key_id = \(table.keyText(alias: "s")) AND h.valid_to = ?
+                ORDER BY \(table.keyColumns.map { "s." + $0 }.joined(separator: ", ")) LIMIT ?
+                """
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: [version, remaining == Int.max ? -1 : remaining])
+            while let row = try rows.next() {
+                let kind = Update.Kind(rawValue: row[0])!
+                var fields: [FieldChange] = []
+                if kind != .insert {
+                    for (index, column) in table.columns.enumerated() {
+                        let new: DatabaseValue = row[2 + index]
+                        let old: DatabaseValue = row[2 + columns.count + index]
+                        if Self.differ(new, old, column.kind) {
+                            fields.append(FieldChange(column: column.name, old: Self.text(old), new: Self.text(new)))
+                        }
+                    }
+                }
+                let nameIndex = table.columns.firstIndex { $0.name.hasSuffix("_name") }
+                changes.append(DescribedChange(
+                    table: table.name, key: row[1], kind: kind,
+                    name: nameIndex.flatMap { Self.text(row[2 + $0]) }, fields: fields))
+            }
+        }
+        return changes
+    }
+
+    static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
+        switch kind {
+        case .coordinate, .real:
+            guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
+                return new.isNull != old.isNull
+            }
+            return abs(a - b) >= MasterTable.coordinateTolerance
+        default:
+            return new != old
+        }
+    }
+
+    static func text(_ value: DatabaseValue) -> String? {
+        switch value.storage {
+        case .null: return nil
+        case .int64(let number): return String(number)
+        case .double(let number): return String(number)
+        case .string(let string): return string
+        case .blob(let data): return "<\(data.count) bytes>"
+        }
+    }
+}

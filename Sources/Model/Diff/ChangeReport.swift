@@ -1,0 +1,46 @@
+/// What a batch of changes does: the data version it makes, counts per table and kind,
+/// warnings, and the changes in words (`1122903 佐貫 → 龍ケ崎市`).
+///
+/// Printed by `diff`, `import` and the curated commands; `--json` encodes it as
+/// `{"version": 2, "committed": true, "counts": {"stations": {"INSERT": 17, …}}, "warnings": […], "changes": […]}`.
+public struct ChangeReport: Codable, Sendable, Equatable {
+    /// The version the changes make (or would make, when not committed).
+    public var version: Int
+    public var committed: Bool
+    /// Table name → kind (`INSERT`, `UPDATE`, `DELETE`, `RESTORE`, `DUPLICATE`) → rows.
+    public var counts: [String: [String: Int]]
+    public var warnings: [String]
+    /// The first changes, in table order then key order.
+    public var changes: [DescribedChange]
+    /// All changes, of which `changes` may show only the first.
+    public var totalChanges: Int
+
+    public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
+}
+
+/// One changed row in words.
+public struct DescribedChange: Codable, Sendable, Equatable {
+    public var table: String
+    public var key: String
+    public var kind: Update.Kind
+    /// The row's name (`station_name`, `line_name`, …) after the change.
+    public var name: String?
+    /// For UPDATE, DELETE and RESTORE: the columns that changed, old → new.
+    public var fields: [FieldChange]
+
+    /// `stations 1122903 佐貫 UPDATE: station_name 佐貫 → 龍ケ崎市`
+    public var summary: String {
+        var text = "\(kind.rawValue) \(table) \(key)"
+        if let name { text += " \(name)" }
+        if !fields.isEmpty {
+            text += ": " + fields.map { "\($0.column) \($0.old ?? "NULL") → \($0.new ?? "NULL")" }.joined(separator: ", ")
+        }
+        return text
+    }
+}
+
+public struct FieldChange: Codable, Sendable, Equatable {
+    public var column: String
+    public var old: String?
+    public var new: String?
+}

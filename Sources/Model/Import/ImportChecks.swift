@@ -1,0 +1,84 @@
+import GRDB
+
+/// Checks of a staged import that need the whole batch: references between tables,
+/// mass closures, and connections naming what the free data leaves out.
+struct ImportChecks {
+    let files: [ImportFile]
+    /// More closures than this share of a table's open rows needs `allowMassClose`.
+    static let massCloseShare = 0.05
+
+    func file(for table: MasterTable) -> ImportFile? { files.first { $0.table == table } }
+
+    /// Run before the batch is written: open rows are counted in the current state.
+    func checkMassClosures(_ db: Database) throws {
+        for file in files {
+            let table = file.table
+            let open = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> 2" : "")") ?? 0
+            let closing = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
+            if open > 0 && Double(closing) > Double(open) * Self.massCloseShare {
+                throw ImportError.massClosure(file: file.displayName, table: table.name, closing: closing, open: open)
+            }
+        }
+    }
+
+    /// Run after the batch is written: every row the files changed must name an existing parent.
+    func checkReferences(_ db: Database) throws {
+        try checkReference(db, child: .stations, column: "line_cd", parent: .lines)
+        try checkReference(db, child: .lines, column: "company_cd", parent: .companies)
+    }
+
+    private func checkReference(_ db: Database, child: MasterTable, column: String, parent: MasterTable) throws {
+        guard let file = file(for: child) else { return }
+        let parentKey = parent.keyColumns[0]
+        let row = try Row.fetchOne(db, sql: """
+            SELECT s.source_line, s.\(column) FROM \(StagingTables.stagedTable(child)) s
+            WHERE s.source_line IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM main.\(parent.name) p WHERE p.\(parentKey) = s.\(column))
+            ORDER BY s.source_line LIMIT 1
+            """)
+        if let row {
+            let code: Int64 = row[1]
+            throw CSVError(
+                file: file.displayName, line: row[0],
+                message: "\(column) \(code) names no row of \(parent.name) (expected a \(parentKey) that exists in the database or in the \(parent.name) file)")
+        }
+    }
+
+    /// Connections naming a missing station or line are imported, and counted here.
+    func connectionWarnings(_ db: Database, examples: Int = 3) throws -> [String] {
+        guard let file = file(for: .connections) else { return [] }
+        let missing = """
+            FROM \(StagingTables.importTable(.connections)) i
+            WHERE NOT EXISTS (SELECT 1 FROM main.lines l WHERE l.line_cd = i.line_cd)
+               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = i.station_cd1)
+               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = i.station_cd2)
+            """
+        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) \(missing)") ?? 0
+        guard count > 0 else { return [] }
+        let rows = try Row.fetchAll(db, sql: "SELECT source_line, line_cd, station_cd1, station_cd2 \(missing) ORDER BY source_line LIMIT \(examples)")
+        let shown = rows.map { row -> String in
+            let line: Int = row[0]
+            let values: [Int64] = [row[1], row[2], row[3]]
+            return "line \(line): \(values.map(String.init).joined(separator: ","))"
+        }
+        return ["\(file.displayName): \(count) connections name a station or line that does not exist; imported anyway "
+            + "(the free ekidata leaves out Shinkansen stations), e.g. \(shown.joined(separator: "; "))"]
+    }
+}
+
+public enum ImportError: Error, LocalizedError, Equatable {
+    case massClosure(file: String, table: String, closing: Int, open: Int)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .massClosure(file, table, closing, open):
+            let percent = Double(closing) / Double(open) * 100
+            return "\(file): would close \(closing) of \(open) open \(table) rows (\(String(format: "%.1f", percent))%, more than 5%): "
+                + "is the file truncated? If this is really so, import again with --allow-mass-close"
+        }
+    }
+}
+
+import Foundation

@@ -1,0 +1,65 @@
+import Foundation
+
+/// One CSV file to import, with the table its header names.
+struct ImportFile {
+    let path: String
+    let header: TableHeader
+    var table: MasterTable { header.table }
+    var displayName: String { path }
+}
+
+/// Resolves the PATH arguments of `diff` and `import` into one file per table.
+///
+/// A folder means every `*.csv` directly in it; a file means itself. Files are told apart
+/// by their header, so `station20210312free.csv` and `stations.csv` are the same to us.
+enum ImportSource {
+    static func files(from paths: [String]) throws -> [ImportFile] {
+        var csvPaths: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw CSVError(file: path, line: nil, message: "no such file or folder")
+            }
+            if isDirectory.boolValue {
+                let names = try FileManager.default.contentsOfDirectory(atPath: path)
+                    .filter { $0.lowercased().hasSuffix(".csv") }.sorted()
+                if names.isEmpty { throw CSVError(file: path, line: nil, message: "no *.csv files in this folder") }
+                csvPaths += names.map { (path as NSString).appendingPathComponent($0) }
+            } else {
+                csvPaths.append(path)
+            }
+        }
+        var files: [ImportFile] = []
+        for path in csvPaths {
+            let header = try readHeader(path)
+            if let other = files.first(where: { $0.table == header.table }) {
+                throw CSVError(
+                    file: path, line: 1,
+                    message: "a second \(header.table.name) file (\(other.path) is one already; expected one file per table)")
+            }
+            files.append(ImportFile(path: path, header: header))
+        }
+        return files.sorted { MasterTable.all.firstIndex(of: $0.table)! < MasterTable.all.firstIndex(of: $1.table)! }
+    }
+
+    private static func readHeader(_ path: String) throws -> TableHeader {
+        struct FoundHeader: Error { let fields: [String] }
+        let reader = CSVReader(path: path, displayName: path)
+        do {
+            try reader.forEachRecord { record in
+                let fields = try record.fields.enumerated().map { position, bytes in
+                    guard let text = String(validating: bytes, as: UTF8.self) else {
+                        throw CSVError(
+                            file: path, line: record.line,
+                            message: "field \(position + 1) of the header is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(path) > converted.csv`)")
+                    }
+                    return text
+                }
+                throw FoundHeader(fields: fields)
+            }
+        } catch let found as FoundHeader {
+            return try TableHeader(fields: found.fields, file: path)
+        }
+        throw CSVError(file: path, line: nil, message: "empty file (expected a header line, then one row per record)")
+    }
+}

@@ -1,0 +1,65 @@
+import GRDB
+
+/// How an import runs.
+public struct ImportOptions: Sendable {
+    public var memo: String?
+    /// Accept a file that closes more than 5% of a table's open rows.
+    public var allowMassClose: Bool
+    /// How many changes the report describes in words (nil: all).
+    public var describeLimit: Int?
+
+    public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20) {
+        self.memo = memo
+        self.allowMassClose = allowMassClose
+        self.describeLimit = describeLimit
+    }
+}
+
+extension MasterDatabase {
+    /// What importing `paths` would change; writes nothing.
+    ///
+    /// The import runs for real inside a transaction that is rolled back, so a diff
+    /// finds every error an import would.
+    public func diff(_ paths: [String], options: ImportOptions = ImportOptions(describeLimit: nil)) throws -> ChangeReport {
+        try runImport(paths, options: options, commit: false)
+    }
+
+    /// Imports station CSVs (folders or files) as one new data version, in one transaction.
+    ///
+    /// For example, importing the 2021-03-12 ekidata snapshot over 2019-12-27 makes version 2
+    /// with 17 station INSERTs; nothing changed makes no version (`report.committed == false`).
+    ///
+    /// - Throws: `CSVError` (file, line, column, value, expectation), `ImportError`,
+    ///   `MasterDatabaseError`. On any error the database is unchanged.
+    @discardableResult
+    public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(), dryRun: Bool = false) throws -> ChangeReport {
+        try runImport(paths, options: options, commit: !dryRun)
+    }
+
+    private func runImport(_ paths: [String], options: ImportOptions, commit: Bool) throws -> ChangeReport {
+        let files = try ImportSource.files(from: paths)
+        return try write { db in
+            try StagingTables.create(db)
+            for file in files {
+                try StagingLoader(file: file).load(into: db)
+                try TableDiff(table: file.table, givenColumns: file.header.columns).stage(db)
+            }
+            let checks = ImportChecks(files: files)
+            if !options.allowMassClose { try checks.checkMassClosures(db) }
+            let version = try Self.dataVersion(db) + 1
+            try VersionWriter(version: version, memo: options.memo).write(db)
+            try checks.checkReferences(db)
+            let tables = files.map(\.table)
+            let describer = ChangeDescriber(version: version)
+            let counts = try describer.counts(db, tables: tables)
+            let total = counts.values.flatMap(\.values).reduce(0, +)
+            let report = ChangeReport(
+                version: version, committed: commit && total > 0, counts: counts,
+                warnings: try checks.connectionWarnings(db),
+                changes: try describer.describe(db, tables: tables, limit: options.describeLimit),
+                totalChanges: total)
+            try StagingTables.drop(db)
+            return (report, report.committed)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import GRDB
+
+/// Rows and closed rows of one master table.
+public struct TableStatus: Codable, Sendable, Equatable {
+    public var table: String
+    public var rows: Int
+    /// Rows with `e_status = 2`; always 0 for tables whose rows are removed instead.
+    public var closed: Int
+}
+
+public struct DatabaseStatus: Codable, Sendable, Equatable {
+    public var version: Int
+    public var tables: [TableStatus]
+    public var updates: Int
+}
+
+/// Which `updates` rows `log` shows; nil means any.
+public struct LogFilter: Sendable {
+    public var version: Int?
+    public var table: String?
+    public var key: String?
+
+    public init(version: Int? = nil, table: String? = nil, key: String? = nil) {
+        self.version = version
+        self.table = table
+        self.key = key
+    }
+}
+
+extension MasterDatabase {
+    public func status() throws -> DatabaseStatus {
+        try read { db in
+            let tables = try MasterTable.all.map { table in
+                TableStatus(
+                    table: table.name,
+                    rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0,
+                    closed: table.closesByStatus
+                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name) WHERE e_status = 2") ?? 0 : 0)
+            }
+            return DatabaseStatus(
+                version: try Self.dataVersion(db), tables: tables,
+                updates: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM updates") ?? 0)
+        }
+    }
+
+    /// The `updates` rows matching `filter`, oldest first.
+    ///
+    /// A key filter also finds the DUPLICATE rows that name the key as the original
+    /// station (`table_name`), so `log --key 1120101` tells a station's whole story.
+    public func log(_ filter: LogFilter = LogFilter()) throws -> [Update] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let version = filter.version {
+            conditions.append("user_version = ?")
+            arguments += [version]
+        }
+        if let table = filter.table {
+            // DUPLICATE rows keep the original station code in table_name: they belong to stations.
+            conditions.append("(table_name = ? OR (type = 'DUPLICATE' AND ? = 'stations'))")
+            arguments += [table, table]
+        }
+        if let key = filter.key {
+            conditions.append("(key_id = ? OR (type = 'DUPLICATE' AND table_name = ?))")
+            arguments += [key, key]
+        }
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return try read { db in
+            try Update.fetchAll(db, sql: "SELECT * FROM updates\(whereClause) ORDER BY up_id", arguments: arguments)
+        }
+    }
+}

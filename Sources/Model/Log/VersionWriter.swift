@@ -1,0 +1,55 @@
+import Foundation
+import GRDB
+
+/// Commits what is staged in `temp.staged_*` as data version `version`:
+/// superseded row states go to `<table>_history`, new states to the master tables,
+/// and one `updates` row per changed key (then the DUPLICATEs) to the log.
+///
+/// It is the only code that writes master rows, so imports and curated changes
+/// keep history and log alike. It runs inside the caller's transaction.
+struct VersionWriter {
+    let version: Int
+    let memo: String?
+    let date: String
+
+    init(version: Int, memo: String?, date: Date = Date()) {
+        self.version = version
+        self.memo = memo
+        self.date = ISO8601DateFormatter().string(from: date)
+    }
+
+    func write(_ db: Database) throws {
+        for table in MasterTable.all {
+            try write(table, db)
+        }
+        try db.execute(sql: """
+            INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
+            SELECT 'DUPLICATE', CAST(old_cd AS TEXT), CAST(new_cd AS TEXT), ?, ?, ? FROM temp.staged_duplicates ORDER BY seq
+            """, arguments: [version, date, memo])
+    }
+
+    private func write(_ table: MasterTable, _ db: Database) throws {
+        let staged = StagingTables.stagedTable(table)
+        let columns = table.columnNames.joined(separator: ", ")
+        let keys = table.keyOrder
+        try db.execute(sql: """
+            INSERT INTO main.\(table.historyTable) (key_id, valid_to, \(columns))
+            SELECT \(table.keyText(alias: "m")), ?, \(table.columnNames.map { "m." + $0 }.joined(separator: ", "))
+            FROM main.\(table.name) m JOIN \(staged) s ON \(table.keyJoin("m", "s"))
+            WHERE s.kind <> 'INSERT'
+            """, arguments: [version])
+        if !table.closesByStatus {
+            try db.execute(sql: """
+                DELETE FROM main.\(table.name) WHERE (\(keys)) IN (SELECT \(keys) FROM \(staged) WHERE kind = 'DELETE')
+                """)
+        }
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO main.\(table.name) (\(columns))
+            SELECT \(columns) FROM \(staged)\(table.closesByStatus ? "" : " WHERE kind <> 'DELETE'") ORDER BY \(keys)
+            """)
+        try db.execute(sql: """
+            INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
+            SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
+            """, arguments: [version, date, memo])
+    }
+}

@@ -1,0 +1,121 @@
+import GRDB
+
+/// The master database's schema, as frozen migrations.
+///
+/// Migrations are history: never edit one that has shipped, add another.
+/// Each master table has a `<table>_history` twin that keeps every superseded row
+/// state with the version that superseded it (`valid_to`), so that any past version
+/// can be rebuilt (see `VersionedState`).
+public enum MasterSchema {
+    public static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("createMasterTables") { db in
+            try db.execute(sql: createMasterTables)
+        }
+        return migrator
+    }
+
+    static let createMasterTables = """
+        CREATE TABLE prefectures (
+            pref_cd INTEGER PRIMARY KEY,
+            pref_name TEXT NOT NULL
+        );
+        CREATE TABLE companies (
+            company_cd INTEGER PRIMARY KEY,
+            rr_cd INTEGER,
+            company_name TEXT NOT NULL,
+            company_name_k TEXT,
+            company_name_h TEXT,
+            company_name_r TEXT,
+            company_url TEXT,
+            company_type INTEGER,
+            e_status INTEGER NOT NULL,
+            e_sort INTEGER
+        );
+        CREATE TABLE lines (
+            line_cd INTEGER PRIMARY KEY,
+            company_cd INTEGER NOT NULL,
+            line_name TEXT NOT NULL,
+            line_name_k TEXT,
+            line_name_h TEXT,
+            line_color_c TEXT,
+            line_color_t TEXT,
+            line_type INTEGER,
+            lon REAL,
+            lat REAL,
+            zoom INTEGER,
+            e_status INTEGER NOT NULL,
+            e_sort INTEGER
+        );
+        CREATE TABLE stations (
+            station_cd INTEGER PRIMARY KEY,
+            station_g_cd INTEGER,
+            station_name TEXT NOT NULL,
+            station_name_k TEXT,
+            station_name_r TEXT,
+            line_cd INTEGER NOT NULL,
+            pref_cd INTEGER,
+            post TEXT,
+            address TEXT,
+            lon REAL,
+            lat REAL,
+            open_ymd TEXT,
+            close_ymd TEXT,
+            e_status INTEGER NOT NULL,
+            e_sort INTEGER,
+            weight INTEGER NOT NULL DEFAULT 13
+        );
+        CREATE INDEX stations_on_line ON stations(line_cd);
+        CREATE TABLE connections (
+            line_cd INTEGER NOT NULL,
+            station_cd1 INTEGER NOT NULL,
+            station_cd2 INTEGER NOT NULL,
+            PRIMARY KEY (line_cd, station_cd1, station_cd2)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE updates (
+            up_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            type TEXT NOT NULL CHECK (type IN ('INSERT', 'UPDATE', 'DELETE', 'RESTORE', 'DUPLICATE')),
+            table_name TEXT NOT NULL,
+            key_id TEXT NOT NULL,
+            user_version INTEGER NOT NULL CHECK (user_version > 0),
+            update_date TEXT NOT NULL,
+            memo TEXT
+        );
+        CREATE INDEX updates_by_version ON updates(user_version);
+        CREATE INDEX updates_by_key ON updates(table_name, key_id, user_version);
+
+        CREATE TABLE prefectures_history (
+            key_id TEXT NOT NULL, valid_to INTEGER NOT NULL,
+            pref_cd INTEGER, pref_name TEXT,
+            PRIMARY KEY (key_id, valid_to)
+        ) WITHOUT ROWID;
+        CREATE TABLE companies_history (
+            key_id TEXT NOT NULL, valid_to INTEGER NOT NULL,
+            company_cd INTEGER, rr_cd INTEGER, company_name TEXT, company_name_k TEXT,
+            company_name_h TEXT, company_name_r TEXT, company_url TEXT, company_type INTEGER,
+            e_status INTEGER, e_sort INTEGER,
+            PRIMARY KEY (key_id, valid_to)
+        ) WITHOUT ROWID;
+        CREATE TABLE lines_history (
+            key_id TEXT NOT NULL, valid_to INTEGER NOT NULL,
+            line_cd INTEGER, company_cd INTEGER, line_name TEXT, line_name_k TEXT,
+            line_name_h TEXT, line_color_c TEXT, line_color_t TEXT, line_type INTEGER,
+            lon REAL, lat REAL, zoom INTEGER, e_status INTEGER, e_sort INTEGER,
+            PRIMARY KEY (key_id, valid_to)
+        ) WITHOUT ROWID;
+        CREATE TABLE stations_history (
+            key_id TEXT NOT NULL, valid_to INTEGER NOT NULL,
+            station_cd INTEGER, station_g_cd INTEGER, station_name TEXT, station_name_k TEXT,
+            station_name_r TEXT, line_cd INTEGER, pref_cd INTEGER, post TEXT, address TEXT,
+            lon REAL, lat REAL, open_ymd TEXT, close_ymd TEXT, e_status INTEGER, e_sort INTEGER,
+            weight INTEGER,
+            PRIMARY KEY (key_id, valid_to)
+        ) WITHOUT ROWID;
+        CREATE TABLE connections_history (
+            key_id TEXT NOT NULL, valid_to INTEGER NOT NULL,
+            line_cd INTEGER, station_cd1 INTEGER, station_cd2 INTEGER,
+            PRIMARY KEY (key_id, valid_to)
+        ) WITHOUT ROWID;
+        """
+}

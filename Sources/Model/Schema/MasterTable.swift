@@ -1,0 +1,162 @@
+/// The description of one master table: its columns, key and how its rows close.
+///
+/// Every capability (CSV reading, diff, history, release, delta) reads the tables
+/// through these descriptions, so a column is named in one place only.
+/// The migration in `MasterSchema` is frozen SQL; `SchemaTests` checks that the two agree.
+public struct MasterTable: Sendable, Hashable {
+    /// How a column's CSV text is read and compared.
+    public enum Kind: Sendable, Hashable {
+        /// Codes, statuses and sort keys.
+        case integer
+        /// Longitude and latitude, equal within `MasterTable.coordinateTolerance`.
+        case coordinate(range: ClosedRange<Double>)
+        /// Other numbers.
+        case real
+        case text
+        /// `YYYY-MM-DD`; `0000-00-00` means unknown (NULL).
+        case date
+    }
+
+    public struct Column: Sendable, Hashable {
+        public let name: String
+        public let kind: Kind
+        /// An empty field is an error.
+        public let isRequired: Bool
+        /// `false` for curator-only columns (`weight`) that no CSV carries: an import keeps them.
+        public let isInCSV: Bool
+
+        /// The declared type of the column in SQLite.
+        public var sqlType: String {
+            switch kind {
+            case .integer: return "INTEGER"
+            case .coordinate, .real: return "REAL"
+            case .text, .date: return "TEXT"
+            }
+        }
+
+        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true) {
+            self.name = name
+            self.kind = kind
+            self.isRequired = required
+            self.isInCSV = inCSV
+        }
+    }
+
+    public let name: String
+    public let columns: [Column]
+    public let keyColumns: [String]
+    /// `true` for companies, lines and stations: a missing row is closed (`e_status = 2`),
+    /// never removed, because user records point at its code.
+    public let closesByStatus: Bool
+    /// Older ekidata headers that mean a current column (`add` → `address`).
+    public let headerAliases: [String: String]
+
+    public static let closedStatus = 2
+    /// Two coordinates closer than this (in degrees) are the same: snapshots rewrite
+    /// `34.697960` as `34.69796` or round 15 decimals to 6.
+    public static let coordinateTolerance = 1e-6
+
+    public var nonKeyColumns: [Column] { columns.filter { !keyColumns.contains($0.name) } }
+    public var columnNames: [String] { columns.map(\.name) }
+    public var historyTable: String { name + "_history" }
+
+    public func column(named name: String) -> Column? { columns.first { $0.name == name } }
+
+    /// SQL that renders a row's key as the `updates.key_id` text: `11302/1130201/1130202`.
+    public func keyText(alias: String? = nil) -> String {
+        let prefix = alias.map { $0 + "." } ?? ""
+        if keyColumns.count == 1 { return "CAST(\(prefix)\(keyColumns[0]) AS TEXT)" }
+        return keyColumns.map { prefix + $0 }.joined(separator: " || '/' || ")
+    }
+
+    /// SQL that joins two aliases of this table on the key: `a.station_cd = b.station_cd`.
+    public func keyJoin(_ left: String, _ right: String) -> String {
+        keyColumns.map { "\(left).\($0) = \(right).\($0)" }.joined(separator: " AND ")
+    }
+
+    public var keyOrder: String { keyColumns.joined(separator: ", ") }
+}
+
+extension MasterTable {
+    static let longitude = Kind.coordinate(range: -180...180)
+    static let latitude = Kind.coordinate(range: -90...90)
+
+    public static let prefectures = MasterTable(
+        name: "prefectures",
+        columns: [
+            Column("pref_cd", .integer, required: true),
+            Column("pref_name", .text, required: true),
+        ],
+        keyColumns: ["pref_cd"], closesByStatus: false, headerAliases: [:])
+
+    public static let companies = MasterTable(
+        name: "companies",
+        columns: [
+            Column("company_cd", .integer, required: true),
+            Column("rr_cd", .integer),
+            Column("company_name", .text, required: true),
+            Column("company_name_k", .text),
+            Column("company_name_h", .text),
+            Column("company_name_r", .text),
+            Column("company_url", .text),
+            Column("company_type", .integer),
+            Column("e_status", .integer, required: true),
+            Column("e_sort", .integer),
+        ],
+        keyColumns: ["company_cd"], closesByStatus: true, headerAliases: [:])
+
+    public static let lines = MasterTable(
+        name: "lines",
+        columns: [
+            Column("line_cd", .integer, required: true),
+            Column("company_cd", .integer, required: true),
+            Column("line_name", .text, required: true),
+            Column("line_name_k", .text),
+            Column("line_name_h", .text),
+            Column("line_color_c", .text),
+            Column("line_color_t", .text),
+            Column("line_type", .integer),
+            Column("lon", longitude),
+            Column("lat", latitude),
+            Column("zoom", .integer),
+            Column("e_status", .integer, required: true),
+            Column("e_sort", .integer),
+        ],
+        keyColumns: ["line_cd"], closesByStatus: true, headerAliases: [:])
+
+    public static let stations = MasterTable(
+        name: "stations",
+        columns: [
+            Column("station_cd", .integer, required: true),
+            Column("station_g_cd", .integer),
+            Column("station_name", .text, required: true),
+            Column("station_name_k", .text),
+            Column("station_name_r", .text),
+            Column("line_cd", .integer, required: true),
+            Column("pref_cd", .integer),
+            Column("post", .text),
+            Column("address", .text),
+            Column("lon", longitude),
+            Column("lat", latitude),
+            Column("open_ymd", .date),
+            Column("close_ymd", .date),
+            Column("e_status", .integer, required: true),
+            Column("e_sort", .integer),
+            Column("weight", .integer, inCSV: false),
+        ],
+        keyColumns: ["station_cd"], closesByStatus: true, headerAliases: ["add": "address"])
+
+    public static let connections = MasterTable(
+        name: "connections",
+        columns: [
+            Column("line_cd", .integer, required: true),
+            Column("station_cd1", .integer, required: true),
+            Column("station_cd2", .integer, required: true),
+        ],
+        keyColumns: ["line_cd", "station_cd1", "station_cd2"], closesByStatus: false, headerAliases: [:])
+
+    /// In the order their rows may reference each other: a delta and a commit write them so.
+    public static let all: [MasterTable] = [prefectures, companies, lines, stations, connections]
+
+    public static func named(_ name: String) -> MasterTable? { all.first { $0.name == name } }
+}

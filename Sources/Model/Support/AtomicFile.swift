@@ -1,0 +1,37 @@
+import Foundation
+
+/// Files are written under a temporary name beside their destination, then renamed,
+/// so that a reader never sees a half-written file.
+enum AtomicFile {
+    static func temporaryPath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            .path
+    }
+
+    /// Renames `source` to `destination` (same file system, so the rename is atomic).
+    static func moveIntoPlace(_ source: String, _ destination: String, replacing: Bool) throws {
+        if !replacing && FileManager.default.fileExists(atPath: destination) {
+            throw MasterDatabaseError.alreadyExists(destination)
+        }
+        guard rename(source, destination) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [
+                NSFilePathErrorKey: destination,
+                NSLocalizedDescriptionKey: "cannot rename \(source) to \(destination): \(String(cString: strerror(errno)))",
+            ])
+        }
+    }
+
+    /// Writes `data` to `path` through a temporary file and a rename.
+    static func write(_ data: Data, to path: String) throws {
+        let temporary = temporaryPath(for: path)
+        do {
+            try data.write(to: URL(fileURLWithPath: temporary))
+            try moveIntoPlace(temporary, path, replacing: true)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import Crypto
+import Foundation
+
+/// SHA-256 of files and bytes, as lowercase hex.
+public enum FileDigest {
+    public static func sha256(ofFile path: String) throws -> String {
+        hex(SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    public static func sha256(_ data: some DataProtocol) -> String {
+        hex(SHA256.hash(data: data))
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+@testable import Model
+
+/// Where the test fixtures and the repository's bundled data live.
+enum Fixtures {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures")
+    static let base = root.appendingPathComponent("base")
+    static let bad = root.appendingPathComponent("bad")
+    static let repository = root.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let ekidata2019 = repository.appendingPathComponent("datasets/ekidata/2019-12-27").path
+    static let ekidata2021 = repository.appendingPathComponent("datasets/ekidata/2021-03-12").path
+}
+
+/// A temporary folder, removed when the test is done with it.
+final class Scratch {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("station-admin-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// A new master database with the base fixture imported as version 1.
+    func baseDatabase(name: String = "master.sqlite") throws -> MasterDatabase {
+        let database = try MasterDatabase.create(at: path(name))
+        try database.importSnapshot([Fixtures.base.path], options: ImportOptions(memo: "base"))
+        return database
+    }
+
+    /// An editable copy of the base snapshot in a new folder.
+    func snapshot(_ name: String = "snapshot") throws -> EditableSnapshot {
+        let folder = url.appendingPathComponent(name)
+        try FileManager.default.copyItem(at: Fixtures.base, to: folder)
+        return EditableSnapshot(folder: folder)
+    }
+}
+
+/// A snapshot folder edited line by line, as a curator's CSV would change.
+struct EditableSnapshot {
+    let folder: URL
+    var path: String { folder.path }
+    func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    func replace(_ file: String, _ old: String, with new: String) throws {
+        let path = self.file(file)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        precondition(text.contains(old), "\(old) not in \(file)")
+        try text.replacingOccurrences(of: old, with: new).write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    func removeLine(_ file: String, containing fragment: String) throws {
+        let path = self.file(file)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
+        precondition(lines.contains { $0.contains(fragment) }, "\(fragment) not in \(file)")
+        try lines.filter { !$0.contains(fragment) }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    func appendLine(_ file: String, _ line: String) throws {
+        let path = self.file(file)
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        if !text.hasSuffix("\n") { text += "\n" }
+        try (text + line + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    func remove(_ file: String) throws { try FileManager.default.removeItem(atPath: self.file(file)) }
+}
+
+extension MasterDatabase {
+    /// A value of one master row, for assertions.
+    func value<T: DatabaseValueConvertible>(_ sql: String, _ arguments: StatementArguments = []) throws -> T? {
+        try read { try T.fetchOne($0, sql: sql, arguments: arguments) }
+    }
+}
