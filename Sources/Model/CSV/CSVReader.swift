@@ -69,7 +69,7 @@ struct CSVReader {
             if consumed != length {
                 throw CSVError(
                     file: displayName, line: line,
-                    message: "malformed CSV in field \(sink.fieldsInRecord + 1): \(String(cString: csv_strerror(csv_error(&parser)))) "
+                    message: "malformed CSV in field \(sink.fieldsInRecord + 1): \(Self.describe(csv_error(&parser))) "
                         + "(expected a plain field, or a quoted one like \"a,\"\"b\"\"\" with quotes doubled inside)")
             }
             // pstate 2 is libcsv's FIELD_BEGUN: still inside a quoted field at the end of this line.
@@ -88,6 +88,11 @@ struct CSVReader {
                 message: "unterminated quoted field: the quote opened on this line is never closed (expected a closing \" before the end of the file)")
         }
         try deliver()
+    }
+
+    private static func describe(_ error: Int32) -> String {
+        if error == CSV_EPARSE { return "a quote inside an unquoted field, or text after a closing quote" }
+        return String(cString: csv_strerror(error))
     }
 }
 

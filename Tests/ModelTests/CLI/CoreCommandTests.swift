@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import Model
+
+/// The core commands as a curator types them: exit codes, stdout and stderr.
+@Suite struct CoreCommandTests {
+    let scratch = Scratch()
+
+    @Test func usageErrorsExitTwo() throws {
+        let result = try CommandRunner.run(["log", "--table", "platforms", "--db", scratch.path("m.sqlite")])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("Unknown table 'platforms'"))
+        #expect(try CommandRunner.run(["import", "--no-such-flag"]).status == 2)
+    }
+
+    @Test func aMissingDatabaseSaysHowToCreateOne() throws {
+        let path = scratch.path("absent.sqlite")
+        let result = try CommandRunner.run(["status", "--db", path])
+        #expect(result.status == 1)
+        #expect(result.stderr == "\(path): no master database here (create one with `station-admin init --db \(path)`)\n")
+    }
+
+    @Test func theDatabaseComesFromTheEnvironmentWhenNotGiven() throws {
+        let path = scratch.path("env.sqlite")
+        #expect(try CommandRunner.run(["init"], environment: ["STATION_ADMIN_DB": path]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(try CommandRunner.run(["init", "--db", path]).status == 1)
+    }
+
+    @Test func importJSONHasVersionCountsAndWarnings() throws {
+        let path = scratch.path("m.sqlite")
+        _ = try CommandRunner.run(["init", "--db", path])
+        let result = try CommandRunner.run(["import", "--db", path, "--json", Fixtures.base.path])
+        #expect(result.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(object["version"] as? Int == 1)
+        let counts = object["counts"] as! [String: [String: Int]]
+        #expect(counts["stations"] == ["INSERT": 24, "UPDATE": 0, "DELETE": 0, "RESTORE": 0])
+        #expect((object["warnings"] as! [String]).count == 1)
+    }
+
+    @Test func logJSONUsesTheColumnNames() throws {
+        let path = scratch.path("m.sqlite")
+        _ = try CommandRunner.run(["init", "--db", path])
+        _ = try CommandRunner.run(["import", "--db", path, "--memo", "base", Fixtures.base.path])
+        let result = try CommandRunner.run(["log", "--db", path, "--json", "--key", "1120101"])
+        let rows = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [[String: Any]]
+        #expect(rows.count == 1)
+        #expect(Set(rows[0].keys) == ["up_id", "type", "table_name", "key_id", "user_version", "update_date", "memo"])
+        #expect(rows[0]["type"] as? String == "INSERT" && rows[0]["memo"] as? String == "base")
+    }
+
+    @Test func importWithNoChangesSaysSoAndMakesNoVersion() throws {
+        let path = scratch.path("m.sqlite")
+        _ = try CommandRunner.run(["init", "--db", path])
+        _ = try CommandRunner.run(["import", "--db", path, Fixtures.base.path])
+        let result = try CommandRunner.run(["import", "--db", path, Fixtures.base.path])
+        #expect(result.status == 0)
+        #expect(result.stdout == "No changes: the database stays at version 1.\n")
+    }
+}
