@@ -20,7 +20,17 @@ struct ChangeDescriber {
         return counts
     }
 
+    /// Changes of existing rows first (they are what a curator checks), then new rows;
+    /// each group in table order, then key order.
     func describe(_ db: Database, tables: [MasterTable], limit: Int?) throws -> [DescribedChange] {
+        var changes: [DescribedChange] = []
+        for condition in ["s.kind <> 'INSERT'", "s.kind = 'INSERT'"] {
+            changes += try describe(db, tables: tables, where: condition, limit: limit.map { $0 - changes.count })
+        }
+        return changes
+    }
+
+    private func describe(_ db: Database, tables: [MasterTable], where condition: String, limit: Int?) throws -> [DescribedChange] {
         var changes: [DescribedChange] = []
         for table in tables {
             let remaining = limit.map { $0 - changes.count } ?? Int.max
@@ -31,6 +41,7 @@ struct ChangeDescriber {
                 \(columns.map { "h." + $0 }.joined(separator: ", "))
                 FROM \(StagingTables.stagedTable(table)) s
                 LEFT JOIN main.\(table.historyTable) h ON h.key_id = \(table.keyText(alias: "s")) AND h.valid_to = ?
+                WHERE \(condition)
                 ORDER BY \(table.keyColumns.map { "s." + $0 }.joined(separator: ", ")) LIMIT ?
                 """
             let rows = try Row.fetchCursor(db, sql: sql, arguments: [version, remaining == Int.max ? -1 : remaining])
