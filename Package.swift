@@ -20,6 +20,7 @@ let package = Package(
             dependencies: [
                 "CCSV", "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -8,6 +8,7 @@ struct StationAdmin: ParsableCommand {
         abstract: "Maintain the station master data and publish it to the offline apps.",
         subcommands: [
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, LogCommand.self,
+            ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self,
         ])
 
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.

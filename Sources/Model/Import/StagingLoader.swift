@@ -34,9 +34,9 @@ struct StagingLoader {
             for (field, column) in zip(record.fields, header.columns) {
                 values.append(try decoder.decode(field, as: column, line: record.line))
             }
-            insert.setUncheckedArguments(StatementArguments(values))
+            StatementBinding.bind(values, to: insert)
             do {
-                try insert.execute()
+                try StatementBinding.step(insert, db)
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
                 throw try duplicateKeyError(db, record: record, values: values)
             }

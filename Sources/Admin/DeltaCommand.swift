@@ -1,0 +1,29 @@
+import ArgumentParser
+import Model
+
+struct DeltaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delta",
+        abstract: "Print the SQL a client at a given data version receives.",
+        discussion: "Example: station-admin delta --from 1 (what a phone at version 1 will get); a summary goes to stderr.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The client's data version.") var from: Int
+    @Option(help: "The version to bring it to (default: the newest).") var to: Int?
+    @Flag(help: "Write gzip, as clients download it.") var gzip = false
+    @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file")) var output: String?
+    @Flag(help: "Wrap the SQL in BEGIN/COMMIT (apps run it inside their own transaction).") var transaction = false
+
+    func run() throws {
+        let written = try global.openDatabase().writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, output: output)
+        let summary = written.summary
+        Console.error("delta \(summary.from) → \(summary.to): \(summary.totalStatements) statements")
+        for (table, counts) in summary.statements.sorted(by: { order($0.key) < order($1.key) }) {
+            Console.error("  \(table): \(counts["upsert"] ?? 0) upserted, \(counts["delete"] ?? 0) removed")
+        }
+        Console.error("  DUPLICATE: \(summary.duplicates)")
+        Console.error("  \(written.sqlBytes) bytes of SQL, \(written.gzipBytes) bytes gzipped")
+    }
+
+    private func order(_ table: String) -> Int { MasterTable.all.firstIndex { $0.name == table } ?? .max }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Model
+
+struct ReleaseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "release",
+        abstract: "Build the client database of a version, and the gzip SQL delta from every older version.",
+        discussion: "Example: station-admin release --out release (writes release/N/…, release/manifest.json)")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
+    @Option(help: "The data version to build (default: the newest; 0 is the empty schema).") var version: Int?
+    @Flag(help: "Skip applying every delta with sqlite3 (see `verify`).") var noVerify = false
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let version, version < 0 { throw ValidationError("--version must be 0 or more.") }
+    }
+
+    func run() throws {
+        let result = try global.openDatabase().release(ReleaseOptions(outputFolder: out, version: version, verify: !noVerify))
+        if output.json { return try Console.printJSON(result.released) }
+        let released = result.released
+        print("Release \(released.version) in \(out)/\(released.version):")
+        print("  stations.sqlite     \(released.database.bytes.formattedBytes) (gzip \(released.databaseGzip.bytes.formattedBytes))")
+        print("  rows                " + released.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        print("  content hash        \(released.contentHash)")
+        for delta in released.deltas {
+            print("  delta-from-\(delta.from).sql.gz".padding(toLength: 22, withPad: " ", startingAt: 0)
+                + "\(delta.file.bytes.formattedBytes) gzip, \(delta.sqlBytes.formattedBytes) SQL, "
+                + "\(delta.statements.values.flatMap(\.values).reduce(0, +)) statements, \(delta.duplicates) DUPLICATE"
+                + (delta.fullDownloadIsSmaller ? " (full download is smaller)" : ""))
+        }
+        if let verification = result.verification {
+            print("Verified with sqlite3: \(verification.passed.count) deltas applied and checked.")
+        }
+    }
+}
+
+extension Int {
+    var formattedBytes: String {
+        if self < 10_000 { return "\(self) B" }
+        if self < 10_000_000 { return "\(self / 1_000) kB" }
+        return "\(self / 1_000_000) MB"
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+import Model
+
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Apply every delta of a release folder with sqlite3 and check content, user records and guards.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
+
+    func run() throws {
+        let report = try global.openDatabase().verifyRelease(folder: out)
+        for line in report.passed { print("ok  \(line)") }
+        if !report.failures.isEmpty {
+            for line in report.failures { Console.error("FAIL  \(line)") }
+            throw ExitCode.failure
+        }
+        print("\(report.passed.count) deltas verified.")
+    }
+}

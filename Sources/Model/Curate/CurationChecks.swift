@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+/// A curated change the rules refuse.
+public enum CurationError: Error, LocalizedError, Equatable {
+    case danglingReference(table: String, key: String, column: String, value: Int64, parent: String)
+    case splitRefused(old: Int64, new: Int64, reason: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .danglingReference(table, key, column, value, parent):
+            return "\(table) \(key): \(column) \(value) names no row of \(parent) (expected an existing \(column))"
+        case let .splitRefused(old, new, reason):
+            return "split \(old) → \(new) refused: \(reason)"
+        }
+    }
+}
+
+/// References every curated row must keep, checked after the batch is written.
+enum CurationChecks {
+    static func checkReferences(_ db: Database) throws {
+        try check(db, child: .stations, column: "line_cd", parent: .lines)
+        try check(db, child: .lines, column: "company_cd", parent: .companies)
+    }
+
+    private static func check(_ db: Database, child: MasterTable, column: String, parent: MasterTable) throws {
+        let parentKey = parent.keyColumns[0]
+        if let row = try Row.fetchOne(db, sql: """
+            SELECT \(child.keyText(alias: "s")), s.\(column) FROM \(StagingTables.stagedTable(child)) s
+            WHERE NOT EXISTS (SELECT 1 FROM main.\(parent.name) p WHERE p.\(parentKey) = s.\(column))
+            ORDER BY \(child.keyOrder) LIMIT 1
+            """) {
+            throw CurationError.danglingReference(table: child.name, key: row[0], column: column, value: row[1], parent: parent.name)
+        }
+    }
+}
+
+/// What makes a station split (DUPLICATE) acceptable.
+enum SplitRules {
+    /// Before the batch is written: the old station exists and is open, old ≠ new,
+    /// the new code is new, the pair is not recorded twice, and no chain loops.
+    static func check(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
+        var pairs = Set<[Int64]>()
+        for split in splits {
+            func refuse(_ reason: String) -> CurationError { .splitRefused(old: split.old, new: split.new, reason: reason) }
+            if split.old == split.new { throw refuse("the old and new codes are the same (expected two stations)") }
+            let oldStatus = try Int.fetchOne(db, sql: "SELECT e_status FROM main.stations WHERE station_cd = ?", arguments: [split.old])
+            if oldStatus == nil { throw refuse("station \(split.old) does not exist (expected an existing station to split)") }
+            if oldStatus == MasterTable.closedStatus { throw refuse("station \(split.old) is closed (expected an open station; restore it first)") }
+            let newExists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.new]) ?? false
+            // Stations are never removed, so a code that exists now has been used.
+            if newExists {
+                throw refuse("station code \(split.new) is already in use (expected a new code, added in the same change)")
+            }
+            let recorded = try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM updates WHERE type = 'DUPLICATE' AND table_name = ? AND key_id = ?)
+                """, arguments: [String(split.old), String(split.new)]) ?? false
+            if recorded || !pairs.insert([split.old, split.new]).inserted {
+                throw refuse("this split is already recorded")
+            }
+        }
+        // A loop would copy records round and round: refuse any cycle among all splits ever.
+        var edges: [Int64: [Int64]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT CAST(table_name AS INTEGER), CAST(key_id AS INTEGER) FROM updates WHERE type = 'DUPLICATE'") {
+            edges[row[0], default: []].append(row[1])
+        }
+        for split in splits { edges[split.old, default: []].append(split.new) }
+        for split in splits where reaches(from: split.new, to: split.old, edges) {
+            throw CurationError.splitRefused(old: split.old, new: split.new, reason: "it would close a loop of splits back to \(split.old)")
+        }
+    }
+
+    /// After the batch is written, every new station exists.
+    static func checkNewStationsExist(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
+        for split in splits {
+            let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.new]) ?? false
+            if !exists {
+                throw CurationError.splitRefused(old: split.old, new: split.new, reason: "station \(split.new) is not added (expected its INSERT in the same change)")
+            }
+        }
+    }
+
+    private static func reaches(from start: Int64, to goal: Int64, _ edges: [Int64: [Int64]]) -> Bool {
+        var stack = [start], seen = Set<Int64>()
+        while let node = stack.popLast() {
+            if node == goal { return true }
+            if seen.insert(node).inserted { stack += edges[node] ?? [] }
+        }
+        return false
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import GRDB
+
+/// A delta as written: its statements and the size and hash of its SQL and of its gzip.
+public struct WrittenDelta: Sendable {
+    public var summary: DeltaSummary
+    public var sqlBytes: Int
+    public var sqlSha256: String
+    public var gzipBytes: Int
+    public var gzipSha256: String
+}
+
+extension MasterDatabase {
+    /// Writes the delta from `from` to `to` (default: the newest version) into `output`
+    /// (nil: standard output), gzipped or not, and measures both forms.
+    ///
+    /// A file is written under a temporary name and renamed when complete.
+    ///
+    /// - Throws: `ReleaseError.noSuchVersion` for a negative or too new version.
+    public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, output: String? = nil) throws -> WrittenDelta {
+        // A write transaction, always rolled back: the delta needs temp tables.
+        try write { db in
+            let newest = try Self.dataVersion(db)
+            let to = to ?? newest
+            for version in [from, to] where version < 0 || version > newest {
+                throw ReleaseError.noSuchVersion(requested: version, newest: newest)
+            }
+            if from > to { throw ReleaseError.fromNewerThanTo(from: from, to: to) }
+            let temporary = output.map(AtomicFile.temporaryPath(for:))
+            do {
+                let destination: ByteSink = try temporary.map { try FileSink(path: $0) } ?? FileSink.standardOutput()
+                let gzipDigest = DigestSink(next: gzip ? destination : nil)
+                let sqlDigest = DigestSink(next: TeeSink([try GzipSink(next: gzipDigest)] + (gzip ? [] : [destination])))
+                let summary = try DeltaWriter(from: from, to: to, newest: newest, transaction: transaction).write(db, into: sqlDigest)
+                try sqlDigest.finish()
+                if let temporary, let output { try AtomicFile.moveIntoPlace(temporary, output, replacing: true) }
+                return (WrittenDelta(
+                    summary: summary, sqlBytes: sqlDigest.byteCount, sqlSha256: sqlDigest.sha256,
+                    gzipBytes: gzipDigest.byteCount, gzipSha256: gzipDigest.sha256), false)
+            } catch {
+                if let temporary { try? FileManager.default.removeItem(atPath: temporary) }
+                throw error
+            }
+        }
+    }
+}

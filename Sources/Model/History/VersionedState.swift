@@ -1,0 +1,55 @@
+/// SQL for the rows of a master table as they were at a past data version.
+///
+/// The current table holds each key's newest state; `<table>_history` holds every
+/// superseded state with `valid_to`, the version whose change replaced it. So the state
+/// of a key at version v is:
+/// - the current row, if no `updates` row changed the key after v;
+/// - else the history row whose `valid_to` is the key's first change after v;
+/// - and nothing if that first change was its `INSERT` (no history row is written for one).
+///
+/// For example, station 1122903 inserted at version 1 and renamed 佐貫 → 龍ケ崎市 at 2:
+/// at version 1 the first change after 1 is version 2's UPDATE, whose history row holds 佐貫;
+/// at version 0 the first change is version 1's INSERT, which has no history row: absent.
+struct VersionedState {
+    let table: MasterTable
+    let version: Int
+    /// The schema holding the master tables: `main`, or the name a release build attaches it as.
+    var schema = "main"
+    /// When the version is the newest, the current rows are the state: no lookups.
+    var isNewest = false
+
+    /// `SELECT key_id, <columns>` of the table at `version`; `keys` (SQL with a `key_id`
+    /// column) restricts it to some keys.
+    func select(restrictedTo keys: String? = nil) -> String {
+        let columns = table.columnNames
+        let current = "\(schema).\(table.name)"
+        let history = "\(schema).\(table.historyTable)"
+        let changedLater = """
+            SELECT 1 FROM \(schema).updates u WHERE u.table_name = '\(table.name)' AND u.type <> 'DUPLICATE'
+            AND u.key_id = \(table.keyText(alias: "m")) AND u.user_version > \(version)
+            """
+        var currentConditions: [String] = []
+        if !isNewest { currentConditions.append("NOT EXISTS (\(changedLater))") }
+        if let keys { currentConditions.append(keyMatch(alias: "m", keys: keys)) }
+        let currentRows = """
+            SELECT \(table.keyText(alias: "m")) AS key_id, \(columns.map { "m." + $0 }.joined(separator: ", "))
+            FROM \(current) m\(currentConditions.isEmpty ? "" : " WHERE " + currentConditions.joined(separator: " AND "))
+            """
+        if isNewest { return currentRows }
+        let historyRows = """
+            SELECT h.key_id, \(columns.map { "h." + $0 }.joined(separator: ", ")) FROM \(history) h
+            WHERE h.valid_to > \(version)\(keys.map { " AND h.key_id IN (SELECT key_id FROM \($0))" } ?? "")
+            AND h.valid_to = (SELECT MIN(u.user_version) FROM \(schema).updates u
+                WHERE u.table_name = '\(table.name)' AND u.type <> 'DUPLICATE' AND u.key_id = h.key_id AND u.user_version > \(version))
+            """
+        return currentRows + "\nUNION ALL\n" + historyRows
+    }
+
+    /// Restricts alias's rows to `keys`; a single integer key is matched through its index.
+    private func keyMatch(alias: String, keys: String) -> String {
+        if table.keyColumns.count == 1 {
+            return "\(alias).\(table.keyColumns[0]) IN (SELECT CAST(key_id AS INTEGER) FROM \(keys))"
+        }
+        return "\(table.keyText(alias: alias)) IN (SELECT key_id FROM \(keys))"
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Model
+
+@Suite struct ReleaseTests {
+    let scratch = Scratch()
+
+    /// Base fixture at version 1; version 2 renames a station, removes a connection and
+    /// splits 八戸 1120101 into a new Aoimori station 9920607 on a new line.
+    func twoVersions() throws -> MasterDatabase {
+        let database = try scratch.baseDatabase()
+        var batch = ChangeBatch()
+        batch.put(.companies, ["company_cd": 246, "rr_cd": 99, "company_name": "青い森鉄道", "e_status": 0, "e_sort": 246])
+        batch.put(.lines, ["line_cd": 99206, "company_cd": 246, "line_name": "青い森鉄道線", "e_status": 0, "e_sort": 99206])
+        batch.put(.stations, stationRow(9920607, name: "八戸", line: 99206, group: 1120101))
+        batch.duplicate(old: 1120101, new: 9920607)
+        batch.remove(.connections, key: [11201, 1120101, 1120102])
+        batch.put(.connections, ["line_cd": 99206, "station_cd1": 9920607, "station_cd2": 1120102])
+        try database.commit(batch, memo: "Aoimori")
+        return database
+    }
+
+    @Test func aReleaseHoldsTheClientTablesAndNothingOfTheCurators() throws {
+        let database = try twoVersions()
+        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        #expect(result.released.version == 2)
+        let queue = try DatabaseQueue(path: scratch.path("release/2/stations.sqlite"))
+        try queue.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            #expect(tables == ["companies", "completions", "connections", "lines", "prefectures", "stations"])
+            #expect(try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'completions'")
+                == "CREATE TABLE completions (station_cd INTEGER PRIMARY KEY, date TEXT, memo TEXT, updated_at INTEGER)")
+            #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == 2)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stations") == 25)
+            #expect(try Int.fetchOne(db, sql: "SELECT weight FROM stations WHERE station_cd = 9920607") == 13)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'stations_by_%'") == 6)
+            #expect(try Int.fetchOne(db, sql: "PRAGMA freelist_count") == 0)
+        }
+        try queue.close()
+        #expect(result.released.rows == ["prefectures": 2, "companies": 3, "lines": 4, "stations": 25, "connections": 21])
+        #expect(result.verification?.passed.count == 2)
+        #expect(result.verification?.failures == [])
+    }
+
+    @Test func theSameReleaseBuiltTwiceIsByteIdentical() throws {
+        let database = try twoVersions()
+        let first = try database.release(ReleaseOptions(outputFolder: scratch.path("a")))
+        let second = try database.release(ReleaseOptions(outputFolder: scratch.path("b")))
+        #expect(first.released == second.released)
+        for file in ["2/stations.sqlite", "2/stations.sqlite.gz", "2/delta-from-0.sql.gz", "2/delta-from-1.sql.gz", "manifest.json"] {
+            #expect(try FileDigest.sha256(ofFile: scratch.path("a/\(file)")) == FileDigest.sha256(ofFile: scratch.path("b/\(file)")), "\(file)")
+        }
+    }
+
+    @Test func aPastVersionIsRebuiltExactly() throws {
+        let database = try scratch.baseDatabase()
+        try database.release(ReleaseOptions(outputFolder: scratch.path("then"), verify: false))
+        _ = try twoVersionsContinuing(database)
+        let rebuilt = try database.release(ReleaseOptions(outputFolder: scratch.path("now"), version: 1, verify: false))
+        #expect(try FileDigest.sha256(ofFile: scratch.path("then/1/stations.sqlite")) == rebuilt.released.database.sha256)
+        let empty = try database.release(ReleaseOptions(outputFolder: scratch.path("now"), version: 0))
+        #expect(empty.released.rows.values.allSatisfy { $0 == 0 } && empty.released.deltas.isEmpty)
+        #expect(try FileDigest.sha256(ofFile: scratch.path("now/1/stations.sqlite")) == rebuilt.released.database.sha256)
+        #expect(try ReleaseFolder(path: scratch.path("now")).loadManifest().versions.map(\.version) == [0, 1])
+    }
+
+    private func twoVersionsContinuing(_ database: MasterDatabase) throws -> MasterDatabase {
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(1120101, name: "八戸駅", line: 11201))
+        try database.commit(batch)
+        return database
+    }
+
+    @Test func aSplitCopiesTheRecordToTheNewStationWithoutOverwriting() throws {
+        let database = try twoVersions()
+        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), version: 1, verify: false))
+        try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        let phone = try scratch.phone(from: scratch.path("release/1/stations.sqlite"), name: "phone.sqlite", completions: [
+            (1120101, "2010-12-03", "it's \"JR\"\n八戸 🚃", 100),
+            (1120120, nil, nil, nil),
+        ])
+        let result = try scratch.apply(delta: scratch.path("release/2/delta-from-1.sql.gz"), to: phone)
+        #expect(result.status == 0, "\(result.error)")
+        let records = try completions(ofDatabase: phone)
+        #expect(records[9920607] == ["2010-12-03", "it's \"JR\"\n八戸 🚃", "100"])
+        #expect(records[1120101] == ["2010-12-03", "it's \"JR\"\n八戸 🚃", "100"])
+        #expect(records[1120120] == [nil, nil, nil])
+        #expect(records.count == 3)
+        #expect(try contentHash(ofDatabase: phone) == contentHash(ofDatabase: scratch.path("release/2/stations.sqlite")))
+
+        let keeper = try scratch.phone(from: scratch.path("release/1/stations.sqlite"), name: "keeper.sqlite", completions: [
+            (1120101, "2010-12-03", "old", 1), (9920607, "2024-03-16", "mine", 2),
+        ])
+        #expect(try scratch.apply(delta: scratch.path("release/2/delta-from-1.sql.gz"), to: keeper).status == 0)
+        #expect(try completions(ofDatabase: keeper)[9920607] == ["2024-03-16", "mine", "2"])
+    }
+
+    @Test func theGuardRefusesAnotherVersionAndChangesNothing() throws {
+        let database = try twoVersions()
+        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), version: 0, verify: false))
+        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        let phone = try scratch.phone(from: scratch.path("release/0/stations.sqlite"), name: "phone.sqlite", completions: [(1, "x", nil, nil)])
+        let before = try FileDigest.sha256(ofFile: phone)
+        let result = try scratch.apply(delta: scratch.path("release/2/delta-from-1.sql.gz"), to: phone)
+        #expect(result.status != 0)
+        #expect(result.error.contains("CHECK constraint failed: this delta needs data version 1"))
+        #expect(try FileDigest.sha256(ofFile: phone) == before)
+    }
+
+    @Test func theDeltaSendsEachKeyOnceInItsNewestState() throws {
+        let database = try scratch.baseDatabase()
+        for name in ["陸奥市川A", "陸奥市川B", "陸奥市川C"] {
+            var batch = ChangeBatch()
+            var row = stationRow(1120102, name: name, line: 11201)
+            row["lon"] = 141.42896; row["lat"] = 40.57129
+            batch.put(.stations, row)
+            try database.commit(batch)
+        }
+        var batch = ChangeBatch()
+        batch.remove(.connections, key: [99001, 9900105, 9900107])
+        try database.commit(batch)
+        batch = ChangeBatch()
+        batch.put(.connections, ["line_cd": 99001, "station_cd1": 9900105, "station_cd2": 9900107])
+        try database.commit(batch)  // removed and put back: the same as at version 1
+        let output = scratch.path("delta.sql")
+        let written = try database.writeDelta(from: 1, output: output)
+        let sql = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(written.summary.statements == ["stations": ["upsert": 1, "delete": 0]])
+        #expect(sql.components(separatedBy: "INSERT OR REPLACE INTO stations").count == 2)
+        #expect(sql.contains("'陸奥市川C'") && !sql.contains("陸奥市川B"))
+        #expect(sql.hasSuffix("PRAGMA user_version = 6;\n"))
+        #expect(!sql.contains("BEGIN"))
+        let wrapped = try database.writeDelta(from: 1, transaction: true, output: output)
+        #expect(wrapped.sqlBytes > written.sqlBytes)
+        #expect(try String(contentsOfFile: output, encoding: .utf8).hasSuffix("PRAGMA user_version = 6;\nCOMMIT;\n"))
+    }
+
+    @Test func aDeltaFromANonexistentVersionIsAClearError() throws {
+        let database = try twoVersions()
+        #expect(throws: ReleaseError.noSuchVersion(requested: 3, newest: 2)) { try database.writeDelta(from: 3, output: scratch.path("d.sql")) }
+        #expect(throws: ReleaseError.noSuchVersion(requested: -1, newest: 2)) { try database.writeDelta(from: -1, output: scratch.path("d.sql")) }
+        #expect(throws: ReleaseError.noSuchVersion(requested: 5, newest: 2)) { try database.release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("d.sql")))
+        let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "7"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "data version 7 does not exist (expected 0 to 2, the newest)\n")
+    }
+
+    @Test func aCorruptOrDisagreeingReleaseFolderIsRefusedAndKept() throws {
+        let database = try twoVersions()
+        let folder = scratch.path("release")
+        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        let manifest = folder + "/manifest.json"
+
+        let delta = folder + "/2/delta-from-1.sql.gz"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: delta))
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: delta))
+        let manifestBefore = try FileDigest.sha256(ofFile: manifest)
+        do {
+            try database.release(ReleaseOptions(outputFolder: folder, version: 1))
+            Issue.record("released into a disagreeing folder")
+        } catch let error as ReleaseError {
+            guard case .manifestDisagrees(_, let file, _) = error else { Issue.record("\(error)"); return }
+            #expect(file == "2/delta-from-1.sql.gz")
+        }
+        #expect(throws: ReleaseError.self) { try database.verifyRelease(folder: folder) }
+        #expect(try FileDigest.sha256(ofFile: manifest) == manifestBefore)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/1"))
+
+        try Data("{\"newest\": 2,".utf8).write(to: URL(fileURLWithPath: manifest))
+        let verify = try CommandRunner.run(["verify", "--db", database.path, "--out", folder])
+        #expect(verify.status == 1)
+        #expect(verify.stderr.hasPrefix("\(manifest): not a valid manifest (not JSON"))
+        #expect(throws: ReleaseError.missingFolder(scratch.path("nowhere"))) { try database.verifyRelease(folder: scratch.path("nowhere")) }
+    }
+
+    @Test func verifyChecksEveryDeltaOfEveryVersion() throws {
+        let database = try twoVersions()
+        let folder = scratch.path("release")
+        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        let report = try database.verifyRelease(folder: folder)
+        #expect(report.failures == [])
+        #expect(report.passed.count == 3)
+    }
+
+    @Test func theManifestSaysWhenAFullDownloadIsSmaller() throws {
+        let database = try twoVersions()
+        let released = try database.release(ReleaseOptions(outputFolder: scratch.path("r"), verify: false)).released
+        for delta in released.deltas {
+            #expect(delta.fullDownloadIsSmaller == (delta.file.bytes > released.databaseGzip.bytes))
+        }
+        #expect(released.deltas.first { $0.from == 1 }?.duplicates == 1)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import GRDB
+@testable import Model
+
+extension Scratch {
+    /// A phone: a copy of a client database with some user records.
+    func phone(from database: String, name: String, completions: [(Int64, String?, String?, Int64?)]) throws -> String {
+        let path = self.path(name)
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: database, toPath: path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for (station, date, memo, updatedAt) in completions {
+                try db.execute(sql: "INSERT INTO completions VALUES (?, ?, ?, ?)", arguments: [station, date, memo, updatedAt])
+            }
+        }
+        try queue.close()
+        return path
+    }
+
+    /// Applies a gzip delta with the real sqlite3 client inside one transaction, as a phone does.
+    func apply(delta gzipPath: String, to database: String) throws -> SQLiteShell.Result {
+        let script = path("apply-\(UUID().uuidString).sql")
+        try (Data("BEGIN;\n".utf8) + (try Gunzip.read(gzipPath)) + Data("COMMIT;\n".utf8)).write(to: URL(fileURLWithPath: script))
+        return try SQLiteShell.run(script: script, database: database)
+    }
+}
+
+func contentHash(ofDatabase path: String) throws -> String {
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    return try queue.read { try ContentHash.compute($0) }
+}
+
+func completions(ofDatabase path: String) throws -> [Int64: [String?]] {
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    return try queue.read { db in
+        var result: [Int64: [String?]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT station_cd, date, memo, CAST(updated_at AS TEXT) FROM completions") {
+            result[row[0]] = [row[1], row[2], row[3]]
+        }
+        return result
+    }
+}
+
+/// The base fixture's station 八戸 on line 11201, as a row for a `ChangeBatch`.
+func stationRow(_ code: Int64, name: String, line: Int64, group: Int64? = nil, status: Int = 0) -> [String: DatabaseValueConvertible?] {
+    ["station_cd": code, "station_g_cd": group ?? code, "station_name": name, "line_cd": line, "pref_cd": 2,
+     "lon": 141.430854, "lat": 40.508877, "e_status": status, "e_sort": code]
+}
