@@ -39,44 +39,25 @@ extension MasterDatabase {
         }
     }
 
-    /// Stages each put against the current row: no row is INSERT, an e_status change to or
-    /// from 2 is DELETE or RESTORE, another difference is UPDATE, no difference is nothing.
+    /// Stages a table's puts through the import's SQL diff (so kinds and comparisons are
+    /// the same, and text is compared by SQLite, NUL bytes included), then its removals.
     private func stage(_ changes: ChangeBatch.TableChanges, of table: MasterTable, _ db: Database) throws {
         let columns = table.columnNames
-        let keyCondition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
-        let current = try db.makeStatement(sql: "SELECT \(columns.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
         let insert = try db.makeStatement(sql: """
-            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(columns.joined(separator: ", ")))
-            VALUES (?, NULL, \(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+            INSERT INTO \(StagingTables.importTable(table)) (source_line, \(columns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")))
             """)
-        let statusIndex = columns.firstIndex(of: "e_status")
-        for row in changes.rows {
-            let key = table.keyColumns.map { row[columns.firstIndex(of: $0)!] }
-            let old = try Row.fetchOne(current, arguments: StatementArguments(key))
-            let kind: Update.Kind
-            if let old {
-                let oldValues = columns.indices.map { old[$0] as DatabaseValue }
-                let differs = zip(zip(row, oldValues), table.columns).contains { pair, column in
-                    ChangeDescriber.differ(pair.0, pair.1, column.kind)
-                }
-                if !differs { continue }
-                if let statusIndex, table.closesByStatus {
-                    let wasClosed = oldValues[statusIndex] == MasterTable.closedStatus.databaseValue
-                    let isClosed = row[statusIndex] == MasterTable.closedStatus.databaseValue
-                    kind = isClosed && !wasClosed ? .delete : (!isClosed && wasClosed ? .restore : .update)
-                } else {
-                    kind = .update
-                }
-            } else {
-                kind = .insert
-            }
-            StatementBinding.bind([kind.rawValue.databaseValue] + row, to: insert)
+        for (index, row) in changes.rows.enumerated() {
+            StatementBinding.bind([(index + 1).databaseValue] + row, to: insert)
             try StatementBinding.step(insert, db)
         }
+        try TableDiff(table: table, givenColumns: table.columns).stage(db, closingMissingRows: false)
+        let keyCondition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
         for key in changes.removals {
-            guard let old = try Row.fetchOne(current, arguments: StatementArguments(key)) else { continue }
-            StatementBinding.bind([Update.Kind.delete.rawValue.databaseValue] + columns.indices.map { old[$0] as DatabaseValue }, to: insert)
-            try StatementBinding.step(insert, db)
+            try db.execute(sql: """
+                INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(columns.joined(separator: ", ")))
+                SELECT 'DELETE', NULL, \(columns.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
+                """, arguments: StatementArguments(key))
         }
     }
 }

@@ -12,7 +12,9 @@ struct TableDiff {
     /// The columns the file gave; the others keep their stored value.
     let givenColumns: [MasterTable.Column]
 
-    func stage(_ db: Database) throws {
+    /// - Parameter closingMissingRows: an import's file is the whole table, so rows it lacks
+    ///   close (or go); a curated batch names only the rows it changes.
+    func stage(_ db: Database, closingMissingRows: Bool = true) throws {
         let imported = StagingTables.importTable(table)
         let staged = StagingTables.stagedTable(table)
         let columns = table.columnNames.joined(separator: ", ")
@@ -45,6 +47,7 @@ struct TableDiff {
             ORDER BY \(table.keyColumns.map { "i." + $0 }.joined(separator: ", "))
             """)
 
+        guard closingMissingRows else { return }
         let missing = "NOT EXISTS (SELECT 1 FROM \(imported) i WHERE \(table.keyJoin("i", "m")))"
         if table.closesByStatus {
             let closedValues = table.columns.map { $0.name == "e_status" ? "2" : "m.\($0.name)" }.joined(separator: ", ")
