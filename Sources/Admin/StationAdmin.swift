@@ -8,6 +8,8 @@ struct StationAdmin: ParsableCommand {
         abstract: "Maintain the station master data and publish it to the offline apps.",
         subcommands: [
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, LogCommand.self,
+            AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
+            RestoreCommand.self, SplitCommand.self, ConnectCommand.self, DisconnectCommand.self, ApplyCommand.self,
             ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self,
         ])
 

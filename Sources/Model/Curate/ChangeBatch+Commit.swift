@@ -9,34 +9,43 @@ extension MasterDatabase {
     @discardableResult
     public func commit(_ batch: ChangeBatch, memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
         try write { db in
-            try StagingTables.create(db)
-            var tables: [MasterTable] = []
-            for table in MasterTable.all {
-                guard let changes = batch.changes(for: table) else { continue }
-                tables.append(table)
-                try stage(changes, of: table, db)
-            }
-            var seq = 0
-            for split in batch.duplicates {
-                seq += 1
-                try db.execute(
-                    sql: "INSERT INTO temp.staged_duplicates (seq, old_cd, new_cd) VALUES (?, ?, ?)",
-                    arguments: [seq, split.old, split.new])
-            }
-            let version = try Self.dataVersion(db) + 1
-            try SplitRules.check(batch.duplicates, db)
-            try VersionWriter(version: version, memo: memo).write(db)
-            try CurationChecks.checkReferences(db)
-            try SplitRules.checkNewStationsExist(batch.duplicates, db)
-            let describer = ChangeDescriber(version: version)
-            let counts = try describer.counts(db, tables: tables.isEmpty && !batch.duplicates.isEmpty ? [.stations] : tables)
-            let total = counts.values.flatMap(\.values).reduce(0, +)
-            let report = ChangeReport(
-                version: version, committed: !dryRun && total > 0, counts: counts, warnings: [],
-                changes: try describer.describe(db, tables: tables, limit: nil), totalChanges: total)
-            try StagingTables.drop(db)
+            let report = try commit(batch, memo: memo, dryRun: dryRun, in: db)
             return (report, report.committed)
         }
+    }
+
+    /// Stages, checks and writes a batch inside the caller's transaction; the caller
+    /// commits only if `report.committed`.
+    func commit(_ batch: ChangeBatch, memo: String?, dryRun: Bool, in db: Database) throws -> ChangeReport {
+        try StagingTables.create(db)
+        var tables: [MasterTable] = []
+        for table in MasterTable.all {
+            guard let changes = batch.changes(for: table) else { continue }
+            tables.append(table)
+            try stage(changes, of: table, db)
+        }
+        var seq = 0
+        for split in batch.duplicates {
+            seq += 1
+            try db.execute(
+                sql: "INSERT INTO temp.staged_duplicates (seq, old_cd, new_cd) VALUES (?, ?, ?)",
+                arguments: [seq, split.old, split.new])
+        }
+        let version = try Self.dataVersion(db) + 1
+        try SplitRules.check(batch.duplicates, db)
+        try VersionWriter(version: version, memo: memo).write(db)
+        try CurationChecks.checkReferences(db)
+        try SplitRules.checkNewStationsExist(batch.duplicates, db)
+        let describer = ChangeDescriber(version: version)
+        let counts = try describer.counts(db, tables: tables.isEmpty && !batch.duplicates.isEmpty ? [.stations] : tables)
+        let total = counts.values.flatMap(\.values).reduce(0, +)
+        let report = ChangeReport(
+            version: version, committed: !dryRun && total > 0, counts: counts, warnings: [],
+            changes: try describer.describe(db, tables: tables, limit: nil)
+                + batch.duplicates.map { DescribedChange(table: "stations", key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: []) },
+            totalChanges: total)
+        try StagingTables.drop(db)
+        return report
     }
 
     /// Stages a table's puts through the import's SQL diff (so kinds and comparisons are

@@ -48,7 +48,11 @@ struct ChangeDescriber {
             while let row = try rows.next() {
                 let kind = Update.Kind(rawValue: row[0])!
                 var fields: [FieldChange] = []
-                if kind != .insert {
+                if kind == .insert {
+                    for (index, column) in table.columns.enumerated() where !table.keyColumns.contains(column.name) {
+                        if let value = Self.text(row[2 + index]) { fields.append(FieldChange(column: column.name, old: nil, new: value)) }
+                    }
+                } else {
                     for (index, column) in table.columns.enumerated() {
                         let new: DatabaseValue = row[2 + index]
                         let old: DatabaseValue = row[2 + columns.count + index]

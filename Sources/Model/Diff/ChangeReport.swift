@@ -25,14 +25,17 @@ public struct DescribedChange: Codable, Sendable, Equatable {
     public var kind: Update.Kind
     /// The row's name (`station_name`, `line_name`, …) after the change.
     public var name: String?
-    /// For UPDATE, DELETE and RESTORE: the columns that changed, old → new.
+    /// For UPDATE, DELETE and RESTORE: the columns that changed, old → new;
+    /// for INSERT: the new row's non-NULL columns.
     public var fields: [FieldChange]
 
     /// `stations 1122903 佐貫 UPDATE: station_name 佐貫 → 龍ケ崎市`
     public var summary: String {
         var text = "\(kind.rawValue) \(table) \(key)"
         if let name { text += " \(name)" }
-        if !fields.isEmpty {
+        if kind == .insert {
+            text += ": " + fields.map { "\($0.column)=\($0.new ?? "NULL")" }.joined(separator: ", ")
+        } else if !fields.isEmpty {
             text += ": " + fields.map { "\($0.column) \($0.old ?? "NULL") → \($0.new ?? "NULL")" }.joined(separator: ", ")
         }
         return text

@@ -1,0 +1,16 @@
+import ArgumentParser
+import Model
+
+struct AddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add a company, line, station, connection or prefecture.",
+        discussion: "Example: station-admin add companies company_cd=247 company_name=ハピラインふくい e_status=0")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The table.") var table: TableArgument
+    @Argument(help: "column=value pairs.") var values: [String]
+    @OptionGroup var curation: CurationOptions
+
+    func run() throws {
+        try curation.run([.add(table: table.table, values: try parseAssignments(values))], global)
+    }
+}

@@ -1,0 +1,15 @@
+import ArgumentParser
+import Model
+
+struct ApplyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply", abstract: "Apply a plan (one real event) as one version: all its operations or none.",
+        discussion: "Example: station-admin apply datasets/plans/2024-03-16-hokuriku.jsonl --dry-run")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The plan file (JSON Lines, see datasets/plans).") var plan: String
+    @OptionGroup var curation: CurationOptions
+
+    func run() throws {
+        try curation.report(global.openDatabase().apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun))
+    }
+}

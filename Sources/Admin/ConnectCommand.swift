@@ -1,0 +1,25 @@
+import ArgumentParser
+import Model
+
+struct ConnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect", abstract: "Add connections along a chain of stations on a line.",
+        discussion: "Example: station-admin connect 99206 9920607 1120102")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The line_cd.") var line: Int64
+    @Argument(help: "Two or more station codes, in order.") var stations: [Int64]
+    @OptionGroup var curation: CurationOptions
+
+    func run() throws { try curation.run([.connect(line: line, stations: stations)], global) }
+}
+
+struct DisconnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disconnect", abstract: "Remove connections along a chain of stations on a line.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The line_cd.") var line: Int64
+    @Argument(help: "Two or more station codes, in order.") var stations: [Int64]
+    @OptionGroup var curation: CurationOptions
+
+    func run() throws { try curation.run([.disconnect(line: line, stations: stations)], global) }
+}

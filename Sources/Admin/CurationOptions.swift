@@ -1,0 +1,44 @@
+import ArgumentParser
+import Model
+
+/// What every curated command shares: a memo, a dry run, JSON output.
+struct CurationOptions: ParsableArguments {
+    @Option(help: "The curator's note stored with every updates row (never published).") var memo: String?
+    @Flag(help: "Print the updates rows and row changes it would write, and write nothing.") var dryRun = false
+    @OptionGroup var output: OutputOptions
+
+    /// Applies the operations as one version and prints what happened.
+    func run(_ operations: [PlanOperation], _ global: GlobalOptions) throws {
+        try report(global.openDatabase().apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun))
+    }
+
+    func report(_ report: ChangeReport) throws {
+        if output.json { return try Console.printJSON(report) }
+        if report.totalChanges == 0 { return print("No changes: the database stays at version \(report.version - 1).") }
+        ReportPrinter.print(report, heading: report.committed ? "Committed version \(report.version)" : "Dry run: would commit version \(report.version)")
+    }
+}
+
+/// A master table named on the command line.
+struct TableArgument: ExpressibleByArgument {
+    let table: MasterTable
+    init?(argument: String) {
+        guard let table = MasterTable.named(argument) else { return nil }
+        self.table = table
+    }
+    static var allValueStrings: [String] { MasterTable.all.map(\.name) }
+}
+
+/// `column=value` pairs; an empty value is NULL.
+func parseAssignments(_ assignments: [String]) throws -> [String: String] {
+    var values: [String: String] = [:]
+    for assignment in assignments {
+        guard let equals = assignment.firstIndex(of: "=") else {
+            throw ValidationError("'\(assignment)' is not column=value (e.g. station_name=八戸).")
+        }
+        values[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+    }
+    return values
+}
+
+func keyParts(_ key: String) -> [String] { key.split(separator: "/").map(String.init) }

@@ -1,0 +1,13 @@
+import ArgumentParser
+import Model
+
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Bring back a closed company, line or station (RESTORE).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "companies, lines or stations.") var table: TableArgument
+    @Argument(help: "The code.") var key: String
+    @OptionGroup var curation: CurationOptions
+
+    func run() throws { try curation.run([.restore(table: table.table, key: keyParts(key))], global) }
+}

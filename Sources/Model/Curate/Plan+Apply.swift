@@ -1,0 +1,28 @@
+import GRDB
+
+extension MasterDatabase {
+    /// Applies curated operations (a plan, or one command's operation) as one new version,
+    /// all or nothing.
+    ///
+    /// - Parameter dryRun: report what would be written (updates rows, rows before → after)
+    ///   and write nothing.
+    /// - Throws: `PlanError` naming the plan's line, `CurationError`, `MasterDatabaseError`.
+    @discardableResult
+    public func apply(_ operations: [LocatedOperation], memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
+        try write { db in
+            let state = WorkingState(db: db)
+            var applier = PlanApplier(state: state)
+            for operation in operations { try applier.apply(operation) }
+            var report = try commit(state.batch, memo: memo, dryRun: dryRun, in: db)
+            report.warnings += applier.notes
+            return (report, report.committed)
+        }
+    }
+
+    /// Applies a plan file: its memo unless `memo` is given.
+    @discardableResult
+    public func apply(planAt path: String, memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
+        let plan = try PlanFile.load(path)
+        return try apply(plan.operations, memo: memo ?? plan.memo ?? plan.title, dryRun: dryRun)
+    }
+}

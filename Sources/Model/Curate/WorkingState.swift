@@ -1,0 +1,54 @@
+import GRDB
+
+/// The master rows as a plan sees them while it is applied: the database, overlaid with
+/// what the plan's earlier operations did, so that a plan may add a company and then
+/// transfer a line to it. Every change also goes into `batch`.
+final class WorkingState {
+    typealias Values = [String: DatabaseValue]
+    let db: Database
+    private(set) var batch = ChangeBatch()
+    /// Table → key → the row as changed by the plan (nil: removed).
+    private var overlay: [String: [[DatabaseValue]: Values?]] = [:]
+
+    init(db: Database) { self.db = db }
+
+    func row(_ table: MasterTable, key: [DatabaseValue]) throws -> Values? {
+        if let changed = overlay[table.name]?[key] { return changed }
+        let condition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM main.\(table.name) WHERE \(condition)", arguments: StatementArguments(key)) else {
+            return nil
+        }
+        return Dictionary(uniqueKeysWithValues: table.columnNames.map { ($0, row[$0] as DatabaseValue) })
+    }
+
+    /// Rows where `column` = `value`, the plan's changes included, in key order.
+    func rows(_ table: MasterTable, where column: String, is value: DatabaseValue) throws -> [Values] {
+        var byKey: [[DatabaseValue]: Values] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM main.\(table.name) WHERE \(column) = ?", arguments: [value]) {
+            let values = Dictionary(uniqueKeysWithValues: table.columnNames.map { ($0, row[$0] as DatabaseValue) })
+            byKey[key(table, values)] = values
+        }
+        for (key, changed) in overlay[table.name] ?? [:] {
+            if let changed, changed[column] == value { byKey[key] = changed } else { byKey[key] = nil }
+        }
+        return byKey.sorted { lhs, rhs in
+            zip(lhs.key, rhs.key).first { $0 != $1 }.map { (Int64.fromDatabaseValue($0.0) ?? 0) < (Int64.fromDatabaseValue($0.1) ?? 0) } ?? false
+        }.map(\.value)
+    }
+
+    func put(_ table: MasterTable, _ values: Values) {
+        batch.put(table, values.mapValues { $0 as DatabaseValueConvertible? })
+        overlay[table.name, default: [:]][key(table, values)] = .some(values)
+    }
+
+    func remove(_ table: MasterTable, key: [DatabaseValue]) {
+        batch.remove(table, key: key)
+        overlay[table.name, default: [:]][key] = .some(nil)
+    }
+
+    func duplicate(old: Int64, new: Int64) { batch.duplicate(old: old, new: new) }
+
+    func key(_ table: MasterTable, _ values: Values) -> [DatabaseValue] {
+        table.keyColumns.map { values[$0] ?? .null }
+    }
+}
