@@ -20,6 +20,13 @@ struct LogCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let key, !output.json, version == nil {
+            // A key's story: each change in words, old → new.
+            for entry in try global.openDatabase().story(key: key, table: table) {
+                print("\(entry.update.updateDate)  \(entry.summary)" + (entry.update.memo.map { "  (\($0))" } ?? ""))
+            }
+            return
+        }
         let updates = try global.openDatabase().log(LogFilter(version: version, table: table, key: key))
         if output.json { return try Console.printJSON(updates) }
         for update in updates {

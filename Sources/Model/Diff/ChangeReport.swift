@@ -33,7 +33,7 @@ public struct DescribedChange: Codable, Sendable, Equatable {
     public var summary: String {
         var text = "\(kind.rawValue) \(table) \(key)"
         if let name { text += " \(name)" }
-        if kind == .insert {
+        if kind == .insert && !fields.isEmpty {
             text += ": " + fields.map { "\($0.column)=\($0.new ?? "NULL")" }.joined(separator: ", ")
         } else if !fields.isEmpty {
             text += ": " + fields.map { "\($0.column) \($0.old ?? "NULL") → \($0.new ?? "NULL")" }.joined(separator: ", ")
