@@ -9,7 +9,8 @@ struct StationAdmin: ParsableCommand {
         subcommands: [
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, LogCommand.self,
             AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
-            RestoreCommand.self, SplitCommand.self, ConnectCommand.self, DisconnectCommand.self, ApplyCommand.self,
+            RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
+            ApplyCommand.self, SuggestCommand.self, WeightsCommand.self,
             ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self,
         ])
 

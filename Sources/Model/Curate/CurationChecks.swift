@@ -37,21 +37,16 @@ enum CurationChecks {
 
 /// What makes a station split (DUPLICATE) acceptable.
 enum SplitRules {
-    /// Before the batch is written: the old station exists and is open, old ≠ new,
-    /// the new code is new, the pair is not recorded twice, and no chain loops.
+    /// Before the batch is written: the old station exists, old ≠ new, and the pair is
+    /// not recorded twice. (The `split` operation also wants a fresh code and an open station;
+    /// `record_split` links a station an import already added.)
     static func check(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
         var pairs = Set<[Int64]>()
         for split in splits {
             func refuse(_ reason: String) -> CurationError { .splitRefused(old: split.old, new: split.new, reason: reason) }
             if split.old == split.new { throw refuse("the old and new codes are the same (expected two stations)") }
-            let oldStatus = try Int.fetchOne(db, sql: "SELECT e_status FROM main.stations WHERE station_cd = ?", arguments: [split.old])
-            if oldStatus == nil { throw refuse("station \(split.old) does not exist (expected an existing station to split)") }
-            if oldStatus == MasterTable.closedStatus { throw refuse("station \(split.old) is closed (expected an open station; restore it first)") }
-            let newExists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.new]) ?? false
-            // Stations are never removed, so a code that exists now has been used.
-            if newExists {
-                throw refuse("station code \(split.new) is already in use (expected a new code, added in the same change)")
-            }
+            let oldExists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.old]) ?? false
+            if !oldExists { throw refuse("station \(split.old) does not exist (expected an existing station to split)") }
             let recorded = try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM updates WHERE type = 'DUPLICATE' AND table_name = ? AND key_id = ?)
                 """, arguments: [String(split.old), String(split.new)]) ?? false

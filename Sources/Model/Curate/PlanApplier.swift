@@ -149,6 +149,12 @@ struct PlanApplier {
                 state.put(.connections, ["line_cd": newLine, "station_cd1": new.databaseValue, "station_cd2": other.databaseValue])
             }
 
+        case let .recordSplit(old, new):
+            if old == new { throw fail("split \(old) → \(new): the old and new codes are the same (expected two stations)") }
+            _ = try station(old)
+            _ = try station(new)
+            state.duplicate(old: old, new: new)
+
         case let .connect(line, codes):
             try requireLine(line)
             guard codes.count >= 2 else { throw fail("connect needs at least two stations") }

@@ -14,7 +14,8 @@ import Foundation
 ///
 /// Operations: `add` (table, row), `edit` (table, key, set), `transfer_line` (line, to_company),
 /// `move_stations` (stations, to_line), `close` (table, key, date?, cascade?), `restore` (table, key),
-/// `split` (old, new, line?, set?, connect_to?), `connect` / `disconnect` (line, stations).
+/// `split` (old, new, line?, set?, connect_to?), `record_split` (old, new: both existing),
+/// `connect` / `disconnect` (line, stations).
 /// A key is a code, or `[line_cd, station_cd1, station_cd2]` for connections.
 public struct PlanFile: Sendable {
     public var title: String?
@@ -84,6 +85,7 @@ private struct PlanObject {
                 old: try code("old"), new: try code("new"), line: object["line"] == nil ? nil : try code("line"),
                 values: object["set"] == nil ? [:] : try values("set"),
                 connectTo: object["connect_to"] == nil ? [] : try codes("connect_to"))
+        case "record_split": return .recordSplit(old: try code("old"), new: try code("new"))
         case "connect": return .connect(line: try code("line"), stations: try codes("stations"))
         case "disconnect": return .disconnect(line: try code("line"), stations: try codes("stations"))
         default: throw fail("unknown op \"\(op)\" (expected one of: \(Self.operations.joined(separator: ", ")))")
@@ -93,9 +95,9 @@ private struct PlanObject {
     static let fields: [String: [String]] = [
         "add": ["table", "row"], "edit": ["table", "key", "set"], "transfer_line": ["line", "to_company"],
         "move_stations": ["stations", "to_line"], "close": ["table", "key", "date", "cascade"], "restore": ["table", "key"],
-        "split": ["old", "new", "line", "set", "connect_to"], "connect": ["line", "stations"], "disconnect": ["line", "stations"],
+        "split": ["old", "new", "line", "set", "connect_to"], "record_split": ["old", "new"], "connect": ["line", "stations"], "disconnect": ["line", "stations"],
     ]
-    static let operations = ["add", "edit", "transfer_line", "move_stations", "close", "restore", "split", "connect", "disconnect"]
+    static let operations = ["add", "edit", "transfer_line", "move_stations", "close", "restore", "split", "record_split", "connect", "disconnect"]
 
     func table() throws -> MasterTable {
         guard let name = object["table"] as? String else { throw fail("missing \"table\"") }

@@ -19,6 +19,9 @@ public enum PlanOperation: Sendable, Equatable {
     /// Split a station: add `new` as a copy of `old` (on `line`, with `values` changed),
     /// connect it to `connectTo` on its line, and record `DUPLICATE old → new`.
     case split(old: Int64, new: Int64, line: Int64?, values: [String: String], connectTo: [Int64])
+    /// Record `DUPLICATE old → new` for a station that already exists (an import added it):
+    /// what `suggest` proposes for a station that closed while a new one opened.
+    case recordSplit(old: Int64, new: Int64)
     /// Add connections along a chain of stations on a line: a–b, b–c, …
     case connect(line: Int64, stations: [Int64])
     /// Remove connections along a chain of stations on a line.

@@ -158,20 +158,29 @@ import Testing
     @Test func aSecondDuplicateOfTheSamePairAndALoopAreRefused() throws {
         let database = try scratch.baseDatabase()
         try apply(database, .split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))
-        var batch = ChangeBatch()
-        batch.duplicate(old: 1120101, new: 9920607)
-        #expect(throws: CurationError.splitRefused(old: 1120101, new: 9920607, reason: "station code 9920607 is already in use (expected a new code, added in the same change)")) {
-            try database.commit(batch)
+        let before = try FileDigest.sha256(ofFile: database.path)
+        #expect(throws: CurationError.splitRefused(old: 1120101, new: 9920607, reason: "this split is already recorded")) {
+            try apply(database, .recordSplit(old: 1120101, new: 9920607))
         }
-        batch = ChangeBatch()
-        batch.put(.stations, stationRow(9920608, name: "x", line: 11201))
-        batch.duplicate(old: 9920607, new: 9920608)
-        try database.commit(batch)
-        #expect(throws: CurationError.splitRefused(old: 9920608, new: 1120101, reason: "station code 1120101 is already in use (expected a new code, added in the same change)")) {
-            var loop = ChangeBatch()
-            loop.duplicate(old: 9920608, new: 1120101)
-            try database.commit(loop)
+        try apply(database, .split(old: 9920607, new: 9920608, line: nil, values: [:], connectTo: []))
+        #expect(throws: CurationError.splitRefused(old: 9920608, new: 1120101, reason: "it would close a loop of splits back to 9920608")) {
+            try apply(database, .recordSplit(old: 9920608, new: 1120101))
         }
+        #expect(throws: PlanError(file: "command line", line: nil, message: "stations 9999999 does not exist")) {
+            try apply(database, .recordSplit(old: 1120102, new: 9999999))
+        }
+        #expect(try database.dataVersion() == 3)
+        _ = before
+    }
+
+    @Test func recordingASplitLinksAStationAnImportAdded() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "0000-00-00,0000-00-00,0,1120206", with: "0000-00-00,2020-03-14,2,1120206")
+        try snapshot.appendLine("station.csv", "9980104,1120206,白銀,,,99001,2,031-0822,八戸市白銀町,141.5494,40.5291,2020-03-14,0000-00-00,0,9980104")
+        try database.importSnapshot([snapshot.path])
+        try apply(database, .recordSplit(old: 1120206, new: 9980104))
+        #expect(try updates(database, version: 3) == ["DUPLICATE 1120206 9980104"])
     }
 
     @Test func dryRunReportsEverythingAndWritesNothing() throws {

@@ -14,8 +14,8 @@ import Testing
     @Test(arguments: [
         ("# comment\n{\"op\": \"close\", \"table\": \"stations\"\n", ":2: not valid JSON (expected one JSON object per line, e.g. {\"op\": \"close\", \"table\": \"stations\", \"key\": 1141543})"),
         ("[1, 2]\n", ":1: expected one JSON object on this line"),
-        ("{\"table\": \"stations\"}\n", ":1: missing \"op\" (expected one of: add, edit, transfer_line, move_stations, close, restore, split, connect, disconnect)"),
-        ("{\"op\": \"teleport\"}\n", ":1: unknown op \"teleport\" (expected one of: add, edit, transfer_line, move_stations, close, restore, split, connect, disconnect)"),
+        ("{\"table\": \"stations\"}\n", ":1: missing \"op\" (expected one of: add, edit, transfer_line, move_stations, close, restore, split, record_split, connect, disconnect)"),
+        ("{\"op\": \"teleport\"}\n", ":1: unknown op \"teleport\" (expected one of: add, edit, transfer_line, move_stations, close, restore, split, record_split, connect, disconnect)"),
         ("\n\n{\"op\": \"close\", \"table\": \"platforms\", \"key\": 1}\n", ":3: unknown table \"platforms\" (expected one of: prefectures, companies, lines, stations, connections)"),
         ("{\"op\": \"close\", \"table\": \"stations\", \"key\": 1, \"when\": \"now\"}\n", ":1: unknown field \"when\" for close (expected: table, key, date, cascade)"),
         ("{\"op\": \"split\", \"old\": \"abc\", \"new\": 2}\n", ":1: \"old\" is not a code (expected a whole number)"),

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Model
+
+struct SuggestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "suggest",
+        abstract: "List likely splits and handovers in a version: a station closed and one added that share a name, a group or a place.",
+        discussion: "Each comes with a plan line; put the ones you confirm in a plan and `station-admin apply` it.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The data version (default: the newest).") var version: Int?
+    @Option(help: "How close, in metres, counts as the same place.") var radius: Double = 500
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius)
+        if output.json { return try Console.printJSON(suggestions) }
+        if suggestions.isEmpty { return print("No likely splits or handovers.") }
+        for suggestion in suggestions {
+            print("\(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
+                + suggestion.reasons.joined(separator: ", "))
+            print("    \(suggestion.planLine)")
+        }
+    }
+}
+
+struct RecordSplitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record-split",
+        abstract: "Record DUPLICATE old → new between two existing stations (e.g. one an import added).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The old station code.") var old: Int64
+    @Argument(help: "The new station code.") var new: Int64
+    @OptionGroup var curation: CurationOptions
+
+    func run() throws { try curation.run([.recordSplit(old: old, new: new)], global) }
+}

@@ -1,0 +1,58 @@
+import GRDB
+
+/// A map extent a client may show.
+public struct MapExtent: Codable, Sendable {
+    public var name: String
+    public var south: Double, west: Double, north: Double, east: Double
+
+    public init(name: String, south: Double, west: Double, north: Double, east: Double) {
+        self.name = name
+        self.south = south; self.west = west; self.north = north; self.east = east
+    }
+
+    public static let examples = [
+        MapExtent(name: "all Japan", south: 24.0, west: 122.9, north: 45.6, east: 146.0),
+        MapExtent(name: "Kanto", south: 34.9, west: 138.4, north: 37.2, east: 140.9),
+        MapExtent(name: "Tokyo 23 wards", south: 35.52, west: 139.56, north: 35.82, east: 139.92),
+    ]
+}
+
+/// How the pins a client shows spread over an extent: the extent is cut into an 8 × 8
+/// grid, and `covered` counts the cells (among those holding any open station) that get
+/// at least one of the top `pins` stations.
+public struct MapSpread: Codable, Sendable {
+    public var extent: String
+    public var stationsInView: Int
+    public var cellsWithStations: Int
+    /// Cells reached by the top pins ordered by weight, then distance from the centre.
+    public var coveredByWeight: Int
+    /// Cells reached if every station had the same weight (distance from the centre only).
+    public var coveredWithoutWeights: Int
+}
+
+extension MasterDatabase {
+    /// The client's map query (DOMAIN.md): open stations inside the extent, by weight, then by
+    /// squared distance from the centre, up to `pins`; and how they spread.
+    public func mapSpread(_ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) throws -> [MapSpread] {
+        try read { db in
+            try extents.map { extent in
+                let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT lat, lon, weight, (lat - ?) * (lat - ?) + (lon - ?) * (lon - ?) AS distance FROM stations
+                    WHERE e_status <> 2 AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
+                    """, arguments: [centreLat, centreLat, centreLon, centreLon, extent.south, extent.north, extent.west, extent.east])
+                func cell(_ row: Row) -> Int {
+                    let lat: Double = row[0], lon: Double = row[1]
+                    let y = min(grid - 1, Int((lat - extent.south) / (extent.north - extent.south) * Double(grid)))
+                    let x = min(grid - 1, Int((lon - extent.west) / (extent.east - extent.west) * Double(grid)))
+                    return y * grid + x
+                }
+                let byWeight = rows.sorted { ($0[2] as Int, $0[3] as Double) < ($1[2] as Int, $1[3] as Double) }.prefix(pins)
+                let byDistance = rows.sorted { ($0[3] as Double) < ($1[3] as Double) }.prefix(pins)
+                return MapSpread(
+                    extent: extent.name, stationsInView: rows.count, cellsWithStations: Set(rows.map(cell)).count,
+                    coveredByWeight: Set(byWeight.map(cell)).count, coveredWithoutWeights: Set(byDistance.map(cell)).count)
+            }
+        }
+    }
+}
