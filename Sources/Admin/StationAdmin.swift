@@ -10,7 +10,7 @@ struct StationAdmin: ParsableCommand {
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, LogCommand.self,
             AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
             RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
-            ApplyCommand.self, SuggestCommand.self, WeightsCommand.self,
+            ApplyCommand.self, SuggestCommand.self, WeightsCommand.self, SynthCommand.self,
             ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self,
         ])
 

@@ -56,11 +56,8 @@ extension MasterDatabase {
         return WeightReport(seed: seed, stationsByWeight: byWeight, firstOrderSquares: first.count, secondOrderSquares: second.count, change: change)
     }
 
-    /// A deterministic index in 0..<count from the seed and the square alone (SplitMix64).
+    /// A deterministic index in 0..<count from the seed and the square alone.
     static func pick(seed: UInt64, square: Int, count: Int) -> Int {
-        var z = seed &+ UInt64(square) &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(count))
+        Int(SplitMix64.hash(seed, Int64(square)) % UInt64(count))
     }
 }

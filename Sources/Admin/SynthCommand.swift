@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import Model
+
+struct SynthCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "synth",
+        abstract: "Generate an ekidata-shaped snapshot, or a next snapshot of one with some stations changed.",
+        discussion: """
+            Examples: station-admin synth --stations 1000000 --seed 1 --out /tmp/s1
+                      station-admin synth --from /tmp/s1 --change 1 --seed 2 --out /tmp/s2
+            """)
+    @Option(help: "How many stations to generate.") var stations: Int?
+    @Option(help: "The random seed: the same arguments give the same bytes.") var seed: UInt64 = 1
+    @Option(help: ArgumentHelp("The folder to write.", valueName: "dir")) var out: String
+    @Option(help: ArgumentHelp("A snapshot to change instead of generating one.", valueName: "dir")) var from: String?
+    @Option(help: "With --from: the percentage of stations to change.") var change: Double = 1
+
+    func validate() throws {
+        if (stations == nil) == (from == nil) { throw ValidationError("Give either --stations N or --from DIR.") }
+        if let stations, stations < 1 { throw ValidationError("--stations must be at least 1.") }
+        if !(0...100).contains(change) { throw ValidationError("--change is a percentage from 0 to 100.") }
+    }
+
+    func run() throws {
+        let summary = try from.map { try SnapshotSynthesizer.next(of: $0, changePercent: change, seed: seed, into: out) }
+            ?? SnapshotSynthesizer.generate(stations: stations!, seed: seed, into: out)
+        let rows = summary.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        Console.error("Wrote \(out): \(rows)")
+        if !summary.changes.isEmpty {
+            Console.error("Changed: " + summary.changes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+    }
+}

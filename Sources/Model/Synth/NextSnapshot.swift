@@ -1,0 +1,125 @@
+import Foundation
+
+extension SnapshotSynthesizer {
+    /// Writes a "next snapshot" of the snapshot in `base`: about `percent`% of its stations
+    /// changed (renames, moves, new addresses, closures, restorations, a move to another line),
+    /// new stations joined to their line, a share of the lines transferred to another company,
+    /// and a few connections gone. Which rows change depends only on `seed` and their key.
+    public static func next(of base: String, changePercent percent: Double, seed: UInt64, into folder: String) throws -> SynthSummary {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let files = try ImportSource.files(from: [base])
+        let threshold = UInt64(percent * 100)  // out of 10,000
+        var summary = SynthSummary(rows: [:], changes: [:])
+        var random = SplitMix64(seed: seed)
+        var companies: [String] = []
+        var lines: [String] = []
+        var lastStationOnLine: [String: String] = [:]
+        var newConnections: [[String]] = []
+        var maxStation: Int64 = 0
+
+        func chosen(_ key: Int64, _ salt: UInt64, share: UInt64) -> Bool {
+            SplitMix64.hash(seed &+ salt, key) % 10_000 < share
+        }
+        for file in files {
+            let name = (file.path as NSString).lastPathComponent
+            let writer = try CSVFileWriter(path: (folder as NSString).appendingPathComponent(name))
+            let columns = file.header.columns.map(\.name)
+            func index(_ column: String) -> Int { columns.firstIndex(of: column)! }
+            var isHeader = true
+            var rows = 0
+            try CSVReader(path: file.path, displayName: file.path).forEachRecord { record in
+                var fields = try record.fields.map { bytes -> String in
+                    guard let text = String(validating: bytes, as: UTF8.self) else {
+                        throw CSVError(file: file.path, line: record.line, message: "not valid UTF-8")
+                    }
+                    return text
+                }
+                if isHeader {
+                    isHeader = false
+                    return try writer.write(fields)
+                }
+                rows += 1
+                switch file.table {
+                case .companies:
+                    companies.append(fields[index("company_cd")])
+                case .lines:
+                    let code = fields[index("line_cd")]
+                    lines.append(code)
+                    if !companies.isEmpty, chosen(Int64(code) ?? 0, 1, share: threshold / 2) {
+                        fields[index("company_cd")] = companies[random.below(companies.count)]
+                        summary.changes["line transferred", default: 0] += 1
+                    }
+                case .stations:
+                    let code = Int64(fields[index("station_cd")]) ?? 0
+                    maxStation = max(maxStation, code)
+                    let line = fields[index("line_cd")]
+                    if chosen(code, 2, share: threshold) {
+                        change(&fields, index, kind: SplitMix64.hash(seed &+ 3, code) % 100, lines: lines, random: &random, summary: &summary)
+                    }
+                    lastStationOnLine[fields[index("line_cd")]] = fields[index("station_cd")]
+                    if chosen(code, 4, share: threshold / 10) {
+                        // A new station, opened next to this one on its line.
+                        maxStation += 1_000_000_000
+                        var added = fields
+                        added[index("station_cd")] = String(code + 1_000_000_000)
+                        added[index("station_g_cd")] = added[index("station_cd")]
+                        added[index("station_name")] = SynthVocabulary.name(&random) + "新駅"
+                        added[index("e_status")] = "0"
+                        added[index("close_ymd")] = "0000-00-00"
+                        added[index("open_ymd")] = "2024-03-16"
+                        try writer.write(added)
+                        newConnections.append([line, fields[index("station_cd")], added[index("station_cd")]])
+                        summary.changes["station added", default: 0] += 1
+                    }
+                case .connections:
+                    let key = (Int64(fields[1]) ?? 0) &* 31 &+ (Int64(fields[2]) ?? 0)
+                    if chosen(key, 5, share: threshold / 10) {
+                        summary.changes["connection removed", default: 0] += 1
+                        return
+                    }
+                default:
+                    break
+                }
+                try writer.write(fields)
+            }
+            if file.table == .connections {
+                for connection in newConnections { try writer.write(connection) }
+            }
+            try writer.finish()
+            summary.rows[name] = rows
+        }
+        return summary
+    }
+
+    private static func change(_ fields: inout [String], _ index: (String) -> Int, kind: UInt64, lines: [String],
+                               random: inout SplitMix64, summary: inout SynthSummary) {
+        switch kind {
+        case 0..<35:
+            fields[index("station_name")] = SynthVocabulary.name(&random)
+            summary.changes["station renamed", default: 0] += 1
+        case 35..<60:
+            if let latitude = Double(fields[index("lat")]) {
+                fields[index("lat")] = SynthVocabulary.degrees(latitude + 0.001 + random.unit() * 0.004)
+                summary.changes["station moved", default: 0] += 1
+            }
+        case 60..<75:
+            if fields[index("e_status")] == "2" {
+                fields[index("e_status")] = "0"
+                fields[index("close_ymd")] = "0000-00-00"
+                summary.changes["station restored", default: 0] += 1
+            } else {
+                fields[index("e_status")] = "2"
+                fields[index("close_ymd")] = "2024-03-15"
+                summary.changes["station closed", default: 0] += 1
+            }
+        case 75..<90:
+            fields[index("address")] = SynthVocabulary.prefectures[random.below(47)] + SynthVocabulary.name(&random) + "市"
+            summary.changes["address changed", default: 0] += 1
+        default:
+            if !lines.isEmpty {
+                fields[index("line_cd")] = lines[random.below(lines.count)]
+                summary.changes["station moved to another line", default: 0] += 1
+            }
+        }
+    }
+}
