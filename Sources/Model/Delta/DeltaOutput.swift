@@ -30,7 +30,9 @@ extension MasterDatabase {
             do {
                 let destination: ByteSink = try temporary.map { try FileSink(path: $0) } ?? FileSink.standardOutput()
                 let gzipDigest = DigestSink(next: gzip ? destination : nil)
-                let sqlDigest = DigestSink(next: TeeSink([try GzipSink(next: gzipDigest)] + (gzip ? [] : [destination])))
+                // Deflate runs on a second core while SQLite renders the statements.
+                let compressor = BackgroundSink(next: try GzipSink(next: gzipDigest))
+                let sqlDigest = DigestSink(next: TeeSink([compressor] + (gzip ? [] : [destination])))
                 let summary = try DeltaWriter(from: from, to: to, newest: newest, transaction: transaction).write(db, into: sqlDigest)
                 try sqlDigest.finish()
                 if let temporary, let output { try AtomicFile.moveIntoPlace(temporary, output, replacing: true) }

@@ -82,6 +82,7 @@ struct DeltaWriter {
     /// Runs in a transaction the caller rolls back: the touched keys and both states are
     /// materialised in indexed temp tables, so the final join is by key, not quadratic.
     private func writeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> (upserts: Int, deletes: Int) {
+        if from == 0 { return try writeWholeTable(table, db, sink) }
         let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_touched")
         let oldState = VersionedState(table: table, version: from).select(restrictedTo: "temp.delta_touched")
         try db.execute(sql: """
@@ -98,10 +99,9 @@ struct DeltaWriter {
             """)
         let columns = table.columnNames
         let sameRow = columns.map { "n.\($0) IS o.\($0)" }.joined(separator: " AND ")
-        let upsert = "'INSERT OR REPLACE INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES (' || "
-            + columns.map { SQLLiteral.render("n.\($0)") }.joined(separator: " || ', ' || ") + " || ');'"
+        let upsert = SQLLiteral.upsert(table, alias: "n")
         let delete = "'DELETE FROM \(table.name) WHERE ' || "
-            + table.keyColumns.map { "'\($0) = ' || \(SQLLiteral.render("o.\($0)"))" }.joined(separator: " || ' AND ' || ") + " || ';'"
+            + table.keyColumns.map { "'\($0) = ' || quote(o.\($0))" }.joined(separator: " || ' AND ' || ") + " || ';'"
         let order = table.keyColumns.map { "COALESCE(n.\($0), o.\($0))" }.joined(separator: ", ")
         let sql = """
             SELECT n.key_id IS NOT NULL, CASE WHEN n.key_id IS NOT NULL THEN \(upsert) ELSE \(delete) END
@@ -123,6 +123,22 @@ struct DeltaWriter {
         if upserts + deletes > 0 { try sink.write("\n") }
         try db.execute(sql: "DROP TABLE temp.delta_touched; DROP TABLE temp.delta_new; DROP TABLE temp.delta_old")
         return (upserts, deletes)
+    }
+
+    /// A client at version 0 has no rows: its delta is every row of version `to`, in key order,
+    /// streamed without the temp tables a key-by-key comparison needs.
+    private func writeWholeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> (upserts: Int, deletes: Int) {
+        let state = VersionedState(table: table, version: to, isNewest: to >= newest).select()
+        let upsert = SQLLiteral.upsert(table, alias: nil)
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(upsert) FROM (\(state)) ORDER BY \(table.keyOrder)")
+        var upserts = 0
+        while let row = try cursor.next() {
+            if upserts == 0 { try sink.write("-- \(table.name)\n") }
+            upserts += 1
+            try writeStatement(row, column: 0, sink)
+        }
+        if upserts > 0 { try sink.write("\n") }
+        return (upserts, 0)
     }
 
     /// Writes a generated statement from its raw bytes: the text may hold any character.

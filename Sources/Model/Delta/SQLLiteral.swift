@@ -3,16 +3,41 @@
 /// `quote()` renders integers, reals (round-trip exact), blobs and text with quotes,
 /// newlines and emoji; but up to SQLite 3.40 it cuts text at a NUL byte, so such
 /// text is rendered from its bytes: `'a' || char(0) || 'b'` becomes `CAST(X'610062' AS TEXT)`,
-/// which every SQLite since 3.0 reads back byte for byte.
+/// which every SQLite since 3.0 reads back byte for byte. Numeric columns hold only numbers
+/// and NULL (the importer and the curated operations type every value), so they need no test.
 enum SQLLiteral {
-    static func render(_ column: String) -> String {
-        "(CASE WHEN typeof(\(column)) = 'text' AND instr(CAST(\(column) AS BLOB), x'00') > 0 "
+    static func render(_ column: String, _ kind: MasterTable.Kind) -> String {
+        guard kind.holdsText else { return "quote(\(column))" }
+        // instr() compares text by its bytes, so it finds an embedded NUL without a CAST to BLOB.
+        return "(CASE WHEN typeof(\(column)) = 'text' AND instr(\(column), char(0)) > 0 "
             + "THEN 'CAST(' || quote(CAST(\(column) AS BLOB)) || ' AS TEXT)' ELSE quote(\(column)) END)"
     }
 
-    /// A rendering for hashing: type and exact bytes, never cut (`text:E585AB`, `integer:3`).
-    static func canonical(_ column: String) -> String {
-        "(typeof(\(column)) || ':' || CASE typeof(\(column)) WHEN 'text' THEN hex(CAST(\(column) AS BLOB)) "
-            + "WHEN 'blob' THEN hex(\(column)) ELSE quote(\(column)) END)"
+    /// A rendering for hashing that tells every value apart: `quote()` (which already
+    /// tells 1, 1.0, '1' and X'31' apart), and for text with a NUL `nul-text:` and its bytes in hex.
+    static func canonical(_ column: String, _ kind: MasterTable.Kind) -> String {
+        guard kind.holdsText else { return "quote(\(column))" }
+        return "(CASE WHEN typeof(\(column)) = 'text' AND instr(\(column), char(0)) > 0 "
+            + "THEN 'nul-text:' || hex(CAST(\(column) AS BLOB)) ELSE quote(\(column)) END)"
+    }
+}
+
+extension SQLLiteral {
+    /// SQL that renders a row as `INSERT OR REPLACE INTO t (…) VALUES (…);`, through one
+    /// printf() (one allocation per row, where `||` would copy the growing text at every column).
+    static func upsert(_ table: MasterTable, alias: String?) -> String {
+        let prefix = alias.map { $0 + "." } ?? ""
+        let format = "INSERT OR REPLACE INTO \(table.name) (\(table.columnNames.joined(separator: ", "))) VALUES ("
+            + Array(repeating: "%s", count: table.columns.count).joined(separator: ", ") + ");"
+        return "printf('\(format)', " + table.columns.map { render(prefix + $0.name, $0.kind) }.joined(separator: ", ") + ")"
+    }
+}
+
+extension MasterTable.Kind {
+    var holdsText: Bool {
+        switch self {
+        case .text, .date: return true
+        case .integer, .real, .coordinate: return false
+        }
     }
 }

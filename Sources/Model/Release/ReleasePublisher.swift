@@ -66,23 +66,31 @@ extension MasterDatabase {
     }
 
     private func build(version: Int, newest: Int, into building: ReleaseFolder) throws -> ReleasedVersion {
+        var phases = PhaseLog()
         let databasePath = "\(version)/stations.sqlite"
         let built = try ReleaseDatabaseBuilder(masterPath: path).build(version: version, newest: newest, at: building.url(databasePath))
         let database = ReleasedFile(
             path: databasePath, bytes: try Self.size(building.url(databasePath)),
             sha256: try FileDigest.sha256(ofFile: building.url(databasePath)))
-        let gzipped = try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))
-        let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
-        var deltas: [ReleasedDelta] = []
+        phases.done("database sha256")
+        // The database is gzipped on a second core while the deltas are written.
+        let compression = BackgroundTask { try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz")) }
+        var written: [(from: Int, path: String, delta: WrittenDelta)] = []
         for from in 0..<version {
             let deltaPath = "\(version)/delta-from-\(from).sql.gz"
-            let written = try writeDelta(from: from, to: version, gzip: true, output: building.url(deltaPath))
-            deltas.append(ReleasedDelta(
+            written.append((from, deltaPath, try writeDelta(from: from, to: version, gzip: true, output: building.url(deltaPath))))
+        }
+        phases.done("deltas")
+        let gzipped = try compression.wait()
+        phases.done("database gzip (after the deltas)")
+        let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
+        let deltas = written.map { from, deltaPath, delta in
+            ReleasedDelta(
                 from: from, to: version,
-                file: ReleasedFile(path: deltaPath, bytes: written.gzipBytes, sha256: written.gzipSha256),
-                sqlBytes: written.sqlBytes, sqlSha256: written.sqlSha256,
-                statements: written.summary.statements, duplicates: written.summary.duplicates,
-                fullDownloadIsSmaller: written.gzipBytes > databaseGzip.bytes))
+                file: ReleasedFile(path: deltaPath, bytes: delta.gzipBytes, sha256: delta.gzipSha256),
+                sqlBytes: delta.sqlBytes, sqlSha256: delta.sqlSha256,
+                statements: delta.summary.statements, duplicates: delta.summary.duplicates,
+                fullDownloadIsSmaller: delta.gzipBytes > databaseGzip.bytes)
         }
         return ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,

@@ -159,7 +159,8 @@ public enum Gunzip {
     /// Gzips a file into another, through `GzipSink`.
     static func compress(file source: String, to destination: String) throws -> (bytes: Int, sha256: String) {
         let digest = DigestSink(next: try FileSink(path: destination))
-        let gzip = try GzipSink(next: digest, level: 9)
+        // Level 6, zlib's default: level 9 took five times as long on a 230 MB database for 2% less.
+        let gzip = try GzipSink(next: digest, level: 6)
         let data = try Data(contentsOf: URL(fileURLWithPath: source), options: .mappedIfSafe)
         try data.withUnsafeBytes { try gzip.write($0) }
         try gzip.finish()

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""StationAdmin against sqlite3 and sqldiff, scenario by scenario, in the same run.
+
+Each scenario prepares its inputs untimed, runs ours and its anchor once each to warm up,
+then alternates them RUNS times; it reports the median wall time of each, their ratio, and
+the peak memory (maximum resident set, from GNU time) of ours. Work files go to
+benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and builds first.
+"""
+import argparse, os, platform, shutil, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, "benchmarks", "work")
+ADMIN = os.path.join(ROOT, ".build", "release", "station-admin")
+REAL_OLD = os.path.join(ROOT, "datasets", "ekidata", "2019-12-27")
+REAL_NEW = os.path.join(ROOT, "datasets", "ekidata", "2021-03-12")
+
+# The anchor's tables: the same keys as ours, so `.import` pays for the same uniqueness.
+KEYED_SCHEMA = """
+CREATE TABLE company (company_cd INTEGER PRIMARY KEY, rr_cd, company_name, company_name_k, company_name_h, company_name_r, company_url, company_type, e_status, e_sort);
+CREATE TABLE line (line_cd INTEGER PRIMARY KEY, company_cd, line_name, line_name_k, line_name_h, line_color_c, line_color_t, line_type, lon, lat, zoom, e_status, e_sort);
+CREATE TABLE station (station_cd INTEGER PRIMARY KEY, station_g_cd, station_name, station_name_k, station_name_r, line_cd, pref_cd, post, address, lon, lat, open_ymd, close_ymd, e_status, e_sort);
+CREATE TABLE connection (line_cd, station_cd1, station_cd2, PRIMARY KEY (line_cd, station_cd1, station_cd2)) WITHOUT ROWID;
+CREATE TABLE pref (pref_cd INTEGER PRIMARY KEY, pref_name);
+"""
+
+
+def path(*parts):
+    return os.path.join(WORK, *parts)
+
+
+def run(command, shell=False, stdout=subprocess.DEVNULL):
+    subprocess.run(command, check=True, shell=shell, stdout=stdout, stderr=subprocess.PIPE)
+
+
+def timed(command):
+    """Wall seconds and peak resident memory (MiB) of one command, through GNU time."""
+    start = time.perf_counter()
+    result = subprocess.run(["/usr/bin/time", "-f", "%M", "bash", "-c", command],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {command}\n{result.stderr}")
+    peak_kib = int(result.stderr.strip().splitlines()[-1])
+    return wall, peak_kib / 1024
+
+
+def csv_files(folder):
+    names = sorted(os.listdir(folder))
+    def find(prefix):
+        return os.path.join(folder, next(n for n in names if n.startswith(prefix)))
+    return {"company": find("company"), "line": find("line"), "station": find("station"), "connection": find("join")}
+
+
+def sqlite_import(database, folder, keyed):
+    """The anchor's load: sqlite3 .import of the four CSVs (into keyed tables when asked)."""
+    files = csv_files(folder)
+    script = (KEYED_SCHEMA if keyed else "") + "\n".join(
+        f".import --csv {'--skip 1 ' if keyed else ''}{files[table]} {table}" for table in ["company", "line", "station", "connection"])
+    return f"rm -f {database} && sqlite3 {database} <<'SQL'\n{script}\nSQL"
+
+
+class Scenario:
+    def __init__(self, name, ours, anchor, prepare=None, anchor_label=""):
+        self.name, self.ours, self.anchor, self.prepare, self.anchor_label = name, ours, anchor, prepare, anchor_label
+
+
+def measure(scenario, runs):
+    ours, anchor, peaks = [], [], []
+    for attempt in range(runs + 1):
+        for which in ("ours", "anchor"):
+            if scenario.prepare:
+                scenario.prepare()
+            wall, peak = timed(scenario.ours if which == "ours" else scenario.anchor)
+            if attempt == 0:
+                continue  # warm-up
+            (ours if which == "ours" else anchor).append(wall)
+            if which == "ours":
+                peaks.append(peak)
+    return statistics.median(ours), statistics.median(anchor), max(peaks)
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    sqlite = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split()[0]
+    return f"{platform.system()} {platform.release()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), {memory:.0f} GiB; {swift}; sqlite3 {sqlite}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--stations", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    n = args.stations
+    label = f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+
+    def admin(*arguments):
+        return " ".join([ADMIN] + list(arguments))
+
+    print(f"# machine: {machine()}", flush=True)
+    print(f"# generating {n:,} stations and a next snapshot with 1% changed ...", file=sys.stderr, flush=True)
+    run([ADMIN, "synth", "--stations", str(n), "--seed", "1", "--out", path("snapshot1")])
+    run([ADMIN, "synth", "--from", path("snapshot1"), "--change", "1", "--seed", "2", "--out", path("snapshot2")])
+
+    # Templates, built once: master databases at each starting version, and the anchors' inputs.
+    run(admin("init", "--db", path("empty.sqlite")), shell=True)
+    shutil.copy(path("empty.sqlite"), path("real1.sqlite"))
+    run(admin("import", "--db", path("real1.sqlite"), REAL_OLD), shell=True)
+    shutil.copy(path("empty.sqlite"), path("synth1.sqlite"))
+    run(admin("import", "--db", path("synth1.sqlite"), path("snapshot1")), shell=True)
+    shutil.copy(path("synth1.sqlite"), path("synth2.sqlite"))
+    run(admin("import", "--db", path("synth2.sqlite"), path("snapshot2")), shell=True)
+    run(sqlite_import(path("anchor1.sqlite"), path("snapshot1"), keyed=True), shell=True)
+    run(sqlite_import(path("anchor2.sqlite"), path("snapshot2"), keyed=True), shell=True)
+    run(admin("release", "--db", path("synth2.sqlite"), "--out", path("releases"), "--version", "1", "--no-verify"), shell=True)
+    run(admin("release", "--db", path("synth2.sqlite"), "--out", path("releases"), "--no-verify"), shell=True)
+
+    def fresh(source, target):
+        return lambda: shutil.copy(path(source), path(target))
+
+    def clean(folder):
+        return lambda: shutil.rmtree(path(folder), ignore_errors=True)
+
+    scenarios = [
+        Scenario("real: import 2021-03-12 over 2019-12-27",
+                 admin("import", "--db", path("run.sqlite"), REAL_NEW),
+                 sqlite_import(path("anchor-run.sqlite"), REAL_NEW, keyed=False),
+                 fresh("real1.sqlite", "run.sqlite"), "sqlite3 .import"),
+        Scenario(f"{label} initial import",
+                 admin("import", "--db", path("run.sqlite"), path("snapshot1")),
+                 sqlite_import(path("anchor-run.sqlite"), path("snapshot1"), keyed=True),
+                 fresh("empty.sqlite", "run.sqlite"), "sqlite3 .import, keyed"),
+        Scenario(f"{label} change import (1%)",
+                 admin("import", "--db", path("run.sqlite"), path("snapshot2")),
+                 f"sqldiff --primarykey {path('anchor1.sqlite')} {path('anchor2.sqlite')} > {path('sqldiff.sql')}",
+                 fresh("synth1.sqlite", "run.sqlite"), "sqldiff --primarykey"),
+        Scenario(f"{label} release (no verify)",
+                 admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
+                 f"rm -f {path('vacuum.sqlite')} && sqlite3 {path('synth2.sqlite')} \"VACUUM INTO '{path('vacuum.sqlite')}'\"",
+                 clean("run-release"), "sqlite3 VACUUM INTO"),
+        Scenario(f"{label} delta from v1, gzip",
+                 admin("delta", "--db", path("synth2.sqlite"), "--from", "1", "--gzip", "--output", path("delta.sql.gz")),
+                 f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('releases/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
+                 None, "sqldiff --primarykey | gzip"),
+    ]
+    print(f"# {n:,} stations; median of {args.runs} runs after a warm-up, ours and the anchor alternated", flush=True)
+    print("| scenario | ours (s) | anchor | anchor (s) | ratio | our peak memory (MiB) |")
+    print("|---|---:|---|---:|---:|---:|", flush=True)
+    for scenario in scenarios:
+        ours, anchor, peak = measure(scenario, args.runs)
+        print(f"| {scenario.name} | {ours:.2f} | {scenario.anchor_label} | {anchor:.2f} | {ours / anchor:.2f} | {peak:.0f} |", flush=True)
+    ours_gz, anchor_gz = os.path.getsize(path("delta.sql.gz")), os.path.getsize(path("sqldiff.sql.gz"))
+    print(f"\ndelta gzip bytes: ours {ours_gz:,}, sqldiff | gzip {anchor_gz:,} (ratio {ours_gz / anchor_gz:.2f})")
+
+
+if __name__ == "__main__":
+    main()
