@@ -19,7 +19,7 @@ struct DeltaCommand: ParsableCommand {
         let summary = written.summary
         Console.error("delta \(summary.from) → \(summary.to): \(summary.totalStatements) statements")
         for (table, counts) in summary.statements.sorted(by: { order($0.key) < order($1.key) }) {
-            Console.error("  \(table): \(counts["upsert"] ?? 0) upserted, \(counts["delete"] ?? 0) removed")
+            Console.error("  \(table): \(counts["upsert"] ?? 0) new rows, \(counts["update"] ?? 0) updated, \(counts["delete"] ?? 0) removed")
         }
         Console.error("  DUPLICATE: \(summary.duplicates)")
         Console.error("  \(written.sqlBytes) bytes of SQL, \(written.gzipBytes) bytes gzipped")

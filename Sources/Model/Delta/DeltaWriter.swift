@@ -4,7 +4,8 @@ import GRDB
 public struct DeltaSummary: Codable, Sendable, Equatable {
     public var from: Int
     public var to: Int
-    /// Table → `upsert` / `delete` → statements.
+    /// Table → `upsert` (a row new to the client, whole), `update` (changed columns only),
+    /// `delete` (a removed connection or prefecture) → statements.
     public var statements: [String: [String: Int]]
     public var duplicates: Int
 
@@ -21,7 +22,8 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 ///         CONSTRAINT "this delta needs data version 3" CHECK (user_version = 3));
 ///     INSERT INTO temp.station_admin_guard SELECT user_version FROM pragma_user_version;
 ///     DROP TABLE temp.station_admin_guard;
-///     -- stations: 2 rows upserted
+///     -- stations
+///     UPDATE stations SET line_cd = 99206 WHERE station_cd = 1120102;
 ///     INSERT OR REPLACE INTO stations (station_cd, …) VALUES (9920607, 1120101, '八戸', …);
 ///     -- connections: 1 row removed
 ///     DELETE FROM connections WHERE line_cd = 11201 AND station_cd1 = 1120101 AND station_cd2 = 1120102;
@@ -30,7 +32,8 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 ///         SELECT 9920607, date, memo, updated_at FROM completions WHERE station_cd = 1120101;
 ///     PRAGMA user_version = 7;
 ///
-/// Each key changed after `from` appears once, in its state at `to`; a key whose state
+/// Each key changed after `from` appears once, in its state at `to`: a row the client has
+/// as an UPDATE of the columns that differ, a row it lacks whole; a key whose state
 /// at `to` equals its state at `from` does not appear. The guard's failed CHECK makes the
 /// client roll back a delta meant for another version. Statements are SQLite 3.16-safe:
 /// no UPSERT, no RETURNING, no window functions. Nothing touches `completions` but the
@@ -58,9 +61,7 @@ struct DeltaWriter {
             """)
         for table in MasterTable.all {
             let counts = try writeTable(table, db, sink)
-            if counts.upserts + counts.deletes > 0 {
-                summary.statements[table.name] = ["upsert": counts.upserts, "delete": counts.deletes]
-            }
+            if !counts.isEmpty { summary.statements[table.name] = counts }
         }
         let splits = try Row.fetchAll(db, sql: """
             SELECT table_name, key_id FROM updates
@@ -81,7 +82,7 @@ struct DeltaWriter {
 
     /// Runs in a transaction the caller rolls back: the touched keys and both states are
     /// materialised in indexed temp tables, so the final join is by key, not quadratic.
-    private func writeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> (upserts: Int, deletes: Int) {
+    private func writeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> [String: Int] {
         if from == 0 { return try writeWholeTable(table, db, sink) }
         let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_touched")
         let oldState = VersionedState(table: table, version: from).select(restrictedTo: "temp.delta_touched")
@@ -100,11 +101,14 @@ struct DeltaWriter {
         let columns = table.columnNames
         let sameRow = columns.map { "n.\($0) IS o.\($0)" }.joined(separator: " AND ")
         let upsert = SQLLiteral.upsert(table, alias: "n")
+        let update = SQLLiteral.update(table, new: "n", old: "o")
         let delete = "'DELETE FROM \(table.name) WHERE ' || "
             + table.keyColumns.map { "'\($0) = ' || quote(o.\($0))" }.joined(separator: " || ' AND ' || ") + " || ';'"
         let order = table.keyColumns.map { "COALESCE(n.\($0), o.\($0))" }.joined(separator: ", ")
+        // A row the client has gets only its changed columns; a row it lacks comes whole.
         let sql = """
-            SELECT n.key_id IS NOT NULL, CASE WHEN n.key_id IS NOT NULL THEN \(upsert) ELSE \(delete) END
+            SELECT CASE WHEN n.key_id IS NULL THEN 'delete' WHEN o.key_id IS NULL THEN 'upsert' ELSE 'update' END,
+                   CASE WHEN n.key_id IS NULL THEN \(delete) WHEN o.key_id IS NULL THEN \(upsert) ELSE \(update) END
             FROM temp.delta_touched t
             LEFT JOIN temp.delta_new n ON n.key_id = t.key_id
             LEFT JOIN temp.delta_old o ON o.key_id = t.key_id
@@ -112,22 +116,21 @@ struct DeltaWriter {
               AND NOT (n.key_id IS NOT NULL AND o.key_id IS NOT NULL AND \(sameRow))
             ORDER BY n.key_id IS NOT NULL, \(order)
             """
-        var upserts = 0, deletes = 0
+        var counts: [String: Int] = [:]
         let cursor = try Row.fetchCursor(db, sql: sql)
         while let row = try cursor.next() {
-            if upserts + deletes == 0 { try sink.write("-- \(table.name)\n") }
-            let isUpsert: Bool = row[0]
-            if isUpsert { upserts += 1 } else { deletes += 1 }
+            if counts.isEmpty { try sink.write("-- \(table.name)\n") }
+            counts[row[0] as String, default: 0] += 1
             try writeStatement(row, column: 1, sink)
         }
-        if upserts + deletes > 0 { try sink.write("\n") }
+        if !counts.isEmpty { try sink.write("\n") }
         try db.execute(sql: "DROP TABLE temp.delta_touched; DROP TABLE temp.delta_new; DROP TABLE temp.delta_old")
-        return (upserts, deletes)
+        return counts
     }
 
     /// A client at version 0 has no rows: its delta is every row of version `to`, in key order,
     /// streamed without the temp tables a key-by-key comparison needs.
-    private func writeWholeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> (upserts: Int, deletes: Int) {
+    private func writeWholeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> [String: Int] {
         let state = VersionedState(table: table, version: to, isNewest: to >= newest).select()
         let upsert = SQLLiteral.upsert(table, alias: nil)
         let cursor = try Row.fetchCursor(db, sql: "SELECT \(upsert) FROM (\(state)) ORDER BY \(table.keyOrder)")
@@ -138,7 +141,7 @@ struct DeltaWriter {
             try writeStatement(row, column: 0, sink)
         }
         if upserts > 0 { try sink.write("\n") }
-        return (upserts, 0)
+        return upserts > 0 ? ["upsert": upserts] : [:]
     }
 
     /// Writes a generated statement from its raw bytes: the text may hold any character.

@@ -33,6 +33,20 @@ extension SQLLiteral {
     }
 }
 
+extension SQLLiteral {
+    /// SQL that renders `UPDATE t SET c = v, … WHERE key;` with only the columns in which
+    /// `new` differs from `old` (the caller knows at least one does).
+    static func update(_ table: MasterTable, new: String, old: String) -> String {
+        // A table that is all key (connections) has nothing to update: equal keys, equal rows.
+        if table.nonKeyColumns.isEmpty { return "NULL" }
+        let sets = table.nonKeyColumns.map { column in
+            "(CASE WHEN \(new).\(column.name) IS NOT \(old).\(column.name) THEN ', \(column.name) = ' || \(render("\(new).\(column.name)", column.kind)) ELSE '' END)"
+        }.joined(separator: " || ")
+        let key = table.keyColumns.map { "'\($0) = ' || quote(\(new).\($0))" }.joined(separator: " || ' AND ' || ")
+        return "'UPDATE \(table.name) SET ' || substr(\(sets), 3) || ' WHERE ' || \(key) || ';'"
+    }
+}
+
 extension MasterTable.Kind {
     var holdsText: Bool {
         switch self {
