@@ -2,10 +2,24 @@ import CCSV
 import Foundation
 
 /// One record of a CSV file: its fields as bytes, and the line it starts on.
+///
+/// A view into the reader's buffers, valid only while the reader's callback runs.
 struct CSVRecord {
     /// 1-based line on which the record starts (a quoted field may span lines).
     let line: Int
-    let fields: [ArraySlice<UInt8>]
+    fileprivate let bytes: UnsafeBufferPointer<UInt8>
+    fileprivate let ends: ArraySlice<Int>
+    fileprivate let start: Int
+
+    var fieldCount: Int { ends.count }
+
+    func field(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+        let from = index == 0 ? start : ends[ends.startIndex + index - 1]
+        return UnsafeBufferPointer(rebasing: bytes[from..<ends[ends.startIndex + index]])
+    }
+
+    /// The fields as arrays (allocates: for headers and small files).
+    var fields: [ArraySlice<UInt8>] { (0..<fieldCount).map { ArraySlice(field($0)) } }
 }
 
 /// Streams the records of a CSV file through libcsv (strict mode).
@@ -52,18 +66,17 @@ struct CSVReader {
         let base = bytes.baseAddress!
 
         func deliver() throws {
-            for record in sink.takeRecords(line: recordStartLine) where !record.isBlank {
-                try body(record.record)
-            }
+            try sink.forEachFinished(line: recordStartLine, body)
         }
 
         var position = start
         while position < bytes.count {
             line += 1
             if sink.isAtRecordStart && parser.pstate == 0 { recordStartLine = line }
-            var end = position
-            while end < bytes.count && bytes[end] != 0x0A { end += 1 }
-            if end < bytes.count { end += 1 }  // feed the LF too: it ends the record
+            var end = bytes.count
+            if let newline = memchr(base + position, 0x0A, bytes.count - position) {
+                end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self)) + 1  // feed the LF too: it ends the record
+            }
             let length = end - position
             let consumed = csv_parse(&parser, base + position, length, fieldCallback, recordCallback, context)
             if consumed != length {
@@ -97,10 +110,14 @@ struct CSVReader {
 }
 
 /// Collects what libcsv's C callbacks report; they cannot capture Swift context.
+/// Finished records are kept in flat, reused buffers: no allocation per record.
 private final class RecordSink {
     private var bytes: [UInt8] = []
     private var ends: [Int] = []
-    private var finished: [(bytes: [UInt8], ends: [Int])] = []
+    private var finishedBytes: [UInt8] = []
+    private var finishedEnds: [Int] = []
+    /// For each finished record, how many fields it has.
+    private var finishedCounts: [Int] = []
 
     var fieldsInRecord: Int { ends.count }
     var isAtRecordStart: Bool { ends.isEmpty }
@@ -113,24 +130,31 @@ private final class RecordSink {
     }
 
     func endRecord() {
-        finished.append((bytes, ends))
+        let offset = finishedBytes.count
+        finishedBytes.append(contentsOf: bytes)
+        finishedEnds.append(contentsOf: ends.lazy.map { $0 + offset })
+        finishedCounts.append(ends.count)
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
     }
 
-    func takeRecords(line: Int) -> [(record: CSVRecord, isBlank: Bool)] {
-        guard !finished.isEmpty else { return [] }
-        defer { finished.removeAll(keepingCapacity: true) }
-        return finished.map { record in
-            var fields: [ArraySlice<UInt8>] = []
-            fields.reserveCapacity(record.ends.count)
-            var start = 0
-            for end in record.ends {
-                fields.append(record.bytes[start..<end])
-                start = end
+    /// Calls `body` for each finished record but blank lines, then forgets them.
+    func forEachFinished(line: Int, _ body: (CSVRecord) throws -> Void) throws {
+        guard !finishedCounts.isEmpty else { return }
+        defer {
+            finishedBytes.removeAll(keepingCapacity: true)
+            finishedEnds.removeAll(keepingCapacity: true)
+            finishedCounts.removeAll(keepingCapacity: true)
+        }
+        try finishedBytes.withUnsafeBufferPointer { buffer in
+            var firstEnd = 0, start = 0
+            for count in finishedCounts {
+                let record = CSVRecord(line: line, bytes: buffer, ends: finishedEnds[firstEnd..<(firstEnd + count)], start: start)
+                firstEnd += count
+                start = finishedEnds[firstEnd - 1]
+                let isBlank = count == 1 && record.field(0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+                if !isBlank { try body(record) }
             }
-            let isBlank = fields.count == 1 && fields[0].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-            return (CSVRecord(line: line, fields: fields), isBlank)
         }
     }
 }

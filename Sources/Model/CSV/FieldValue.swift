@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Turns one CSV field into the value stored in the master database, per the diff rules:
 /// trimmed of spaces and tabs; empty is NULL; `0000-00-00` is NULL; codes are integers;
@@ -8,62 +9,140 @@ import GRDB
 /// For example, in a stations file `" 35.6355 "` in `lat` gives `35.6355`,
 /// `0000-00-00` in `close_ymd` gives NULL and `ab` in `station_cd` throws
 /// `stations.csv:42: station_cd "ab" is not an integer`.
+///
+/// Fields are read as bytes, without a String per field: an import reads millions.
 struct FieldDecoder {
     let file: String
 
+    /// A field's value; text points into the record's bytes.
+    enum Value {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(UnsafeBufferPointer<UInt8>)
+    }
+
     func decode(_ bytes: ArraySlice<UInt8>, as column: MasterTable.Column, line: Int) throws -> DatabaseValue {
-        let trimmed = Self.trim(bytes)
-        if trimmed.isEmpty {
+        try bytes.withUnsafeBufferPointer { buffer in
+            switch try parse(buffer, as: column, line: line) {
+            case .null: return .null
+            case .integer(let value): return value.databaseValue
+            case .real(let value): return value.databaseValue
+            case .text(let text): return String(decoding: text, as: UTF8.self).databaseValue
+            }
+        }
+    }
+
+    /// Parses and binds a field to parameter `index` of a prepared statement.
+    func bind(_ bytes: UnsafeBufferPointer<UInt8>, as column: MasterTable.Column, line: Int, to statement: SQLiteStatement, at index: Int32) throws {
+        switch try parse(bytes, as: column, line: line) {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let value): sqlite3_bind_int64(statement, index, value)
+        case .real(let value): sqlite3_bind_double(statement, index, value)
+        case .text(let text):
+            sqlite3_bind_text(statement, index, UnsafeRawPointer(text.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                              Int32(text.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        }
+    }
+
+    func parse(_ field: UnsafeBufferPointer<UInt8>, as column: MasterTable.Column, line: Int) throws -> Value {
+        let bytes = Self.trim(field)
+        if bytes.isEmpty {
             if column.isRequired {
                 throw CSVError(file: file, line: line, message: "\(column.name) is empty (expected \(Self.expectation(column.kind)))")
             }
             return .null
         }
-        guard let text = String(validating: trimmed, as: UTF8.self) else {
+        guard Self.isValidUTF8(bytes) else {
             throw CSVError(
                 file: file, line: line,
                 message: "\(column.name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
         }
+        func text() -> String { String(decoding: bytes, as: UTF8.self) }
         switch column.kind {
         case .text:
-            return text.databaseValue
+            return .text(bytes)
         case .integer:
-            guard let value = Int64(text) else {
-                throw CSVError(file: file, line: line, message: "\(column.name) \"\(text)\" is not an integer (expected \(Self.expectation(column.kind)))")
+            guard let value = Self.integer(bytes) else {
+                throw CSVError(file: file, line: line, message: "\(column.name) \"\(text())\" is not an integer (expected \(Self.expectation(column.kind)))")
             }
-            return value.databaseValue
+            return .integer(value)
         case .real:
-            return try number(text, column, line).databaseValue
+            return .real(try number(bytes, column, line))
         case .coordinate(let range):
-            let value = try number(text, column, line)
+            let value = try number(bytes, column, line)
             guard range.contains(value) else {
                 throw CSVError(
                     file: file, line: line,
-                    message: "\(column.name) \(text) is out of range (expected degrees from \(range.lowerBound) to \(range.upperBound))")
+                    message: "\(column.name) \(text()) is out of range (expected degrees from \(range.lowerBound) to \(range.upperBound))")
             }
-            return value.databaseValue
+            return .real(value)
         case .date:
-            if text == "0000-00-00" { return .null }
-            guard Self.isValidDate(text) else {
-                throw CSVError(file: file, line: line, message: "\(column.name) \"\(text)\" is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
+            if bytes.elementsEqual("0000-00-00".utf8) { return .null }
+            guard Self.isValidDate(text()) else {
+                throw CSVError(file: file, line: line, message: "\(column.name) \"\(text())\" is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
             }
-            return text.databaseValue
+            return .text(bytes)
         }
     }
 
-    private func number(_ text: String, _ column: MasterTable.Column, _ line: Int) throws -> Double {
-        let isPlainNumber = text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }
-        guard isPlainNumber, let value = Double(text), value.isFinite else {
-            throw CSVError(file: file, line: line, message: "\(column.name) \"\(text)\" is not a number (expected \(Self.expectation(column.kind)))")
+    private func number(_ bytes: UnsafeBufferPointer<UInt8>, _ column: MasterTable.Column, _ line: Int) throws -> Double {
+        let isPlainNumber = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }
+        // strtod reads a C string: copy the (short) field with a terminating NUL.
+        var value: Double?
+        if isPlainNumber && bytes.count < 64 {
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { buffer in
+                for (offset, byte) in bytes.enumerated() { buffer[offset] = CChar(bitPattern: byte) }
+                buffer[bytes.count] = 0
+                var end: UnsafeMutablePointer<CChar>?
+                let parsed = strtod(buffer.baseAddress!, &end)
+                if end == buffer.baseAddress! + bytes.count && parsed.isFinite { value = parsed }
+            }
+        }
+        guard let value else {
+            throw CSVError(file: file, line: line, message: "\(column.name) \"\(String(decoding: bytes, as: UTF8.self))\" is not a number (expected \(Self.expectation(column.kind)))")
         }
         return value
     }
 
-    static func trim(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var result = bytes
-        while let first = result.first, first == 0x20 || first == 0x09 { result = result.dropFirst() }
-        while let last = result.last, last == 0x20 || last == 0x09 || last == 0x0D { result = result.dropLast() }
-        return result
+    /// A decimal integer with an optional sign, as `Int64(String)` reads it.
+    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        var negative = false
+        if bytes[0] == 0x2D || bytes[0] == 0x2B { negative = bytes[0] == 0x2D; index = 1 }
+        guard index < bytes.count else { return nil }
+        var value: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- 0x30
+            guard digit <= 9 else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = negative ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
+            if overflow1 || overflow2 { return nil }
+            value = sum
+            index += 1
+        }
+        return value
+    }
+
+    /// Whether the bytes are UTF-8, by the standard library's decoder.
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
+    static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0, end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
     static func isValidDate(_ text: String) -> Bool {

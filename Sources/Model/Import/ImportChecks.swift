@@ -55,14 +55,19 @@ struct ImportChecks {
                OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = i.station_cd1)
                OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = i.station_cd2)
             """
-        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) \(missing)") ?? 0
-        guard count > 0 else { return [] }
-        let rows = try Row.fetchAll(db, sql: "SELECT source_line, line_cd, station_cd1, station_cd2 \(missing) ORDER BY source_line LIMIT \(examples)")
-        let shown = rows.map { row -> String in
-            let line: Int = row[0]
-            let values: [Int64] = [row[1], row[2], row[3]]
-            return "line \(line): \(values.map(String.init).joined(separator: ","))"
+        // One pass: count them all, keep the first few as examples.
+        var count = 0
+        var shown: [String] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT source_line, line_cd, station_cd1, station_cd2 \(missing) ORDER BY source_line")
+        while let row = try rows.next() {
+            count += 1
+            if shown.count < examples {
+                let line: Int = row[0]
+                let values: [Int64] = [row[1], row[2], row[3]]
+                shown.append("line \(line): \(values.map(String.init).joined(separator: ","))")
+            }
         }
+        guard count > 0 else { return [] }
         return ["\(file.displayName): \(count) connections name a station or line that does not exist; imported anyway "
             + "(the free ekidata leaves out Shinkansen stations), e.g. \(shown.joined(separator: "; "))"]
     }

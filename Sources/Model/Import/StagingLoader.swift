@@ -1,6 +1,9 @@
 import GRDB
+import GRDBSQLite
 
 /// Reads one CSV file into `temp.import_<table>`, checking every field on the way.
+///
+/// Fields are bound straight from the file's bytes to the prepared statement.
 ///
 /// - Throws: `CSVError` naming the file, line and column: wrong field count, a bad value,
 ///   or a key that appears twice (both lines named).
@@ -18,27 +21,28 @@ struct StagingLoader {
             INSERT INTO \(StagingTables.importTable(table)) (\(names.joined(separator: ", ")))
             VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))
             """)
+        let handle = insert.sqliteStatement
         var isHeader = true
         var rows = 0
-        var values: [DatabaseValue] = []
-        values.reserveCapacity(names.count)
         try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
-            if isHeader { isHeader = false; return }
-            guard record.fields.count == header.columns.count else {
+            if isHeader {
+                isHeader = false
+                return
+            }
+            guard record.fieldCount == header.columns.count else {
                 throw CSVError(
                     file: file.displayName, line: record.line,
-                    message: "\(record.fields.count) fields, expected \(header.columns.count) as in the header (\(header.columns.map(\.name).joined(separator: ",")))")
+                    message: "\(record.fieldCount) fields, expected \(header.columns.count) as in the header (\(header.columns.map(\.name).joined(separator: ",")))")
             }
-            values.removeAll(keepingCapacity: true)
-            values.append(record.line.databaseValue)
-            for (field, column) in zip(record.fields, header.columns) {
-                values.append(try decoder.decode(field, as: column, line: record.line))
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 1, Int64(record.line))
+            for (index, column) in header.columns.enumerated() {
+                try decoder.bind(record.field(index), as: column, line: record.line, to: handle, at: Int32(index + 2))
             }
-            StatementBinding.bind(values, to: insert)
             do {
                 try StatementBinding.step(insert, db)
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-                throw try duplicateKeyError(db, record: record, values: values)
+                throw try duplicateKeyError(db, record: record, decoder: decoder)
             }
             rows += 1
         }
@@ -48,9 +52,12 @@ struct StagingLoader {
         return rows
     }
 
-    private func duplicateKeyError(_ db: Database, record: CSVRecord, values: [DatabaseValue]) throws -> CSVError {
+    private func duplicateKeyError(_ db: Database, record: CSVRecord, decoder: FieldDecoder) throws -> CSVError {
         let table = file.table
-        let keyValues = table.keyColumns.map { key in values[1 + file.header.columns.firstIndex { $0.name == key }!] }
+        let keyValues = try table.keyColumns.map { key in
+            let index = file.header.columns.firstIndex { $0.name == key }!
+            return try decoder.decode(ArraySlice(record.field(index)), as: file.header.columns[index], line: record.line)
+        }
         let condition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
         let firstLine = try Int.fetchOne(
             db, sql: "SELECT source_line FROM \(StagingTables.importTable(table)) WHERE \(condition)",
