@@ -5,6 +5,7 @@ extension SnapshotSynthesizer {
     /// changed (renames, moves, new addresses, closures, restorations, a move to another line),
     /// new stations joined to their line, a share of the lines transferred to another company,
     /// and a few connections gone. Which rows change depends only on `seed` and their key.
+    @discardableResult
     public static func next(of base: String, changePercent percent: Double, seed: UInt64, into folder: String) throws -> SynthSummary {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let files = try ImportSource.files(from: [base])

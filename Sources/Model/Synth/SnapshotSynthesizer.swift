@@ -22,6 +22,7 @@ public enum SnapshotSynthesizer {
                                 "company_url", "company_type", "e_status", "e_sort"]
 
     /// Writes `company.csv`, `line.csv`, `station.csv`, `join.csv` and `pref.csv` for `stations` stations.
+    @discardableResult
     public static func generate(stations: Int, seed: UInt64, into folder: String) throws -> SynthSummary {
         precondition(stations > 0, "at least one station")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import Model
+
+@Suite struct SnapshotSynthesizerTests {
+    let scratch = Scratch()
+
+    func digests(_ folder: String) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+            result[name] = try FileDigest.sha256(ofFile: (folder as NSString).appendingPathComponent(name))
+        }
+        return result
+    }
+
+    @Test func theSameSeedGivesTheSameBytes() throws {
+        try SnapshotSynthesizer.generate(stations: 3_000, seed: 42, into: scratch.path("a"))
+        try SnapshotSynthesizer.generate(stations: 3_000, seed: 42, into: scratch.path("b"))
+        try SnapshotSynthesizer.generate(stations: 3_000, seed: 43, into: scratch.path("c"))
+        let a = try digests(scratch.path("a"))
+        #expect(a.keys.sorted() == ["company.csv", "join.csv", "line.csv", "pref.csv", "station.csv"])
+        #expect(a == (try digests(scratch.path("b"))))
+        #expect(a["station.csv"] != (try digests(scratch.path("c")))["station.csv"])
+        try SnapshotSynthesizer.next(of: scratch.path("a"), changePercent: 5, seed: 7, into: scratch.path("a2"))
+        try SnapshotSynthesizer.next(of: scratch.path("b"), changePercent: 5, seed: 7, into: scratch.path("b2"))
+        #expect(try digests(scratch.path("a2")) == digests(scratch.path("b2")))
+    }
+
+    @Test func aGeneratedSnapshotImportsCleanlyAndMatchesStatus() throws {
+        let summary = try SnapshotSynthesizer.generate(stations: 5_000, seed: 1, into: scratch.path("s1"))
+        let text = try String(contentsOfFile: scratch.path("s1/station.csv"), encoding: .utf8)
+        #expect(text.contains("\"") && text.contains(", "))  // a few quoted fields with commas
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        let report = try database.importSnapshot([scratch.path("s1")])
+        #expect(report.warnings.isEmpty)
+        let status = try database.status()
+        #expect(status.tables.first { $0.table == "stations" }?.rows == 5_000)
+        #expect(status.tables.first { $0.table == "connections" }?.rows == summary.rows["join.csv"])
+        #expect(status.tables.first { $0.table == "lines" }?.rows == summary.rows["line.csv"])
+        let closed = text.components(separatedBy: "\n").filter { $0.hasSuffix(",2001-03-31,2,\($0.split(separator: ",").first ?? "")") }.count
+        #expect(status.tables.first { $0.table == "stations" }?.closed == closed)
+    }
+
+    @Test func aNextSnapshotChangesAboutTheShareAsked() throws {
+        try SnapshotSynthesizer.generate(stations: 10_000, seed: 1, into: scratch.path("s1"))
+        let next = try SnapshotSynthesizer.next(of: scratch.path("s1"), changePercent: 2, seed: 2, into: scratch.path("s2"))
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([scratch.path("s1")])
+        let report = try database.importSnapshot([scratch.path("s2")])
+        let stationChanges = report.count("stations", .update) + report.count("stations", .delete) + report.count("stations", .restore)
+        #expect((120...280).contains(stationChanges), "\(stationChanges) of 10,000 stations changed for 2%")
+        #expect(report.count("stations", .insert) == next.changes["station added"])
+        #expect(report.count("connections", .delete) == next.changes["connection removed"])
+        #expect(report.count("stations", .delete) == next.changes["station closed"])
+    }
+
+    @Test func theRealSnapshotCanBeChangedToo() throws {
+        let next = try SnapshotSynthesizer.next(of: Fixtures.ekidata2021, changePercent: 1, seed: 3, into: scratch.path("next"))
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        let report = try database.importSnapshot([scratch.path("next")])
+        #expect(report.count("stations", .insert) == next.changes["station added"])
+        #expect(report.totalChanges > 50)
+    }
+}
