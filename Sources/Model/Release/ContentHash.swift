@@ -11,6 +11,15 @@ import GRDB
 /// order joined by `,`, each rendered as `quote(c)`, except text holding a NUL byte, which
 /// is `'nul-text:' || hex(CAST(c AS BLOB))`; lines end with `\n`.
 public enum ContentHash {
+    /// The content hash of a client database file, opened read-only.
+    public static func compute(ofFile path: String) throws -> String {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { try compute($0) }
+    }
+
     public static func compute(_ db: Database, schema: String = "main") throws -> String {
         var hasher = SHA256()
         for table in MasterTable.all {

@@ -14,7 +14,9 @@ public struct BuiltDatabase: Sendable {
 struct ReleaseDatabaseBuilder {
     let masterPath: String
 
-    func build(version: Int, newest: Int, at path: String) throws -> BuiltDatabase {
+    /// - Parameter hashing: compute the content hash now (a caller may compute it later,
+    ///   with `ContentHash.compute(ofFile:)`, to overlap it with other work).
+    func build(version: Int, newest: Int, at path: String, hashing: Bool = true) throws -> BuiltDatabase {
         try? FileManager.default.removeItem(atPath: path)
         var phases = PhaseLog()
         var configuration = Configuration()
@@ -46,8 +48,8 @@ struct ReleaseDatabaseBuilder {
             // VACUUM only if that ever changes.
             if try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0 > 0 { try db.execute(sql: "VACUUM") }
             phases.done("user_version set")
-            let hash = try ContentHash.compute(db)
-            phases.done("content hash")
+            let hash = hashing ? try ContentHash.compute(db) : ""
+            if hashing { phases.done("content hash") }
             return BuiltDatabase(rows: rows, contentHash: hash)
         }
         try queue.close()

@@ -68,21 +68,24 @@ extension MasterDatabase {
     private func build(version: Int, newest: Int, into building: ReleaseFolder) throws -> ReleasedVersion {
         var phases = PhaseLog()
         let databasePath = "\(version)/stations.sqlite"
-        let built = try ReleaseDatabaseBuilder(masterPath: path).build(version: version, newest: newest, at: building.url(databasePath))
-        let database = ReleasedFile(
-            path: databasePath, bytes: try Self.size(building.url(databasePath)),
-            sha256: try FileDigest.sha256(ofFile: building.url(databasePath)))
-        phases.done("database sha256")
-        // The database is gzipped on a second core while the deltas are written.
-        let compression = BackgroundTask { try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz")) }
+        let built = try ReleaseDatabaseBuilder(masterPath: path).build(version: version, newest: newest, at: building.url(databasePath), hashing: false)
+        // The database is hashed and gzipped on a second core while its content hash
+        // and the deltas are computed on this one.
+        let compression = BackgroundTask {
+            (sha256: try FileDigest.sha256(ofFile: building.url(databasePath)),
+             gzip: try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz")))
+        }
+        let contentHash = try ContentHash.compute(ofFile: building.url(databasePath))
+        phases.done("content hash")
         var written: [(from: Int, path: String, delta: WrittenDelta)] = []
         for from in 0..<version {
             let deltaPath = "\(version)/delta-from-\(from).sql.gz"
             written.append((from, deltaPath, try writeDelta(from: from, to: version, gzip: true, output: building.url(deltaPath))))
         }
         phases.done("deltas")
-        let gzipped = try compression.wait()
-        phases.done("database gzip (after the deltas)")
+        let (databaseSha256, gzipped) = try compression.wait()
+        phases.done("database sha256 and gzip (after the deltas)")
+        let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: databaseSha256)
         let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
         let deltas = written.map { from, deltaPath, delta in
             ReleasedDelta(
@@ -94,7 +97,7 @@ extension MasterDatabase {
         }
         return ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: built.rows, contentHash: built.contentHash, deltas: deltas)
+            rows: built.rows, contentHash: contentHash, deltas: deltas)
     }
 
     static func size(_ path: String) throws -> Int {

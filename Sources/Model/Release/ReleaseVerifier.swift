@@ -24,7 +24,7 @@ struct ReleaseVerifier {
         var report = VerificationReport()
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let targetHash = try contentHash(of: folder.url(released.database.path))
+        let targetHash = try ContentHash.compute(ofFile: folder.url(released.database.path))
         if targetHash != released.contentHash {
             report.failures.append("\(released.database.path): content hash \(targetHash), expected \(released.contentHash)")
         }
@@ -108,12 +108,6 @@ struct ReleaseVerifier {
         if try FileDigest.sha256(ofFile: stranger) != strangerHash {
             report.failures.append("\(name): the refused database changed")
         }
-    }
-
-    private func contentHash(of path: String) throws -> String {
-        let queue = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
-        defer { try? queue.close() }
-        return try queue.read { try ContentHash.compute($0) }
     }
 }
 
