@@ -37,17 +37,22 @@ extension MasterDatabase {
     }
 
     private func runImport(_ paths: [String], options: ImportOptions, commit: Bool) throws -> ChangeReport {
+        var phases = PhaseLog()
         let files = try ImportSource.files(from: paths)
+        phases.done("headers read")
         return try write { db in
             try StagingTables.create(db)
             for file in files {
                 try StagingLoader(file: file).load(into: db)
+                phases.done("\(file.table.name) loaded")
                 try TableDiff(table: file.table, givenColumns: file.header.columns).stage(db)
+                phases.done("\(file.table.name) diffed")
             }
             let checks = ImportChecks(files: files)
             if !options.allowMassClose { try checks.checkMassClosures(db) }
             let version = try Self.dataVersion(db) + 1
             try VersionWriter(version: version, memo: options.memo).write(db)
+            phases.done("version written")
             try checks.checkReferences(db)
             let tables = files.map(\.table)
             let describer = ChangeDescriber(version: version)
@@ -59,6 +64,7 @@ extension MasterDatabase {
                 changes: try describer.describe(db, tables: tables, limit: options.describeLimit),
                 totalChanges: total)
             try StagingTables.drop(db)
+            phases.done("checked and described")
             return (report, report.committed)
         }
     }

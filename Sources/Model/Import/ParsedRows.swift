@@ -1,0 +1,80 @@
+import Foundation
+
+/// Rows of a CSV file, parsed and checked, in batches: the hand-over between the thread
+/// that reads a file and the one that inserts into SQLite.
+final class ParsedBatch {
+    enum Field {
+        case null
+        case integer(Int64)
+        case real(Double)
+        /// Bytes in `text`.
+        case text(start: Int, count: Int)
+    }
+
+    var lines: [Int] = []
+    /// `fieldsPerRow` fields per row, row after row.
+    var fields: [Field] = []
+    var text: [UInt8] = []
+    var count: Int { lines.count }
+
+    init(capacity: Int, fieldsPerRow: Int) {
+        lines.reserveCapacity(capacity)
+        fields.reserveCapacity(capacity * fieldsPerRow)
+        text.reserveCapacity(capacity * 64)
+    }
+}
+
+/// A bounded queue of batches from one producer thread to one consumer, with the
+/// producer's error (or end) after the last batch, and cancellation by the consumer.
+final class BatchChannel: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queue: [ParsedBatch] = []
+    private var isFinished = false
+    private var isCancelled = false
+    private var failure: Error?
+    private let capacity: Int
+
+    /// - Parameter capacity: batches that may wait; a producer on the consumer's own thread needs no limit.
+    init(capacity: Int = 4) { self.capacity = capacity }
+
+    /// Hands a batch over; false if the consumer gave up.
+    func put(_ batch: ParsedBatch) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.count >= capacity && !isCancelled { condition.wait() }
+        if isCancelled { return false }
+        queue.append(batch)
+        condition.broadcast()
+        return true
+    }
+
+    func finish(_ error: Error?) {
+        condition.lock()
+        isFinished = true
+        failure = error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next batch, nil at the end; throws the producer's error once its batches are taken.
+    func take() throws -> ParsedBatch? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !isFinished { condition.wait() }
+        if !queue.isEmpty {
+            let batch = queue.removeFirst()
+            condition.broadcast()
+            return batch
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    func cancel() {
+        condition.lock()
+        isCancelled = true
+        queue.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+}
