@@ -24,6 +24,14 @@ enum ReportPrinter {
                 Swift.print("  … and \(report.totalChanges - report.changes.count) more (station-admin log --version \(report.version))")
             }
         }
+        if !report.suggestions.isEmpty {
+            Swift.print("\nLikely splits or handovers (put the ones you confirm in a plan and apply it):")
+            for suggestion in report.suggestions {
+                Swift.print("  \(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
+                    + suggestion.reasons.joined(separator: ", "))
+                Swift.print("    \(suggestion.planLine)")
+            }
+        }
     }
 
     private static func order(_ table: String) -> Int {

@@ -167,14 +167,9 @@ private func recordCallback(_ terminator: Int32, _ context: UnsafeMutableRawPoin
     Unmanaged<RecordSink>.fromOpaque(context!).takeUnretainedValue().endRecord()
 }
 
-/// A problem in an input file, located as `FILE:LINE`.
-public struct CSVError: Error, LocalizedError, Equatable {
+/// A problem in a CSV file, located as `FILE:LINE`.
+public struct CSVError: LocatedProblem, Equatable {
     public let file: String
     public let line: Int?
     public let message: String
-
-    public var errorDescription: String? {
-        if let line { return "\(file):\(line): \(message)" }
-        return "\(file): \(message)"
-    }
 }

@@ -42,15 +42,10 @@ public struct LocatedOperation: Sendable {
 }
 
 /// A plan or operation the rules refuse, located like a CSV error: `plan.jsonl:7: …`.
-public struct PlanError: Error, LocalizedError, Equatable {
+public struct PlanError: LocatedProblem, Equatable {
     public let file: String
     public let line: Int?
     public let message: String
-
-    public var errorDescription: String? {
-        if let line { return "\(file):\(line): \(message)" }
-        return "\(file): \(message)"
-    }
 }
 
 import Foundation

@@ -24,51 +24,70 @@ extension MasterDatabase {
     /// - an open station of another operator with the same name and group (a handover
     ///   to a company that already had a station there, like JR 海部 → 阿佐海岸鉄道 海部).
     public func suggestSplits(version: Int? = nil, radius: Double = 500) throws -> [SplitSuggestion] {
-        try read { db in
-            let version = try version ?? Self.dataVersion(db)
+        try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius) }
+    }
+
+    /// The same, inside a transaction that may not be committed yet (an import's report).
+    static func suggestSplits(_ db: Database, version: Int, radius: Double = 500) throws -> [SplitSuggestion] {
+        do {
+            // Driven by the version's updates rows (indexed by version), then stations by code.
             let changed = """
-                SELECT s.station_cd, s.station_g_cd, s.station_name, s.lat, s.lon FROM stations s
-                JOIN updates u ON u.table_name = 'stations' AND u.key_id = CAST(s.station_cd AS TEXT)
-                WHERE u.user_version = ? AND u.type = ?
+                SELECT s.station_cd, s.station_g_cd, s.station_name, s.lat, s.lon FROM updates u
+                JOIN stations s ON s.station_cd = CAST(u.key_id AS INTEGER)
+                WHERE u.user_version = ? AND u.table_name = 'stations' AND u.type = ?
                 """
-            let closed = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.delete.rawValue])
-            let added = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.insert.rawValue])
+            struct Station {
+                let code: Int64, group: Int64?, name: String, latitude: Double?, longitude: Double?
+                init(_ row: Row) {
+                    code = row[0]; group = row[1]; name = row[2]
+                    latitude = Double.fromDatabaseValue(row[3]); longitude = Double.fromDatabaseValue(row[4])
+                }
+            }
+            let closed = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.delete.rawValue]).map(Station.init)
+            if closed.isEmpty { return [] }
+            let added = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.insert.rawValue]).map(Station.init)
             let recorded = Set(try Row.fetchAll(db, sql: "SELECT table_name, key_id FROM updates WHERE type = 'DUPLICATE'")
                 .map { "\($0[0] as String)→\($0[1] as String)" })
             var suggestions: [SplitSuggestion] = []
+            // A cheap box before the great-circle distance: a degree of latitude is over 110 km,
+            // a degree of longitude at least a fifth of that in Japan.
+            let latitudeBox = radius / 100_000, longitudeBox = radius / 20_000
             for old in closed {
-                for new in added where !recorded.contains("\(old[0] as Int64)→\(new[0] as Int64)") {
+                for new in added {
                     var reasons: [String] = []
-                    let oldName: String = old[2], newName: String = new[2]
-                    if oldName == newName { reasons.append("same name") }
-                    let oldCode: Int64 = old[0], oldGroup: Int64? = old[1], newGroup: Int64? = new[1]
-                    if let newGroup, newGroup == oldGroup || newGroup == oldCode { reasons.append("same group") }
+                    if old.name == new.name { reasons.append("same name") }
+                    if let group = new.group, group == old.group || group == old.code { reasons.append("same group") }
                     var metres: Int?
-                    if let a = Double.fromDatabaseValue(old[3]), let b = Double.fromDatabaseValue(old[4]),
-                       let c = Double.fromDatabaseValue(new[3]), let d = Double.fromDatabaseValue(new[4]) {
+                    if let a = old.latitude, let b = old.longitude, let c = new.latitude, let d = new.longitude,
+                       abs(a - c) <= latitudeBox, abs(b - d) <= longitudeBox {
                         let distance = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d)
                         if distance <= radius {
                             metres = Int(distance.rounded())
                             reasons.append("\(metres!) m apart")
                         }
                     }
-                    guard !reasons.isEmpty else { continue }
-                    let newCode: Int64 = new[0]
+                    guard !reasons.isEmpty, !recorded.contains("\(old.code)→\(new.code)") else { continue }
                     suggestions.append(SplitSuggestion(
-                        version: version, closed: oldCode, closedName: oldName, added: newCode, addedName: newName,
+                        version: version, closed: old.code, closedName: old.name, added: new.code, addedName: new.name,
                         reasons: reasons, metres: metres,
-                        planLine: "{\"op\": \"record_split\", \"old\": \(oldCode), \"new\": \(newCode)}"))
+                        planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}"))
                 }
             }
             // Handovers to an operator that already had the station.
+            // One pass over the stations against the (few) closed ones, looked up by name
+            // (CROSS JOIN keeps that order: the other way round scans every station per closure).
             let handovers = try Row.fetchAll(db, sql: """
-                SELECT c.station_cd, c.station_name, o.station_cd, o.station_name FROM stations c
-                JOIN updates u ON u.table_name = 'stations' AND u.key_id = CAST(c.station_cd AS TEXT)
-                    AND u.user_version = ? AND u.type = 'DELETE'
-                JOIN lines cl ON cl.line_cd = c.line_cd
-                JOIN stations o ON o.station_name = c.station_name AND o.e_status <> 2 AND o.station_cd <> c.station_cd
-                    AND (o.station_g_cd = c.station_g_cd OR o.station_g_cd = c.station_cd)
-                JOIN lines ol ON ol.line_cd = o.line_cd AND ol.company_cd <> cl.company_cd
+                WITH closed AS MATERIALIZED (
+                    SELECT c.station_cd, c.station_g_cd, c.station_name, cl.company_cd FROM updates u
+                    JOIN stations c ON c.station_cd = CAST(u.key_id AS INTEGER)
+                    JOIN lines cl ON cl.line_cd = c.line_cd
+                    WHERE u.user_version = ? AND u.table_name = 'stations' AND u.type = 'DELETE')
+                SELECT c.station_cd, c.station_name, o.station_cd, o.station_name FROM stations o
+                CROSS JOIN closed c
+                JOIN lines ol ON ol.line_cd = o.line_cd
+                WHERE c.station_name = o.station_name AND o.e_status <> 2 AND o.station_cd <> c.station_cd
+                  AND ol.company_cd <> c.company_cd
+                  AND (o.station_g_cd = c.station_g_cd OR o.station_g_cd = c.station_cd)
                 ORDER BY c.station_cd, o.station_cd
                 """, arguments: [version])
             for row in handovers {

@@ -14,6 +14,8 @@ public struct ChangeReport: Codable, Sendable, Equatable {
     public var changes: [DescribedChange]
     /// All changes, of which `changes` may show only the first.
     public var totalChanges: Int
+    /// Likely splits and handovers among the stations this batch closes and adds.
+    public var suggestions: [SplitSuggestion] = []
 
     public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
 }

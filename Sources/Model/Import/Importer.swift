@@ -58,11 +58,14 @@ extension MasterDatabase {
             let describer = ChangeDescriber(version: version)
             let counts = try describer.counts(db, tables: tables)
             let total = counts.values.flatMap(\.values).reduce(0, +)
-            let report = ChangeReport(
+            var report = ChangeReport(
                 version: version, committed: commit && total > 0, counts: counts,
                 warnings: try checks.connectionWarnings(db),
                 changes: try describer.describe(db, tables: tables, limit: options.describeLimit),
                 totalChanges: total)
+            if files.contains(where: { $0.table == .stations }) {
+                report.suggestions = try Self.suggestSplits(db, version: version)
+            }
             try StagingTables.drop(db)
             phases.done("checked and described")
             return (report, report.committed)

@@ -22,7 +22,11 @@ import Testing
     @Test func theRealSnapshotsSuggestTheTwoHandovers() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2019])
-        try database.importSnapshot([Fixtures.ekidata2021])
+        let report = try database.importSnapshot([Fixtures.ekidata2021])
+        #expect(report.suggestions.map(\.planLine) == [
+            "{\"op\": \"record_split\", \"old\": 1120825, \"new\": 9920801}",
+            "{\"op\": \"record_split\", \"old\": 1180430, \"new\": 9980101}",
+        ])
         #expect(try database.suggestSplits().map { "\($0.closed) \($0.closedName) → \($0.added) \($0.addedName)" } == [
             "1120825 盛 → 9920801 盛", "1180430 海部 → 9980101 海部",
         ])
