@@ -6,7 +6,7 @@ then alternates them RUNS times; it reports the median wall time of each, their 
 the peak memory (maximum resident set, from GNU time) of ours. Work files go to
 benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and builds first.
 """
-import argparse, os, platform, shutil, statistics, subprocess, sys, time
+import argparse, json, os, platform, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "benchmarks", "work")
@@ -42,6 +42,21 @@ def timed(command):
         sys.exit(f"failed ({result.returncode}): {command}\n{result.stderr}")
     peak_kib = int(result.stderr.strip().splitlines()[-1])
     return wall, peak_kib / 1024
+
+
+def check_status(database, folder):
+    """The imported database holds exactly the generated rows (`status` against the CSV files)."""
+    status = json.loads(subprocess.run([ADMIN, "status", "--db", database, "--json"], check=True, capture_output=True, text=True).stdout)
+    rows = {table["table"]: table["rows"] for table in status["tables"]}
+    files = csv_files(folder)
+    expected = {}
+    for table, name in [("companies", "company"), ("lines", "line"), ("stations", "station"), ("connections", "connection")]:
+        with open(files[name], encoding="utf-8") as f:
+            expected[table] = sum(1 for _ in f) - 1
+    for table, count in expected.items():
+        if rows[table] != count:
+            sys.exit(f"status says {rows[table]:,} {table}, the generated files hold {count:,}")
+    print("# check: the import matches `status`: " + ", ".join(f"{rows[t]:,} {t}" for t in expected), flush=True)
 
 
 def csv_files(folder):
@@ -118,6 +133,7 @@ def main():
     run(admin("import", "--db", path("real1.sqlite"), REAL_OLD), shell=True)
     shutil.copy(path("empty.sqlite"), path("synth1.sqlite"))
     run(admin("import", "--db", path("synth1.sqlite"), path("snapshot1")), shell=True)
+    check_status(path("synth1.sqlite"), path("snapshot1"))
     shutil.copy(path("synth1.sqlite"), path("synth2.sqlite"))
     run(admin("import", "--db", path("synth2.sqlite"), path("snapshot2")), shell=True)
     run(sqlite_import(path("anchor1.sqlite"), path("snapshot1"), keyed=True), shell=True)
