@@ -35,7 +35,7 @@ def run(command, shell=False, stdout=subprocess.DEVNULL):
 def timed(command):
     """Wall seconds and peak resident memory (MiB) of one command, through GNU time."""
     start = time.perf_counter()
-    result = subprocess.run(["/usr/bin/time", "-f", "%M", "bash", "-c", command],
+    result = subprocess.run(["/usr/bin/time", "-f", "%M", "bash", "-o", "pipefail", "-c", command],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     if result.returncode != 0:
@@ -83,7 +83,7 @@ def measure(scenario, runs):
     ours, anchor, peaks = [], [], []
     for attempt in range(runs + 1):
         for which in ("ours", "anchor"):
-            if scenario.prepare:
+            if scenario.prepare and which == "ours":  # the anchors read inputs that never change
                 scenario.prepare()
             wall, peak = timed(scenario.ours if which == "ours" else scenario.anchor)
             if attempt == 0:
@@ -138,8 +138,9 @@ def main():
     run(admin("import", "--db", path("synth2.sqlite"), path("snapshot2")), shell=True)
     run(sqlite_import(path("anchor1.sqlite"), path("snapshot1"), keyed=True), shell=True)
     run(sqlite_import(path("anchor2.sqlite"), path("snapshot2"), keyed=True), shell=True)
+    # The delta's anchor diffs the client databases of versions 1 and 2: version 1 is built here,
+    # version 2 is what the release scenario (run just before it) leaves in run-release/.
     run(admin("release", "--db", path("synth2.sqlite"), "--out", path("releases"), "--version", "1", "--no-verify"), shell=True)
-    run(admin("release", "--db", path("synth2.sqlite"), "--out", path("releases"), "--no-verify"), shell=True)
 
     def fresh(source, target):
         return lambda: shutil.copy(path(source), path(target))
@@ -166,7 +167,7 @@ def main():
                  clean("run-release"), "sqlite3 VACUUM INTO"),
         Scenario(f"{label} delta from v1, gzip",
                  admin("delta", "--db", path("synth2.sqlite"), "--from", "1", "--gzip", "--output", path("delta.sql.gz")),
-                 f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('releases/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
+                 f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('run-release/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
                  None, "sqldiff --primarykey | gzip"),
     ]
     print(f"# {n:,} stations; median of {args.runs} runs after a warm-up, ours and the anchor alternated", flush=True)
