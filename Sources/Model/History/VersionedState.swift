@@ -45,11 +45,24 @@ struct VersionedState {
         return currentRows + "\nUNION ALL\n" + historyRows
     }
 
-    /// Restricts alias's rows to `keys`; a single integer key is matched through its index.
+    /// Restricts alias's rows to `keys`, matched through the table's key index: `key_id`
+    /// is split back into its integer parts (`11302/1130201/1130202` → 11302, 1130201, 1130202).
     private func keyMatch(alias: String, keys: String) -> String {
-        if table.keyColumns.count == 1 {
-            return "\(alias).\(table.keyColumns[0]) IN (SELECT CAST(key_id AS INTEGER) FROM \(keys))"
+        let columns = table.keyColumns.map { "\(alias).\($0)" }.joined(separator: ", ")
+        let parts = Self.keyParts("key_id", count: table.keyColumns.count).map { "CAST(\($0) AS INTEGER)" }.joined(separator: ", ")
+        return table.keyColumns.count == 1
+            ? "\(columns) IN (SELECT \(parts) FROM \(keys))"
+            : "(\(columns)) IN (SELECT \(parts) FROM \(keys))"
+    }
+
+    /// SQL for the `/`-separated parts of a key text.
+    static func keyParts(_ text: String, count: Int) -> [String] {
+        var parts: [String] = []
+        var rest = text
+        for _ in 1..<count {
+            parts.append("substr(\(rest), 1, instr(\(rest), '/') - 1)")
+            rest = "substr(\(rest), instr(\(rest), '/') + 1)"
         }
-        return "\(table.keyText(alias: alias)) IN (SELECT key_id FROM \(keys))"
+        return parts + [rest]
     }
 }
