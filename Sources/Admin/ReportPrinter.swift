@@ -26,11 +26,16 @@ enum ReportPrinter {
         }
         if !report.suggestions.isEmpty {
             Swift.print("\nLikely splits or handovers (put the ones you confirm in a plan and apply it):")
-            for suggestion in report.suggestions {
-                Swift.print("  \(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
-                    + suggestion.reasons.joined(separator: ", "))
-                Swift.print("    \(suggestion.planLine)")
-            }
+            print(report.suggestions, indent: "  ")
+        }
+    }
+
+    /// Each suggestion in words, then its ready plan line.
+    static func print(_ suggestions: [SplitSuggestion], indent: String = "") {
+        for suggestion in suggestions {
+            Swift.print(indent + "\(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
+                + suggestion.reasons.joined(separator: ", "))
+            Swift.print(indent + "    \(suggestion.planLine)")
         }
     }
 

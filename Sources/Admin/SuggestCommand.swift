@@ -15,11 +15,7 @@ struct SuggestCommand: ParsableCommand {
         let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius)
         if output.json { return try Console.printJSON(suggestions) }
         if suggestions.isEmpty { return print("No likely splits or handovers.") }
-        for suggestion in suggestions {
-            print("\(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
-                + suggestion.reasons.joined(separator: ", "))
-            print("    \(suggestion.planLine)")
-        }
+        ReportPrinter.print(suggestions)
     }
 }
 
