@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// Checks of a staged import that need the whole batch: references between tables,
@@ -85,5 +86,3 @@ public enum ImportError: Error, LocalizedError, Equatable {
         }
     }
 }
-
-import Foundation

@@ -56,7 +56,7 @@ public final class MasterDatabase: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "master"
-        if ProcessInfo.processInfo.environment["STATION_ADMIN_PROFILE"] != nil {
+        if PhaseLog.isOn {
             // Statements slower than 5 ms, to stderr: where an import or a release spends its time.
             configuration.prepareDatabase { db in
                 db.trace(options: .profile) { event in

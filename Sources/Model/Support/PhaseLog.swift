@@ -3,7 +3,8 @@ import Foundation
 /// With `STATION_ADMIN_PROFILE` set, prints how long each phase of a long command took
 /// (to stderr), beside the slow SQL statements `MasterDatabase` prints.
 struct PhaseLog {
-    private static let isOn = ProcessInfo.processInfo.environment["STATION_ADMIN_PROFILE"] != nil
+    /// `STATION_ADMIN_PROFILE` is set: phases and slow statements go to stderr.
+    static let isOn = ProcessInfo.processInfo.environment["STATION_ADMIN_PROFILE"] != nil
     private var last = Date()
 
     mutating func done(_ phase: String) {
