@@ -12,6 +12,9 @@ public enum MasterSchema {
         migrator.registerMigration("createMasterTables") { db in
             try db.execute(sql: createMasterTables)
         }
+        migrator.registerMigration("stampMaster") { db in
+            try MasterStamp.stamp(db)
+        }
         return migrator
     }
 

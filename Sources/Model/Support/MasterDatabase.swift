@@ -4,51 +4,63 @@ import GRDB
 /// The curators' master database: one SQLite file holding the master tables,
 /// their history and the `updates` log.
 ///
-/// Opening never writes; every change goes through one immediate transaction,
-/// so a second process waits for the first (up to `busyTimeout`) and a failure
-/// leaves the file byte-for-byte as it was.
+/// Opening never writes: the file is first recognised as ours (its stamp, see
+/// `MasterStamp`), and anything else is refused byte for byte untouched. Every change
+/// goes through one immediate transaction, so a second process waits for the first
+/// (up to `busyTimeout`) and a failure leaves the file as it was. The file is in WAL
+/// mode, so a reader (a release, a delta) sees one committed state from its first read
+/// to its end while imports commit beside it.
 public final class MasterDatabase: Sendable {
     public let path: String
     let queue: DatabaseQueue
+    /// Set when migrations are pending (a master made before stamps existed is recognised
+    /// by its migration ids): the first write runs them, the stamp among them.
+    private let needsStamp: Bool
     public static let busyTimeout: TimeInterval = 15
 
-    private init(path: String, queue: DatabaseQueue) {
+    private init(path: String, queue: DatabaseQueue, needsStamp: Bool) {
         self.path = path
         self.queue = queue
+        self.needsStamp = needsStamp
     }
 
-    /// Creates an empty master database (version 0) at `path`.
+    /// Creates an empty master database (version 0) at `path`, stamped with a new lineage.
     ///
     /// - Throws: `MasterDatabaseError.alreadyExists` rather than overwrite a file.
     public static func create(at path: String) throws -> MasterDatabase {
         if FileManager.default.fileExists(atPath: path) { throw MasterDatabaseError.alreadyExists(path) }
+        try FileChecks.requireWritableFolder(of: path, for: path)
         let temporary = AtomicFile.temporaryPath(for: path)
-        defer { try? FileManager.default.removeItem(atPath: temporary) }
-        do {
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
+        }
+        try MasterDatabaseError.translating(path) {
             let queue = try DatabaseQueue(path: temporary, configuration: configuration())
             try MasterSchema.migrator.migrate(queue)
+            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
             try queue.close()
         }
         try AtomicFile.moveIntoPlace(temporary, path, replacing: false)
         return try open(at: path)
     }
 
-    /// Opens an existing master database, bringing its schema up to date.
+    /// Opens an existing master database; writes nothing.
     ///
     /// - Parameter busyTimeout: how long to wait for another process's write to finish.
+    /// - Throws: `MasterDatabaseError.notAMaster` for any file that is not a master database
+    ///   (another application's SQLite file, a client's `stations.sqlite`, an empty file),
+    ///   `.isAFolder`, `.missing`.
     public static func open(at path: String, busyTimeout: TimeInterval = busyTimeout) throws -> MasterDatabase {
-        guard FileManager.default.fileExists(atPath: path) else { throw MasterDatabaseError.missing(path) }
-        do {
+        try FileChecks.requireRegularFile(path)
+        guard MasterStamp.hasSQLiteHeader(path) else { throw MasterDatabaseError.notAMaster(path) }
+        return try MasterDatabaseError.translating(path) {
             let queue = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout))
-            let migrator = MasterSchema.migrator
-            if try queue.read({ try !migrator.hasCompletedMigrations($0) }) {
-                try migrator.migrate(queue)
+            switch try queue.read(MasterStamp.recognise) {
+            case .master(let isUpToDate): return MasterDatabase(path: path, queue: queue, needsStamp: !isUpToDate)
+            case .foreign:
+                try queue.close()
+                throw MasterDatabaseError.notAMaster(path)
             }
-            return MasterDatabase(path: path, queue: queue)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw MasterDatabaseError.notADatabase(path)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            throw MasterDatabaseError.busy(path)
         }
     }
 
@@ -71,19 +83,29 @@ public final class MasterDatabase: Sendable {
 
     /// The newest data version: the highest `user_version` in `updates`, 0 when empty.
     public func dataVersion() throws -> Int {
-        try queue.read { try Self.dataVersion($0) }
+        try read { try Self.dataVersion($0) }
     }
 
     static func dataVersion(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(user_version), 0) FROM updates") ?? 0
     }
 
+    /// The random id `init` gave this master; a release folder belongs to one lineage.
+    /// A master made before lineages existed gets one on its first write.
+    public func lineage() throws -> String? {
+        try read(MasterStamp.lineage)
+    }
+
     /// Runs `body` in one immediate transaction; commits only if `body` says so,
     /// rolls back otherwise or on any error.
     ///
-    /// A busy database becomes `MasterDatabaseError.busy` instead of a raw SQLite error.
+    /// The file's writability is checked first, so a read-only master fails before any
+    /// work; an unstamped master made by an older StationAdmin is stamped.
+    /// SQLite's busy and full-disk errors become `MasterDatabaseError`s naming the file.
     func write<T>(_ body: (Database) throws -> (result: T, commit: Bool)) throws -> T {
-        do {
+        try FileChecks.requireWritable(path)
+        return try MasterDatabaseError.translating(path) {
+            if needsStamp { try stamp() }
             var result: T?
             try queue.inTransaction(.immediate) { db in
                 let outcome = try body(db)
@@ -91,16 +113,57 @@ public final class MasterDatabase: Sendable {
                 return outcome.commit ? .commit : .rollback
             }
             return result!
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            throw MasterDatabaseError.busy(path)
         }
     }
 
+    /// Brings a master made before stamps to the current schema and stamp, and to WAL.
+    /// Each migration is its own transaction; a failure leaves the file as it was.
+    func stamp() throws {
+        try FileChecks.requireWritable(path)
+        try MasterDatabaseError.translating(path) {
+            try MasterSchema.migrator.migrate(queue)
+            try queue.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+            }
+        }
+    }
+
+    /// Stamps the master if an older StationAdmin made it; a release needs its lineage.
+    func stampIfNeeded() throws {
+        if needsStamp, try lineage() == nil { try stamp() }
+    }
+
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try queue.read(body)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            throw MasterDatabaseError.busy(path)
+        try MasterDatabaseError.translating(path) { try queue.read(body) }
+    }
+
+    /// Runs `body` inside one read transaction of the master: every read sees the state
+    /// committed before the first one, whatever other processes commit meanwhile.
+    ///
+    /// Nothing of the master is written: `body` may use temp tables, and may write to a
+    /// database given as `attaching`, attached as schema `client` (created if missing); those
+    /// writes are committed when `body` returns, the attached file is detached afterwards.
+    func readingOneState<T>(attaching client: String? = nil, _ body: (Database) throws -> T) throws -> T {
+        try MasterDatabaseError.translating(path) {
+            try queue.writeWithoutTransaction { db in
+                if let client {
+                    try db.execute(sql: "ATTACH DATABASE ? AS client", arguments: [client])
+                    // A fresh file built once and renamed into place needs no rollback journal.
+                    try db.execute(sql: "PRAGMA client.journal_mode = OFF")
+                    try db.execute(sql: "PRAGMA client.page_size = 4096")
+                }
+                defer { if client != nil { try? db.execute(sql: "DETACH DATABASE client") } }
+                var result: T?
+                try db.inTransaction(.deferred) {
+                    // The first read starts the read transaction: from here on, one state.
+                    _ = try Self.dataVersion(db)
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
         }
     }
 }
@@ -108,8 +171,12 @@ public final class MasterDatabase: Sendable {
 public enum MasterDatabaseError: Error, LocalizedError, Equatable {
     case missing(String)
     case alreadyExists(String)
-    case notADatabase(String)
+    case isAFolder(String)
+    case notAMaster(String)
+    case readOnly(String)
     case busy(String)
+    case diskFull(String)
+    case cannotOpen(String, reason: String)
 
     public var errorDescription: String? {
         switch self {
@@ -117,10 +184,36 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
             return "\(path): no master database here (create one with `station-admin init --db \(path)`)"
         case .alreadyExists(let path):
             return "\(path): a file already exists; init never overwrites (choose another --db or remove it)"
-        case .notADatabase(let path):
-            return "\(path): not an SQLite database"
+        case .isAFolder(let path):
+            return "\(path): a folder, not a master database (expected the path of a file made by `station-admin init`)"
+        case .notAMaster(let path):
+            return "\(path): not a StationAdmin master database (create one with station-admin init)"
+        case .readOnly(let path):
+            return "\(path): the master database or its folder is read-only (expected write access to both; check the permissions, e.g. `chmod u+w`)"
         case .busy(let path):
             return "\(path): another station-admin process is writing this database; try again when it has finished"
+        case .diskFull(let path):
+            return "\(path): the disk is full (nothing was changed; free some space and run the command again)"
+        case let .cannotOpen(path, reason):
+            return "\(path): cannot open the master database (\(reason))"
+        }
+    }
+
+    /// Runs `body`, turning SQLite's errors about the file into errors that name it.
+    static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED: throw MasterDatabaseError.busy(path)
+            case .SQLITE_FULL: throw MasterDatabaseError.diskFull(path)
+            case .SQLITE_READONLY: throw MasterDatabaseError.readOnly(path)
+            case .SQLITE_NOTADB: throw MasterDatabaseError.notAMaster(path)
+            case .SQLITE_CANTOPEN: throw MasterDatabaseError.cannotOpen(path, reason: error.message ?? "SQLite cannot open it")
+            default: throw error
+            }
+        } catch let error as CocoaError where FileChecks.isDiskFull(error) {
+            throw MasterDatabaseError.diskFull(path)
         }
     }
 }

@@ -71,12 +71,12 @@ import Testing
 
     @Test func closingALineWithOpenStationsNeedsCascade() throws {
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         #expect(throws: PlanError(file: "command line", line: nil, message:
             "closing lines 11202 leaves open: station 1120201 八戸, station 1120202 長苗代, station 1120203 本八戸, station 1120204 小中野, station 1120205 陸奥湊, station 1120206 白銀 (close them too with cascade)")) {
             try apply(database, .close(table: .lines, key: ["11202"], date: nil, cascade: false))
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
         try apply(database, .close(table: .lines, key: ["11202"], date: "2030-01-01", cascade: true))
         let expected: [String] = ["DELETE lines 11202"] + (1...6).map { "DELETE stations 112020\($0)" }
         #expect(try updates(database, version: 2) == expected)
@@ -144,7 +144,7 @@ import Testing
     ])
     func refusedOperationsSayWhyAndWriteNothing(_ operation: PlanOperation, _ message: String) throws {
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         do {
             try apply(database, operation)
             Issue.record("not refused: \(operation)")
@@ -152,13 +152,13 @@ import Testing
             let text = error.errorDescription ?? ""
             #expect(text == message || text == "command line: \(message)")
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
     }
 
     @Test func aSecondDuplicateOfTheSamePairAndALoopAreRefused() throws {
         let database = try scratch.baseDatabase()
         try apply(database, .split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         #expect(throws: CurationError.splitRefused(old: 1120101, new: 9920607, reason: "this split is already recorded")) {
             try apply(database, .recordSplit(old: 1120101, new: 9920607))
         }
@@ -185,12 +185,12 @@ import Testing
 
     @Test func dryRunReportsEverythingAndWritesNothing() throws {
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         let report = try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: [1120102]))], dryRun: true)
         #expect(!report.committed && report.version == 2)
         #expect(report.changes.map(\.summary).last == "DUPLICATE stations 1120101 → 9920607")
         #expect(report.changes.first?.summary.hasPrefix("INSERT stations 9920607 八戸: station_g_cd=1120101, station_name=八戸") == true)
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
         #expect(try database.dataVersion() == 1)
     }
 

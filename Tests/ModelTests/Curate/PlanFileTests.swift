@@ -32,7 +32,7 @@ import Testing
 
     @Test func anOperationThatFailsNamesItsLineAndNothingIsCommitted() throws {
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         let path = try plan("""
             {"plan": "two steps", "memo": "test"}
             {"op": "edit", "table": "stations", "key": 1120101, "set": {"weight": 1}}
@@ -42,7 +42,7 @@ import Testing
         #expect(throws: PlanError(file: path, line: 4, message: "stations 1120101 is not closed")) {
             try database.apply(planAt: path)
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
     }
 
     @Test func aPlanIsOneVersionWithItsMemo() throws {

@@ -180,13 +180,13 @@ import Testing
 
     @Test func diffAndDryRunWriteNothing() throws {
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
         #expect(try database.diff([snapshot.path]).totalChanges == 1)
         let dryRun = try database.importSnapshot([snapshot.path], dryRun: true)
         #expect(dryRun.totalChanges == 1 && !dryRun.committed && dryRun.version == 2)
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
         #expect(try database.dataVersion() == 1)
     }
 
@@ -195,11 +195,11 @@ import Testing
         let snapshot = try scratch.snapshot()
         try snapshot.removeLine("station.csv", containing: "1120205,")
         try snapshot.removeLine("station.csv", containing: "1120206,")
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         #expect(throws: ImportError.massClosure(file: snapshot.file("station.csv"), table: "stations", closing: 2, open: 23)) {
             try database.importSnapshot([snapshot.file("station.csv")])
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
         let report = try database.importSnapshot([snapshot.file("station.csv")], options: ImportOptions(allowMassClose: true))
         #expect(report.count("stations", .delete) == 2)
     }
@@ -215,7 +215,7 @@ import Testing
 
     @Test func aSecondWriterGetsAClearBusyErrorAndNothingChanges() throws {
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         let impatient = try MasterDatabase.open(at: database.path, busyTimeout: 0.2)
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
@@ -227,7 +227,7 @@ import Testing
                 try impatient.importSnapshot([snapshot.path])
             }
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
         #expect(try impatient.importSnapshot([snapshot.path]).totalChanges == 1)
     }
 }

@@ -75,3 +75,25 @@ extension MasterDatabase {
         try read { try T.fetchOne($0, sql: sql, arguments: arguments) }
     }
 }
+
+extension MasterDatabase {
+    /// The SHA-256 of the master file once everything committed is in it: the WAL is
+    /// checkpointed into the file first. A command that committed nothing leaves it unchanged
+    /// whichever process checkpointed last; one that committed anything changes it.
+    func settledSHA256() throws -> String {
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return try FileDigest.sha256(ofFile: path)
+    }
+}
+
+/// A value shared with a `@Sendable` closure (a release's step hook) and read afterwards.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
