@@ -24,6 +24,12 @@ struct OutputOptions: ParsableArguments {
 }
 
 enum Console {
+    /// One line of text output: control characters in names are shown escaped, so that
+    /// data cannot forge extra lines or redraw the terminal (JSON keeps the exact value).
+    static func line(_ text: String) {
+        print(text.escapingControlCharacters)
+    }
+
     static func error(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }

@@ -23,7 +23,7 @@ struct LogCommand: ParsableCommand {
         if let key, !output.json, version == nil {
             // A key's story: each change in words, old → new.
             for entry in try global.openDatabase().story(key: key, table: table) {
-                print("\(entry.update.updateDate)  \(entry.summary)" + (entry.update.memo.map { "  (\($0))" } ?? ""))
+                Console.line("\(entry.update.updateDate)  \(entry.summary)" + (entry.update.memo.map { "  (\($0))" } ?? ""))
             }
             return
         }
@@ -32,7 +32,7 @@ struct LogCommand: ParsableCommand {
         for update in updates {
             let target = update.type == .duplicate
                 ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
-            print("\(update.upID)\tv\(update.userVersion)\t\(update.updateDate)\t\(update.type.rawValue)\t\(target)"
+            Console.line("\(update.upID)\tv\(update.userVersion)\t\(update.updateDate)\t\(update.type.rawValue)\t\(target)"
                 + (update.memo.map { "\t\($0)" } ?? ""))
         }
     }

@@ -18,7 +18,16 @@ struct ReleaseCommand: ParsableCommand {
     }
 
     func run() throws {
-        let result = try global.openDatabase().release(ReleaseOptions(outputFolder: out, version: version, verify: !noVerify))
+        var options = ReleaseOptions(outputFolder: out, version: version, verify: !noVerify)
+        options.onWait = { Console.error($0) }
+        options.onStep = FaultInjection.releaseStep()
+        let result = try global.openDatabase().release(options)
+        if let version = result.completedInterruptedVersion {
+            Console.error("Completed the interrupted release of version \(version) first.")
+        }
+        if !result.removedLeftovers.isEmpty {
+            Console.error("Removed what interrupted releases left: \(result.removedLeftovers.joined(separator: ", ")).")
+        }
         if output.json { return try Console.printJSON(result.released) }
         let released = result.released
         print("Release \(released.version) in \(out)/\(released.version):")

@@ -16,16 +16,17 @@ enum ReportPrinter {
                     : String(repeating: " ", count: widths[column] - cell.count) + cell
             }.joined(separator: "  "))
         }
-        for warning in report.warnings { Swift.print("warning: \(warning)") }
+        for warning in report.warnings { Console.line("warning: \(warning)") }
         if !report.changes.isEmpty {
             Swift.print("")
-            for change in report.changes { Swift.print("  " + change.summary) }
+            for change in report.changes { Console.line("  " + change.summary) }
             if report.changes.count < report.totalChanges {
                 Swift.print("  … and \(report.totalChanges - report.changes.count) more (station-admin log --version \(report.version))")
             }
         }
         if !report.suggestions.isEmpty {
-            Swift.print("\nLikely splits or handovers (put the ones you confirm in a plan and apply it):")
+            Swift.print("")
+            Swift.print("Likely splits or handovers (put the ones you confirm in a plan and apply it):")
             print(report.suggestions, indent: "  ")
         }
     }
@@ -33,9 +34,9 @@ enum ReportPrinter {
     /// Each suggestion in words, then its ready plan line.
     static func print(_ suggestions: [SplitSuggestion], indent: String = "") {
         for suggestion in suggestions {
-            Swift.print(indent + "\(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
+            Console.line(indent + "\(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
                 + suggestion.reasons.joined(separator: ", "))
-            Swift.print(indent + "    \(suggestion.planLine)")
+            Console.line(indent + "    \(suggestion.planLine)")
         }
     }
 

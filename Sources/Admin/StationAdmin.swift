@@ -17,6 +17,7 @@ struct StationAdmin: ParsableCommand {
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {
         do {
+            try CommandLineText.requireUTF8()
             var command = try parseAsRoot()
             try command.run()
         } catch {

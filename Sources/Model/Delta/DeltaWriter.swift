@@ -80,7 +80,7 @@ struct DeltaWriter {
         return summary
     }
 
-    /// Runs in a transaction the caller rolls back: the touched keys and both states are
+    /// Runs in the caller's read transaction, in temp tables only: the touched keys and both states are
     /// materialised in indexed temp tables, so the final join is by key, not quadratic.
     private func writeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> [String: Int] {
         if from == 0 { return try writeWholeTable(table, db, sink) }

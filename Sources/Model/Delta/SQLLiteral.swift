@@ -1,15 +1,19 @@
 /// SQL expressions that render a column's value as an exact SQL literal, by SQLite itself.
 ///
 /// `quote()` renders integers, reals (round-trip exact), blobs and text with quotes,
-/// newlines and emoji; but up to SQLite 3.40 it cuts text at a NUL byte, so such
-/// text is rendered from its bytes: `'a' || char(0) || 'b'` becomes `CAST(X'610062' AS TEXT)`,
-/// which every SQLite since 3.0 reads back byte for byte. Numeric columns hold only numbers
-/// and NULL (the importer and the curated operations type every value), so they need no test.
+/// newlines and emoji; but two kinds of text do not survive a literal:
+/// - up to SQLite 3.40, `quote()` cuts text at a NUL byte;
+/// - the `sqlite3` shell (3.40), reading SQL from a file, drops a CR that stands right
+///   before a LF inside a quoted literal, so `'a\r\nb'` reaches the database as `'a\nb'`.
+/// Such text is rendered from its bytes: `'a' || char(13, 10) || 'b'` becomes
+/// `CAST(X'610D0A62' AS TEXT)`, which every SQLite since 3.0 reads back byte for byte,
+/// whatever reads the script. Numeric columns hold only numbers and NULL (the importer and
+/// the curated operations type every value), so they need no test.
 enum SQLLiteral {
     static func render(_ column: String, _ kind: MasterTable.Kind) -> String {
         guard kind.holdsText else { return "quote(\(column))" }
-        // instr() compares text by its bytes, so it finds an embedded NUL without a CAST to BLOB.
-        return "(CASE WHEN typeof(\(column)) = 'text' AND instr(\(column), char(0)) > 0 "
+        // instr() compares text by its bytes, so it finds a NUL or a CR without a CAST to BLOB.
+        return "(CASE WHEN typeof(\(column)) = 'text' AND (instr(\(column), char(0)) > 0 OR instr(\(column), char(13)) > 0) "
             + "THEN 'CAST(' || quote(CAST(\(column) AS BLOB)) || ' AS TEXT)' ELSE quote(\(column)) END)"
     }
 

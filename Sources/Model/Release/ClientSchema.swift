@@ -9,7 +9,11 @@ public enum ClientSchema {
 
     /// Indexes for what the apps ask (DOMAIN.md): map pins inside bounds by weight, then
     /// distance; lists by operator, line, prefecture, reading and visit date.
-    static let indexes = [
+    static func indexes(schema: String = "main") -> [String] {
+        indexDefinitions.map { $0.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX \(schema).") }
+    }
+
+    private static let indexDefinitions = [
         "CREATE INDEX stations_by_weight ON stations (weight, lat, lon)",
         "CREATE INDEX stations_by_area ON stations (lat, lon)",
         "CREATE INDEX stations_by_line ON stations (line_cd, e_sort)",
@@ -21,7 +25,7 @@ public enum ClientSchema {
         "CREATE INDEX completions_by_date ON completions (date)",
     ]
 
-    static func createTable(_ table: MasterTable) -> String {
+    static func createTable(_ table: MasterTable, schema: String = "main") -> String {
         let single = table.keyColumns.count == 1
         let columns = table.columns.map { column -> String in
             var definition = "\(column.name) \(column.sqlType)"
@@ -31,11 +35,11 @@ public enum ClientSchema {
             return definition
         }
         let key = single ? "" : ", PRIMARY KEY (\(table.keyOrder))"
-        return "CREATE TABLE \(table.name) (\(columns.joined(separator: ", "))\(key))\(single ? "" : " WITHOUT ROWID")"
+        return "CREATE TABLE \(schema).\(table.name) (\(columns.joined(separator: ", "))\(key))\(single ? "" : " WITHOUT ROWID")"
     }
 
-    static func createTables(_ db: Database) throws {
-        for table in MasterTable.all { try db.execute(sql: createTable(table)) }
-        try db.execute(sql: completionsTable)
+    static func createTables(_ db: Database, schema: String = "main") throws {
+        for table in MasterTable.all { try db.execute(sql: createTable(table, schema: schema)) }
+        try db.execute(sql: completionsTable.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(schema)."))
     }
 }

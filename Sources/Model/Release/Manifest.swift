@@ -6,10 +6,20 @@ import Foundation
 /// or a test check a database after applying a delta, whatever its bytes.
 public struct Manifest: Codable, Sendable, Equatable {
     public static let fileName = "manifest.json"
-    public var format = 1
+    /// 2: with `lineage`.
+    public var format = 2
+    /// The lineage id of the master database whose releases these are (see `MasterStamp`);
+    /// nil in a folder made before lineages existed.
+    public var lineage: String?
     /// The newest version built in this folder.
     public var newest: Int
     public var versions: [ReleasedVersion]
+
+    public init(lineage: String?, newest: Int, versions: [ReleasedVersion]) {
+        self.lineage = lineage
+        self.newest = newest
+        self.versions = versions
+    }
 
     public func version(_ number: Int) -> ReleasedVersion? { versions.first { $0.version == number } }
 

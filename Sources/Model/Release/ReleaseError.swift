@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 public enum ReleaseError: Error, LocalizedError, Equatable {
     case noSuchVersion(requested: Int, newest: Int)
@@ -8,6 +9,14 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case corruptManifest(String, reason: String)
     case manifestDisagrees(String, file: String, reason: String)
     case verificationFailed([String])
+    case noFolderGiven
+    case notAFolder(String)
+    case cannotWrite(String, reason: String)
+    case diskFull(String)
+    case folderBusy(String, holder: String)
+    case otherLineage(String, folder: String, master: String)
+    case notOurs(String)
+    case interruptedRelease(String)
 
     public var errorDescription: String? {
         switch self {
@@ -25,6 +34,39 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             return "\(path): the manifest disagrees with \(file): \(reason); rebuild it with `station-admin release`"
         case let .verificationFailed(failures):
             return "verification failed:\n" + failures.map { "  " + $0 }.joined(separator: "\n")
+        case .noFolderGiven:
+            return "--out is empty (expected the path of a release folder, e.g. --out release)"
+        case let .notAFolder(path):
+            return "\(path): a file, not a release folder (expected a folder, or a path that does not exist yet; choose another --out)"
+        case let .cannotWrite(path, reason):
+            return "\(path): cannot write the release folder (\(reason)); check its permissions or choose another --out"
+        case let .diskFull(path):
+            return "\(path): the disk is full (the release folder is as it was; free some space and release again)"
+        case let .folderBusy(path, holder):
+            return "\(path): another station-admin process (pid \(holder)) is writing this release folder; try again when it has finished"
+        case let .otherLineage(path, folder, master):
+            return "\(path): holds the releases of another master database (lineage \(folder); this one is \(master)); choose another --out, or the --db that made them"
+        case let .notOurs(path):
+            return "\(path): exists, but the manifest does not list it: not a release of ours (move it away, or choose another --out)"
+        case let .interruptedRelease(path):
+            return "\(path): a release into this folder was interrupted; complete it with `station-admin release --out \(path)`"
+        }
+    }
+
+    /// Runs `body`, turning file-system errors about the folder into errors that name it.
+    static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ReleaseError {
+            throw error
+        } catch let error as MasterDatabaseError {
+            throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            throw ReleaseError.diskFull(path)
+        } catch where FileChecks.isDiskFull(error) {
+            throw ReleaseError.diskFull(path)
+        } catch let error as CocoaError {
+            throw ReleaseError.cannotWrite(path, reason: (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? "\(error.code)")
         }
     }
 }

@@ -1,10 +1,34 @@
 import Foundation
 
 /// A release folder on disk: `manifest.json` and one folder per built version.
+///
+/// Publishing a version is a journaled sequence of renames (see `publish`): at any kill,
+/// the folder holds either the old manifest with every file it names, or a publish intent
+/// that the next release completes (`completeInterruptedPublish`).
 struct ReleaseFolder {
     let path: String
 
     var manifestPath: String { (path as NSString).appendingPathComponent(Manifest.fileName) }
+    var intentPath: String { url(PublishIntent.fileName) }
+    static let buildingPrefix = ".building-"
+
+    /// The folder `--out` names, created if missing.
+    ///
+    /// - Throws: `ReleaseError.notAFolder` for an existing file, `.noFolderGiven` for an
+    ///   empty path, `.cannotWrite` when it cannot be created.
+    static func prepare(_ path: String) throws -> ReleaseFolder {
+        guard !path.isEmpty else { throw ReleaseError.noFolderGiven }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw ReleaseError.notAFolder(path) }
+        } else {
+            try ReleaseError.translating(path) {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            }
+        }
+        if access(path, W_OK) != 0 { throw ReleaseError.cannotWrite(path, reason: "the folder is read-only") }
+        return ReleaseFolder(path: path)
+    }
 
     func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 
@@ -50,6 +74,22 @@ struct ReleaseFolder {
         }
     }
 
+    /// Refuses a folder that holds another master's releases. A manifest from before
+    /// lineages existed is adopted by the first master that releases into it.
+    func requireLineage(_ lineage: String, of manifest: Manifest?) throws {
+        if let theirs = manifest?.lineage, theirs != lineage {
+            throw ReleaseError.otherLineage(path, folder: theirs, master: lineage)
+        }
+    }
+
+    /// Refuses to replace a version folder that no manifest lists: it is not ours.
+    func requireOwnership(of version: Int, manifest: Manifest?) throws {
+        let folder = url("\(version)")
+        if FileManager.default.fileExists(atPath: folder) && manifest?.version(version) == nil {
+            throw ReleaseError.notOurs(folder)
+        }
+    }
+
     private static func describe(_ error: Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, let context):
@@ -61,5 +101,92 @@ struct ReleaseFolder {
         default:
             return error.localizedDescription
         }
+    }
+}
+
+/// What a release is about to publish, written before its first rename: from then on the
+/// publish is decided, and any process that finds the intent completes it.
+struct PublishIntent: Codable {
+    static let fileName = ".publishing.json"
+    /// The build folder, relative to the release folder: `.building-PID-N`.
+    var building: String
+    var version: Int
+    var manifest: Manifest
+}
+
+/// The steps of a release, in order; `ReleaseOptions.onStep` is called after each.
+public enum ReleaseStep: String, CaseIterable, Sendable {
+    /// The client tables are filled (inside the master's read transaction).
+    case clientTablesBuilt = "client-tables-built"
+    /// The deltas are written (still inside the read transaction).
+    case deltasWritten = "deltas-written"
+    /// Verification passed (or was skipped); nothing is published yet.
+    case verified
+    case intentWritten = "intent-written"
+    /// A version released before moved into the build folder (re-releases only).
+    case oldVersionMovedAside = "old-version-moved-aside"
+    case newVersionMovedIn = "new-version-moved-in"
+    case manifestWritten = "manifest-written"
+}
+
+extension ReleaseFolder {
+    /// Publishes a built version: writes the intent, swaps the version folder in by renames,
+    /// replaces the manifest, then forgets the intent and the build folder.
+    func publish(_ intent: PublishIntent, onStep: (ReleaseStep) throws -> Void) throws {
+        try ReleaseError.translating(path) {
+            try AtomicFile.write(try JSONEncoder().encode(intent), to: intentPath)
+        }
+        try onStep(.intentWritten)
+        try complete(intent, onStep: onStep)
+    }
+
+    /// Completes a publish that a killed process left half done, if there is one.
+    /// - Returns: the version it published, or nil.
+    @discardableResult
+    func completeInterruptedPublish() throws -> Int? {
+        guard let data = FileManager.default.contents(atPath: intentPath) else { return nil }
+        guard let intent = try? JSONDecoder().decode(PublishIntent.self, from: data) else {
+            throw ReleaseError.corruptManifest(intentPath, reason: "an unreadable publish intent; remove it and release again")
+        }
+        try complete(intent) { _ in }
+        return intent.version
+    }
+
+    /// Each step checks what is already done, so it can be repeated after a kill at any point.
+    private func complete(_ intent: PublishIntent, onStep: (ReleaseStep) throws -> Void) throws {
+        let staged = url("\(intent.building)/\(intent.version)")
+        let target = url("\(intent.version)")
+        try ReleaseError.translating(path) {
+            if FileManager.default.fileExists(atPath: staged) {
+                if FileManager.default.fileExists(atPath: target) {
+                    let displaced = url("\(intent.building)/displaced-\(intent.version)")
+                    try? FileManager.default.removeItem(atPath: displaced)
+                    try AtomicFile.moveIntoPlace(target, displaced, replacing: false)
+                    try onStep(.oldVersionMovedAside)
+                }
+                try AtomicFile.moveIntoPlace(staged, target, replacing: false)
+                try onStep(.newVersionMovedIn)
+            } else if !FileManager.default.fileExists(atPath: target) {
+                throw ReleaseError.manifestDisagrees(
+                    intentPath, file: "\(intent.version)",
+                    reason: "an interrupted release lost its build folder; remove \(PublishIntent.fileName) and release again")
+            }
+            try AtomicFile.write(try intent.manifest.encoded(), to: manifestPath)
+            try onStep(.manifestWritten)
+            try FileManager.default.removeItem(atPath: intentPath)
+            try? FileManager.default.removeItem(atPath: url(intent.building))
+        }
+    }
+
+    /// Removes what dead processes left: build folders and temporary files. Call it only
+    /// while holding the folder's exclusive lock (every live build holds it), after
+    /// `completeInterruptedPublish`.
+    /// - Returns: the names removed.
+    @discardableResult
+    func removeLeftovers() throws -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let leftovers = names.filter { $0.hasPrefix(Self.buildingPrefix) || (AtomicFile.isTemporaryName($0)) }.sorted()
+        for name in leftovers { try? FileManager.default.removeItem(atPath: url(name)) }
+        return leftovers
     }
 }

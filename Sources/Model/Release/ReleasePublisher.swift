@@ -7,6 +7,13 @@ public struct ReleaseOptions: Sendable {
     /// nil: the newest version.
     public var version: Int?
     public var verify: Bool
+    /// How long to wait while another process writes the same release folder.
+    public var lockTimeout: TimeInterval = 600
+    /// Told once when the release waits for another process's lock (for a message on stderr).
+    public var onWait: (@Sendable (String) -> Void)?
+    /// Called after each step: the seam through which tests commit a version in the middle
+    /// of a release, or kill the process at a chosen step.
+    public var onStep: (@Sendable (ReleaseStep) throws -> Void)?
 
     public init(outputFolder: String = "release", version: Int? = nil, verify: Bool = true) {
         self.outputFolder = outputFolder
@@ -19,72 +26,107 @@ public struct ReleaseResult: Sendable {
     public var released: ReleasedVersion
     public var manifest: Manifest
     public var verification: VerificationReport?
+    /// Set when this release first completed a publish that a killed release left half done.
+    public var completedInterruptedVersion: Int?
+    /// Build folders and temporary files of dead processes that this release removed.
+    public var removedLeftovers: [String]
 }
 
 extension MasterDatabase {
     /// Builds the client database of a version and a delta from every older version,
     /// verifies them, and adds them to the release folder.
     ///
-    /// Everything is built in a temporary folder inside the release folder, then renamed
-    /// into place, and the manifest is replaced last (also by a rename): an interrupted
-    /// release leaves the folder as it was, never a manifest naming missing files.
+    /// Safe under concurrency and interruption:
+    /// - everything is read from one state of the master (one read transaction), so an
+    ///   import committing meanwhile is simply not seen;
+    /// - the folder is locked for the whole release (`ReleaseFolderLock`); a second release
+    ///   into it waits, and a folder of another master (lineage) is refused;
+    /// - the version is built in a build folder and published by a journaled sequence of
+    ///   renames, manifest last (`ReleaseFolder.publish`): a release killed at any point leaves
+    ///   a folder that the next release completes and cleans.
     ///
-    /// - Throws: `ReleaseError` (no such version, a corrupt or disagreeing folder, a failed
+    /// - Throws: `ReleaseError` (no such version, a corrupt or foreign folder, a failed
     ///   verification); the folder is unchanged then.
     @discardableResult
     public func release(_ options: ReleaseOptions = ReleaseOptions()) throws -> ReleaseResult {
-        let folder = ReleaseFolder(path: options.outputFolder)
+        let folder = try ReleaseFolder.prepare(options.outputFolder)
+        try stampIfNeeded()
+        guard let lineage = try lineage() else { throw MasterDatabaseError.notAMaster(path) }
+        let lock = try ReleaseFolderLock.acquire(folder, exclusive: true, timeout: options.lockTimeout, onWait: options.onWait)
+        defer { withExtendedLifetime(lock) {} }
+        let completed = try folder.completeInterruptedPublish()
+        let leftovers = try folder.removeLeftovers()
         let existing = try folder.loadManifestIfPresent()
-        let newest = try dataVersion()
-        let version = options.version ?? newest
-        guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+        try folder.requireLineage(lineage, of: existing)
+        let step: (ReleaseStep) throws -> Void = { try options.onStep?($0) }
 
-        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
-        let building = ReleaseFolder(path: folder.url(".building-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"))
-        defer { try? FileManager.default.removeItem(atPath: building.path) }
-        try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
-
-        let released = try build(version: version, newest: newest, into: building)
+        let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let buildFolder = ReleaseFolder(path: folder.url(building))
+        var published = false
+        defer { if !published { try? FileManager.default.removeItem(atPath: buildFolder.path) } }
+        let released = try ReleaseError.translating(folder.path) {
+            try build(version: options.version, into: buildFolder, step: step)
+        }
+        try folder.requireOwnership(of: released.version, manifest: existing)
         var verification: VerificationReport?
         if options.verify {
-            let verifier = ReleaseVerifier(folder: building, master: self, scratch: building.url("verify"))
+            let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.url("verify"))
             verification = try verifier.verify(released, olderDatabases: existing.map { (folder, $0) })
             if !verification!.failures.isEmpty { throw ReleaseError.verificationFailed(verification!.failures) }
         }
+        try step(.verified)
 
-        let target = folder.url("\(version)")
-        let displaced = building.url("displaced")
-        if FileManager.default.fileExists(atPath: target) { try AtomicFile.moveIntoPlace(target, displaced, replacing: false) }
-        try AtomicFile.moveIntoPlace(building.url("\(version)"), target, replacing: false)
-        var manifest = existing ?? Manifest(newest: version, versions: [])
-        manifest.versions.removeAll { $0.version == version }
+        var manifest = existing ?? Manifest(lineage: lineage, newest: released.version, versions: [])
+        manifest.lineage = lineage
+        manifest.versions.removeAll { $0.version == released.version }
         manifest.versions.append(released)
         manifest.versions.sort { $0.version < $1.version }
         manifest.newest = manifest.versions.last!.version
-        try AtomicFile.write(try manifest.encoded(), to: folder.manifestPath)
-        return ReleaseResult(released: released, manifest: manifest, verification: verification)
+        try folder.publish(PublishIntent(building: building, version: released.version, manifest: manifest)) { done in
+            // From the intent on, the build folder is the publish's to finish, not ours to remove.
+            if done == .intentWritten { published = true }
+            try step(done)
+        }
+        return ReleaseResult(
+            released: released, manifest: manifest, verification: verification,
+            completedInterruptedVersion: completed, removedLeftovers: leftovers)
     }
 
-    private func build(version: Int, newest: Int, into building: ReleaseFolder) throws -> ReleasedVersion {
+    /// Builds a version into `building/N/`: the client database and the deltas from one state
+    /// of the master; then, outside the read transaction, the database's gzip and hashes.
+    private func build(version requested: Int?, into building: ReleaseFolder, step: (ReleaseStep) throws -> Void) throws -> ReleasedVersion {
         var phases = PhaseLog()
+        try FileManager.default.createDirectory(atPath: building.path, withIntermediateDirectories: true)
+        // The version folder is named once the version is known (inside the read transaction).
+        let scratchDatabase = building.url("stations.sqlite")
+        let (version, rows, written) = try readingOneState(attaching: scratchDatabase) { db in
+            let newest = try Self.dataVersion(db)
+            let version = requested ?? newest
+            guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+            try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+            let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
+            try step(.clientTablesBuilt)
+            var written: [(from: Int, path: String, delta: WrittenDelta)] = []
+            for from in 0..<version {
+                let deltaPath = "\(version)/delta-from-\(from).sql.gz"
+                written.append((from, deltaPath, try Self.writeDelta(
+                    db, from: from, to: version, newest: newest, gzip: true, transaction: false, output: building.url(deltaPath))))
+            }
+            try step(.deltasWritten)
+            return (version, rows, written)
+        }
+        phases.done("client tables and deltas")
         let databasePath = "\(version)/stations.sqlite"
-        let built = try ReleaseDatabaseBuilder(masterPath: path).build(version: version, newest: newest, at: building.url(databasePath), hashing: false)
-        // The database is hashed and gzipped on a second core while its content hash
-        // and the deltas are computed on this one.
+        try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
+        try ReleaseDatabaseBuilder.compact(building.url(databasePath))
+        // The database is hashed and gzipped on a second core while its content hash is computed on this one.
         let compression = BackgroundTask {
             (sha256: try FileDigest.sha256(ofFile: building.url(databasePath)),
              gzip: try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz")))
         }
         let contentHash = try ContentHash.compute(ofFile: building.url(databasePath))
-        phases.done("content hash")
-        var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-        for from in 0..<version {
-            let deltaPath = "\(version)/delta-from-\(from).sql.gz"
-            written.append((from, deltaPath, try writeDelta(from: from, to: version, gzip: true, output: building.url(deltaPath))))
-        }
-        phases.done("deltas")
         let (databaseSha256, gzipped) = try compression.wait()
-        phases.done("database sha256 and gzip (after the deltas)")
+        phases.done("content hash, database sha256 and gzip")
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: databaseSha256)
         let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
         let deltas = written.map { from, deltaPath, delta in
@@ -97,17 +139,10 @@ extension MasterDatabase {
         }
         return ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: built.rows, contentHash: contentHash, deltas: deltas)
+            rows: rows, contentHash: contentHash, deltas: deltas)
     }
 
     static func size(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-    }
-
-    /// Builds the client database of any version, for `verify` and for tests.
-    public func buildClientDatabase(version: Int, at path: String) throws -> BuiltDatabase {
-        let newest = try dataVersion()
-        guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
-        return try ReleaseDatabaseBuilder(masterPath: self.path).build(version: version, newest: newest, at: path)
     }
 }

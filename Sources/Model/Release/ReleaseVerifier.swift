@@ -172,7 +172,16 @@ extension MasterDatabase {
     ///   failed checks are in the report, not thrown.
     public func verifyRelease(folder path: String = "release") throws -> VerificationReport {
         let folder = ReleaseFolder(path: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ReleaseError.missingFolder(path)
+        }
+        // A shared lock: no release changes the folder while it is read.
+        let lock = try ReleaseFolderLock.acquire(folder, exclusive: false, timeout: 600)
+        defer { withExtendedLifetime(lock) {} }
+        if FileManager.default.fileExists(atPath: folder.intentPath) { throw ReleaseError.interruptedRelease(path) }
         let manifest = try folder.loadManifest()
+        if let lineage = try lineage() { try folder.requireLineage(lineage, of: manifest) }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("station-admin-verify-\(UUID().uuidString)").path
         var report = VerificationReport()
         for version in manifest.versions {

@@ -6,9 +6,14 @@ enum AtomicFile {
     static func temporaryPath(for path: String) -> String {
         let url = URL(fileURLWithPath: path)
         return url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            .appendingPathComponent(".\(url.lastPathComponent)\(temporaryMarker)\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             .path
     }
+
+    private static let temporaryMarker = ".tmp-"
+
+    /// Whether a file name is one `temporaryPath` makes (a leftover, if its writer is dead).
+    static func isTemporaryName(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(temporaryMarker) }
 
     /// Renames `source` to `destination` (same file system, so the rename is atomic).
     static func moveIntoPlace(_ source: String, _ destination: String, replacing: Bool) throws {

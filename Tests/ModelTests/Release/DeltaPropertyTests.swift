@@ -66,6 +66,7 @@ struct RandomHistory {
     static let awkwardTexts = [
         "駅", "O'Brien", "say \"hi\"", "line1\nline2", "🚃🚄", "a\u{0}b", "", "  spaces  ",
         "back\\slash", "semi;colon -- not a comment", "\ttab", "ヶ/ケ（）〈〉", "'; DROP TABLE stations; --",
+        "crlf\r\nline", "lone\rcr", "ends with cr\r", "\r\n\r\n",
     ]
 
     init(seed: UInt64) { random = SplitMix64(seed: seed) }
