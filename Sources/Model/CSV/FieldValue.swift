@@ -59,12 +59,16 @@ struct FieldDecoder {
                 message: "\(column.name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
         }
         func text() -> String { String(decoding: bytes, as: UTF8.self) }
+        func shown() -> String { text().quotedForMessage() }
         switch column.kind {
         case .text:
             return .text(bytes)
         case .integer:
             guard let value = Self.integer(bytes) else {
-                throw CSVError(file: file, line: line, message: "\(column.name) \"\(text())\" is not an integer (expected \(Self.expectation(column.kind)))")
+                throw CSVError(file: file, line: line, message: "\(column.name) \(shown()) is not an integer (expected \(column.domain?.expectation ?? Self.expectation(column.kind)))")
+            }
+            if let domain = column.domain, !domain.contains(value) {
+                throw CSVError(file: file, line: line, message: "\(column.name) \(value) is out of range (expected \(domain.expectation))")
             }
             return .integer(value)
         case .real:
@@ -80,7 +84,7 @@ struct FieldDecoder {
         case .date:
             if bytes.elementsEqual("0000-00-00".utf8) { return .null }
             guard Self.isValidDate(text()) else {
-                throw CSVError(file: file, line: line, message: "\(column.name) \"\(text())\" is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
+                throw CSVError(file: file, line: line, message: "\(column.name) \(shown()) is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
             }
             return .text(bytes)
         }
@@ -100,7 +104,7 @@ struct FieldDecoder {
             }
         }
         guard let value else {
-            throw CSVError(file: file, line: line, message: "\(column.name) \"\(String(decoding: bytes, as: UTF8.self))\" is not a number (expected \(Self.expectation(column.kind)))")
+            throw CSVError(file: file, line: line, message: "\(column.name) \(String(decoding: bytes, as: UTF8.self).quotedForMessage()) is not a number (expected \(Self.expectation(column.kind)))")
         }
         return value
     }

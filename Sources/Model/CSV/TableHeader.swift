@@ -16,7 +16,7 @@ struct TableHeader {
         guard let (table, overlap) = candidates.max(by: { $0.1 < $1.1 }), overlap > 0 else {
             throw CSVError(
                 file: file, line: 1,
-                message: "unknown header \"\(fields.joined(separator: ","))\" (expected an ekidata header: "
+                message: "unknown header \(fields.joined(separator: ",").quotedForMessage()) (expected an ekidata header: "
                     + MasterTable.all.map { $0.columnNames.filter { !["weight"].contains($0) }.joined(separator: ",") }
                         .map { "\"\($0)\"" }.joined(separator: " or ") + ")")
         }
@@ -25,7 +25,7 @@ struct TableHeader {
             guard let column = table.column(named: table.headerAliases[name] ?? name) else {
                 throw CSVError(
                     file: file, line: 1,
-                    message: "unknown column \"\(fields[position])\" in field \(position + 1) of a \(table.name) header "
+                    message: "unknown column \(fields[position].quotedForMessage()) in field \(position + 1) of a \(table.name) header "
                         + "(expected one of: \(table.columnNames.joined(separator: ", ")))")
             }
             if columns.contains(column) {

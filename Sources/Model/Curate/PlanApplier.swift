@@ -16,7 +16,7 @@ struct PlanApplier {
             var result: WorkingState.Values = [:]
             for (name, text) in values {
                 guard let column = table.column(named: name) else {
-                    throw fail("\(table.name) has no column \"\(name)\" (expected one of: \(table.columnNames.joined(separator: ", ")))")
+                    throw fail("\(table.name) has no column \(name.quotedForMessage()) (expected one of: \(table.columnNames.joined(separator: ", ")))")
                 }
                 do {
                     result[name] = try decoder.decode(ArraySlice(Array(text.utf8)), as: column, line: located.line ?? 0)
@@ -31,7 +31,7 @@ struct PlanApplier {
                 throw fail("a \(table.name) key has \(table.keyColumns.count) part(s): \(table.keyColumns.joined(separator: ", "))")
             }
             return try parts.map { part in
-                guard let code = Int64(part.trimmingCharacters(in: .whitespaces)) else { throw fail("key \"\(part)\" is not a code (expected a whole number)") }
+                guard let code = Int64(part.trimmingCharacters(in: .whitespaces)) else { throw fail("key \(part.quotedForMessage()) is not a code (expected a whole number)") }
                 return code.databaseValue
             }
         }

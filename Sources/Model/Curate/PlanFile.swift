@@ -70,7 +70,7 @@ private struct PlanObject {
         guard let op = object["op"] as? String else { throw fail("missing \"op\" (expected one of: \(Self.operations.joined(separator: ", ")))") }
         let known = Self.fields[op] ?? []
         for key in object.keys where key != "op" && !known.contains(key) {
-            throw fail("unknown field \"\(key)\" for \(op) (expected: \(known.joined(separator: ", ")))")
+            throw fail("unknown field \(key.quotedForMessage()) for \(op) (expected: \(known.joined(separator: ", ")))")
         }
         switch op {
         case "add": return .add(table: try table(), values: try values("row"))
@@ -88,7 +88,7 @@ private struct PlanObject {
         case "record_split": return .recordSplit(old: try code("old"), new: try code("new"))
         case "connect": return .connect(line: try code("line"), stations: try codes("stations"))
         case "disconnect": return .disconnect(line: try code("line"), stations: try codes("stations"))
-        default: throw fail("unknown op \"\(op)\" (expected one of: \(Self.operations.joined(separator: ", ")))")
+        default: throw fail("unknown op \(op.quotedForMessage()) (expected one of: \(Self.operations.joined(separator: ", ")))")
         }
     }
 
@@ -102,7 +102,7 @@ private struct PlanObject {
     func table() throws -> MasterTable {
         guard let name = object["table"] as? String else { throw fail("missing \"table\"") }
         guard let table = MasterTable.named(name) else {
-            throw fail("unknown table \"\(name)\" (expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")))")
+            throw fail("unknown table \(name.quotedForMessage()) (expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")))")
         }
         return table
     }

@@ -17,9 +17,29 @@ public struct MasterTable: Sendable, Hashable {
         case date
     }
 
+    /// The values an integer column may hold, and how an error message names them.
+    public struct IntegerDomain: Sendable, Hashable {
+        public let ranges: [ClosedRange<Int64>]
+        public let expectation: String
+
+        public func contains(_ value: Int64) -> Bool { ranges.contains { $0.contains(value) } }
+
+        /// Codes: positive and within SQLite's and the apps' 32-bit integers.
+        public static let code = IntegerDomain(ranges: [1...Int64(Int32.max)], expectation: "a positive code up to \(Int32.max)")
+        /// ekidata's `e_status`.
+        public static let status = IntegerDomain(
+            ranges: [0...2], expectation: "\(openStatus) (open), \(notYetOpenStatus) (not yet open) or \(closedStatus) (closed)")
+        /// A station's prefecture: JIS X 0401, 1 (Hokkaido) to 47 (Okinawa).
+        public static let prefecture = IntegerDomain(ranges: [1...47], expectation: "a prefecture code from 1 to 47")
+        /// The prefectures table also holds ekidata's catch-all row `99,その他`.
+        public static let prefectureRow = IntegerDomain(ranges: [1...47, 99...99], expectation: "a prefecture code from 1 to 47, or 99 (その他)")
+    }
+
     public struct Column: Sendable, Hashable {
         public let name: String
         public let kind: Kind
+        /// For integer columns with a domain: values outside it are bad input.
+        public let domain: IntegerDomain?
         /// An empty field is an error.
         public let isRequired: Bool
         /// `false` for curator-only columns (`weight`) that no CSV carries: an import keeps them.
@@ -34,9 +54,10 @@ public struct MasterTable: Sendable, Hashable {
             }
         }
 
-        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true) {
+        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil) {
             self.name = name
             self.kind = kind
+            self.domain = domain
             self.isRequired = required
             self.isInCSV = inCSV
         }
@@ -51,6 +72,9 @@ public struct MasterTable: Sendable, Hashable {
     /// Older ekidata headers that mean a current column (`add` → `address`).
     public let headerAliases: [String: String]
 
+    /// ekidata's `e_status` values; a closed row stays, with `closedStatus`.
+    public static let openStatus = 0
+    public static let notYetOpenStatus = 1
     public static let closedStatus = 2
     /// Two coordinates closer than this (in degrees) are the same: snapshots rewrite
     /// `34.697960` as `34.69796` or round 15 decimals to 6.
@@ -84,7 +108,7 @@ extension MasterTable {
     public static let prefectures = MasterTable(
         name: "prefectures",
         columns: [
-            Column("pref_cd", .integer, required: true),
+            Column("pref_cd", .integer, required: true, domain: .prefectureRow),
             Column("pref_name", .text, required: true),
         ],
         keyColumns: ["pref_cd"], closesByStatus: false, headerAliases: [:])
@@ -92,15 +116,15 @@ extension MasterTable {
     public static let companies = MasterTable(
         name: "companies",
         columns: [
-            Column("company_cd", .integer, required: true),
-            Column("rr_cd", .integer),
+            Column("company_cd", .integer, required: true, domain: .code),
+            Column("rr_cd", .integer, domain: .code),
             Column("company_name", .text, required: true),
             Column("company_name_k", .text),
             Column("company_name_h", .text),
             Column("company_name_r", .text),
             Column("company_url", .text),
             Column("company_type", .integer),
-            Column("e_status", .integer, required: true),
+            Column("e_status", .integer, required: true, domain: .status),
             Column("e_sort", .integer),
         ],
         keyColumns: ["company_cd"], closesByStatus: true, headerAliases: [:])
@@ -108,8 +132,8 @@ extension MasterTable {
     public static let lines = MasterTable(
         name: "lines",
         columns: [
-            Column("line_cd", .integer, required: true),
-            Column("company_cd", .integer, required: true),
+            Column("line_cd", .integer, required: true, domain: .code),
+            Column("company_cd", .integer, required: true, domain: .code),
             Column("line_name", .text, required: true),
             Column("line_name_k", .text),
             Column("line_name_h", .text),
@@ -119,7 +143,7 @@ extension MasterTable {
             Column("lon", longitude),
             Column("lat", latitude),
             Column("zoom", .integer),
-            Column("e_status", .integer, required: true),
+            Column("e_status", .integer, required: true, domain: .status),
             Column("e_sort", .integer),
         ],
         keyColumns: ["line_cd"], closesByStatus: true, headerAliases: [:])
@@ -127,20 +151,20 @@ extension MasterTable {
     public static let stations = MasterTable(
         name: "stations",
         columns: [
-            Column("station_cd", .integer, required: true),
-            Column("station_g_cd", .integer),
+            Column("station_cd", .integer, required: true, domain: .code),
+            Column("station_g_cd", .integer, domain: .code),
             Column("station_name", .text, required: true),
             Column("station_name_k", .text),
             Column("station_name_r", .text),
-            Column("line_cd", .integer, required: true),
-            Column("pref_cd", .integer),
+            Column("line_cd", .integer, required: true, domain: .code),
+            Column("pref_cd", .integer, domain: .prefecture),
             Column("post", .text),
             Column("address", .text),
             Column("lon", longitude),
             Column("lat", latitude),
             Column("open_ymd", .date),
             Column("close_ymd", .date),
-            Column("e_status", .integer, required: true),
+            Column("e_status", .integer, required: true, domain: .status),
             Column("e_sort", .integer),
             Column("weight", .integer, inCSV: false),
         ],
@@ -149,9 +173,9 @@ extension MasterTable {
     public static let connections = MasterTable(
         name: "connections",
         columns: [
-            Column("line_cd", .integer, required: true),
-            Column("station_cd1", .integer, required: true),
-            Column("station_cd2", .integer, required: true),
+            Column("line_cd", .integer, required: true, domain: .code),
+            Column("station_cd1", .integer, required: true, domain: .code),
+            Column("station_cd2", .integer, required: true, domain: .code),
         ],
         keyColumns: ["line_cd", "station_cd1", "station_cd2"], closesByStatus: false, headerAliases: [:])
 

@@ -7,7 +7,7 @@ extension SnapshotSynthesizer {
     /// and a few connections gone. Which rows change depends only on `seed` and their key.
     @discardableResult
     public static func next(of base: String, changePercent percent: Double, seed: UInt64, into folder: String) throws -> SynthSummary {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try prepareEmptyFolder(folder)
         let files = try ImportSource.files(from: [base])
         let threshold = UInt64(percent * 100)  // out of 10,000
         var summary = SynthSummary(rows: [:], changes: [:])

@@ -25,7 +25,7 @@ public enum SnapshotSynthesizer {
     @discardableResult
     public static func generate(stations: Int, seed: UInt64, into folder: String) throws -> SynthSummary {
         precondition(stations > 0, "at least one station")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try prepareEmptyFolder(folder)
         func path(_ name: String) -> String { (folder as NSString).appendingPathComponent(name) }
         var random = SplitMix64(seed: seed)
         let lineCount = (stations + stationsPerLine - 1) / stationsPerLine
@@ -92,4 +92,31 @@ public enum SnapshotSynthesizer {
             rows: ["pref.csv": 48, "company.csv": companyCount, "line.csv": lineCount, "station.csv": stations, "join.csv": stations - lineCount],
             changes: [:])
     }
+}
+
+/// `synth` writes only into a new or empty folder: generated data never overwrites real data.
+public enum SynthError: Error, LocalizedError, Equatable {
+    case folderNotEmpty(String, holds: [String])
+    case notAFolder(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .folderNotEmpty(path, holds):
+            let shown = holds.prefix(3).joined(separator: ", ") + (holds.count > 3 ? ", …" : "")
+            return "\(path): the folder is not empty (it holds \(shown)); synth writes only into a new or empty folder, so choose another --out"
+        case let .notAFolder(path):
+            return "\(path): a file, not a folder (choose another --out)"
+        }
+    }
+}
+
+/// Creates `folder`, or accepts it if it exists and is empty.
+func prepareEmptyFolder(_ folder: String) throws {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
+        guard isDirectory.boolValue else { throw SynthError.notAFolder(folder) }
+        let contents = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        if !contents.isEmpty { throw SynthError.folderNotEmpty(folder, holds: contents) }
+    }
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 }

@@ -17,8 +17,8 @@ import Testing
         "09-missing-key-column.csv": ":1: missing key column \"station_cd\" in a stations header (expected: station_cd)",
         "10-missing-column.csv": ":1: missing column \"zoom\" in a lines header (expected all of: line_cd, company_cd, line_name, line_name_k, line_name_h, line_color_c, line_color_t, line_type, lon, lat, zoom, e_status, e_sort)",
         "11-duplicate-column.csv": ":1: column \"e_status\" appears twice in the header",
-        "12-non-integer-station-code.csv": ":3: station_cd \"ab\" is not an integer (expected a whole number)",
-        "13-non-integer-line-code.csv": ":3: line_cd \"112.01\" is not an integer (expected a whole number)",
+        "12-non-integer-station-code.csv": ":3: station_cd \"ab\" is not an integer (expected a positive code up to 2147483647)",
+        "13-non-integer-line-code.csv": ":3: line_cd \"112.01\" is not an integer (expected a positive code up to 2147483647)",
         "14-non-numeric-latitude.csv": ":3: lat \"north\" is not a number (expected degrees from -90.0 to 90.0)",
         "15-latitude-out-of-range.csv": ":3: lat 140.57129 is out of range (expected degrees from -90.0 to 90.0)",
         "16-longitude-out-of-range.csv": ":3: lon 241.42896 is out of range (expected degrees from -180.0 to 180.0)",
@@ -34,9 +34,16 @@ import Testing
         "26-line-of-missing-company.csv": ":4: company_cd 77 names no row of companies (expected a company_cd that exists in the database or in the companies file)",
         "27-truncated-export-closes-most-stations.csv": ": would close 20 of 23 open stations rows (87.0%, more than 5%): is the file truncated? If this is really so, import again with --allow-mass-close",
         "28-empty-station-name.csv": ":3: station_name is empty (expected text)",
-        "29-non-integer-status.csv": ":3: e_status \"open\" is not an integer (expected a whole number)",
+        "29-non-integer-status.csv": ":3: e_status \"open\" is not an integer (expected 0 (open), 1 (not yet open) or 2 (closed))",
         "30-shift-jis-header.csv": ":1: field 3 of the header is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 {FILE} > converted.csv`)",
         "31-unterminated-quote-after-multiline-field.csv": ":5: unterminated quoted field: the quote opened on this line is never closed (expected a closing \" before the end of the file)",
+        "32-status-seven.csv": ":3: e_status 7 is out of range (expected 0 (open), 1 (not yet open) or 2 (closed))",
+        "33-status-negative.csv": ":3: e_status -2 is out of range (expected 0 (open), 1 (not yet open) or 2 (closed))",
+        "34-prefecture-99.csv": ":3: pref_cd 99 is out of range (expected a prefecture code from 1 to 47)",
+        "35-negative-station-code.csv": ":3: station_cd -1 is out of range (expected a positive code up to 2147483647)",
+        "36-line-code-beyond-32-bits.csv": ":3: line_cd 9223372036854775807 is out of range (expected a positive code up to 2147483647)",
+        "37-negative-huge-connection-code.csv": ":3: station_cd2 -9223372036854775807 is out of range (expected a positive code up to 2147483647)",
+        "38-zero-company-code.csv": ":3: company_cd 0 is out of range (expected a positive code up to 2147483647)",
     ]
 
     static func expected(_ file: String, path: String) -> String {
@@ -53,7 +60,7 @@ import Testing
     func importFailsWithItsMessageAndChangesNothing(_ file: String) throws {
         let scratch = Scratch()
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         let path = Fixtures.bad.appendingPathComponent(file).path
         do {
             try database.importSnapshot([path])
@@ -61,13 +68,13 @@ import Testing
         } catch let error as LocalizedError {
             #expect(error.errorDescription == Self.expected(file, path: path))
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
     }
 
     @Test func theCommandExitsOneWithTheMessageForEveryFile() throws {
         let scratch = Scratch()
         let database = try scratch.baseDatabase()
-        let before = try FileDigest.sha256(ofFile: database.path)
+        let before = try database.settledSHA256()
         for file in Self.expectations.keys.sorted() {
             for command in ["diff", "import"] {
                 let result = try CommandRunner.run([command, "--db", database.path, file], in: Fixtures.bad)
@@ -76,6 +83,22 @@ import Testing
                 #expect(result.stdout.isEmpty)
             }
         }
-        #expect(try FileDigest.sha256(ofFile: database.path) == before)
+        #expect(try database.settledSHA256() == before)
+    }
+
+    /// A bad value is quoted in the message, cut after 80 characters: a 1 MB field does not
+    /// print a megabyte back.
+    @Test func aMegabyteFieldIsCutInTheMessage() throws {
+        let scratch = Scratch()
+        let database = try scratch.baseDatabase()
+        let before = try database.settledSHA256()
+        let path = scratch.path("huge.csv")
+        let field = String(repeating: "x", count: 1_000_000)
+        try "station_cd,station_g_cd,station_name,station_name_k,station_name_r,line_cd,pref_cd,post,address,lon,lat,open_ymd,close_ymd,e_status,e_sort\n\(field),1,a,,,11201,2,,,141.4,40.5,,,0,1\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(["import", "--db", database.path, path])
+        #expect(result.status == 1)
+        #expect(result.stderr == "\(path):2: station_cd \"\(String(repeating: "x", count: 80))…\" (1000000 bytes) is not an integer (expected a positive code up to 2147483647)\n")
+        #expect(try database.settledSHA256() == before)
     }
 }
