@@ -6,7 +6,7 @@ import Foundation
 /// or a test check a database after applying a delta, whatever its bytes.
 public struct Manifest: Codable, Sendable, Equatable {
     public static let fileName = "manifest.json"
-    /// 2: with `lineage`.
+    /// 2: with `lineage` and `downloads`; no delta from version 0, none larger than the database.
     public var format = 2
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
@@ -49,7 +49,48 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
     public var databaseGzip: ReleasedFile
     public var rows: [String: Int]
     public var contentHash: String
+    /// The deltas written: only those a client can use (see `downloads`).
     public var deltas: [ReleasedDelta]
+    /// What a client at each older version (1 to version − 1) downloads: its delta, or the
+    /// full database when the delta's gzip would be larger. A client at version 0 (a new
+    /// install) or at a version not listed downloads the full database.
+    public var downloads: [ClientDownload]
+
+    public init(version: Int, database: ReleasedFile, databaseGzip: ReleasedFile, rows: [String: Int],
+                contentHash: String, deltas: [ReleasedDelta], downloads: [ClientDownload]) {
+        self.version = version
+        self.database = database
+        self.databaseGzip = databaseGzip
+        self.rows = rows
+        self.contentHash = contentHash
+        self.deltas = deltas
+        self.downloads = downloads
+    }
+
+    /// Manifests of format 1 have no `downloads`: each delta was its version's download.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        database = try container.decode(ReleasedFile.self, forKey: .database)
+        databaseGzip = try container.decode(ReleasedFile.self, forKey: .databaseGzip)
+        rows = try container.decode([String: Int].self, forKey: .rows)
+        contentHash = try container.decode(String.self, forKey: .contentHash)
+        deltas = try container.decode([ReleasedDelta].self, forKey: .deltas)
+        downloads = try container.decodeIfPresent([ClientDownload].self, forKey: .downloads)
+            ?? deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }
+    }
+}
+
+/// What a client at data version `from` downloads to reach a release.
+public struct ClientDownload: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
+        case delta
+        case full
+    }
+    public var from: Int
+    public var kind: Kind
+    /// The file, relative to the release folder.
+    public var path: String
 }
 
 public struct ReleasedDelta: Codable, Sendable, Equatable {
@@ -62,6 +103,4 @@ public struct ReleasedDelta: Codable, Sendable, Equatable {
     public var sqlSha256: String
     public var statements: [String: [String: Int]]
     public var duplicates: Int
-    /// The delta's gzip is larger than the whole database's: download the database instead.
-    public var fullDownloadIsSmaller: Bool
 }

@@ -33,8 +33,12 @@ public struct ReleaseResult: Sendable {
 }
 
 extension MasterDatabase {
-    /// Builds the client database of a version and a delta from every older version,
-    /// verifies them, and adds them to the release folder.
+    /// Builds the client database of a version and the delta from every older client version
+    /// that can use one, verifies them, and adds them to the release folder.
+    ///
+    /// Clients are versions 1 to V − 1 (version 0 is a new install: it downloads the
+    /// database). A delta whose gzip would be larger than the database's gzip is not published;
+    /// `ReleasedVersion.downloads` tells each older version which file it gets.
     ///
     /// Safe under concurrency and interruption:
     /// - everything is read from one state of the master (one read transaction), so an
@@ -106,8 +110,9 @@ extension MasterDatabase {
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
             try step(.clientTablesBuilt)
+            // Version 0 is no client: a new install downloads the database.
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-            for from in 0..<version {
+            for from in 1..<max(version, 1) {
                 let deltaPath = "\(version)/delta-from-\(from).sql.gz"
                 written.append((from, deltaPath, try Self.writeDelta(
                     db, from: from, to: version, newest: newest, gzip: true, transaction: false, output: building.url(deltaPath))))
@@ -119,27 +124,35 @@ extension MasterDatabase {
         let databasePath = "\(version)/stations.sqlite"
         try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
         try ReleaseDatabaseBuilder.compact(building.url(databasePath))
-        // The database is hashed and gzipped on a second core while its content hash is computed on this one.
+        // The database is hashed and gzipped in one read on a second core while its content
+        // hash is computed on this one.
         let compression = BackgroundTask {
-            (sha256: try FileDigest.sha256(ofFile: building.url(databasePath)),
-             gzip: try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz")))
+            try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))
         }
         let contentHash = try ContentHash.compute(ofFile: building.url(databasePath))
-        let (databaseSha256, gzipped) = try compression.wait()
+        let gzipped = try compression.wait()
         phases.done("content hash, database sha256 and gzip")
-        let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: databaseSha256)
+        let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
-        let deltas = written.map { from, deltaPath, delta in
-            ReleasedDelta(
+        var deltas: [ReleasedDelta] = []
+        var downloads: [ClientDownload] = []
+        for (from, deltaPath, delta) in written {
+            // A delta larger than the whole database is of no use to anyone: not published.
+            if delta.gzipBytes > databaseGzip.bytes {
+                try FileManager.default.removeItem(atPath: building.url(deltaPath))
+                downloads.append(ClientDownload(from: from, kind: .full, path: databaseGzip.path))
+                continue
+            }
+            deltas.append(ReleasedDelta(
                 from: from, to: version,
                 file: ReleasedFile(path: deltaPath, bytes: delta.gzipBytes, sha256: delta.gzipSha256),
                 sqlBytes: delta.sqlBytes, sqlSha256: delta.sqlSha256,
-                statements: delta.summary.statements, duplicates: delta.summary.duplicates,
-                fullDownloadIsSmaller: delta.gzipBytes > databaseGzip.bytes)
+                statements: delta.summary.statements, duplicates: delta.summary.duplicates))
+            downloads.append(ClientDownload(from: from, kind: .delta, path: deltaPath))
         }
         return ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: rows, contentHash: contentHash, deltas: deltas)
+            rows: rows, contentHash: contentHash, deltas: deltas, downloads: downloads)
     }
 
     static func size(_ path: String) throws -> Int {

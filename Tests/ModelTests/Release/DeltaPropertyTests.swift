@@ -48,8 +48,18 @@ import Testing
         }
         let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
         #expect(result.verification?.failures == [], "seed \(seed)")
-        #expect(result.verification?.passed.count == newest)
+        #expect(result.verification?.passed.count == result.released.deltas.count)
+        #expect(result.released.downloads.map(\.from) == Array(1..<max(newest, 1)))
         #expect(result.released.contentHash == (try RandomHistory.contentHash(of: snapshots[newest]!)))
+        // A delta the release leaves out (from 0, or larger than the database) must still be exact.
+        for from in 0..<newest where !result.released.deltas.contains(where: { $0.from == from }) {
+            let path = scratch.path("unpublished-\(from).sql.gz")
+            _ = try database.writeDelta(from: from, gzip: true, output: path)
+            let phone = try scratch.phone(from: scratch.path("v\(from).sqlite"), name: "phone-\(from).sqlite", completions: [])
+            let applied = try scratch.apply(delta: path, to: phone)
+            #expect(applied.status == 0, "seed \(seed): delta from \(from): \(applied.error)")
+            #expect(try contentHash(ofDatabase: phone) == result.released.contentHash, "seed \(seed): delta from \(from)")
+        }
     }
 }
 
