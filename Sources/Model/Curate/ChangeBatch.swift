@@ -31,7 +31,7 @@ public struct ChangeBatch: Sendable {
         for name in values.keys { precondition(table.column(named: name) != nil, "\(table.name) has no column \(name)") }
         let row = table.columns.map { column -> DatabaseValue in
             if let value = values[column.name], let value { return value.databaseValue }
-            return column.name == "weight" ? 13.databaseValue : .null
+            return column.defaultValue?.databaseValue ?? .null
         }
         let key = table.keyColumns.map { row[table.columnNames.firstIndex(of: $0)!] }
         var tableChanges = changes[table.name] ?? TableChanges()

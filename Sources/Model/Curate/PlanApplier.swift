@@ -53,7 +53,7 @@ struct PlanApplier {
             let rowKey = state.key(table, row)
             if try state.row(table, key: rowKey) != nil { throw fail("\(table.name) \(Self.text(rowKey)) already exists (use edit)") }
             var full = Dictionary(uniqueKeysWithValues: table.columnNames.map { ($0, DatabaseValue.null) })
-            full["weight"] = table.column(named: "weight") != nil ? 13.databaseValue : nil
+            for column in table.columns { if let value = column.defaultValue { full[column.name] = value.databaseValue } }
             full.merge(row) { $1 }
             state.put(table, full)
 

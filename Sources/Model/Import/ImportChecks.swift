@@ -15,7 +15,7 @@ struct ImportChecks {
         for file in files {
             let table = file.table
             let open = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> 2" : "")") ?? 0
+                db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : "")") ?? 0
             let closing = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
             if open > 0 && Double(closing) > Double(open) * Self.massCloseShare {

@@ -20,10 +20,11 @@ struct TableDiff {
         let columns = table.columnNames.joined(separator: ", ")
         let firstKey = table.keyColumns[0]
         let given = Set(givenColumns.map(\.name))
+        let closed = MasterTable.closedStatus
 
         let newValues = table.columns.map { column -> String in
             if given.contains(column.name) { return "i.\(column.name)" }
-            let defaultValue = column.name == "weight" ? "13" : "NULL"
+            let defaultValue = column.defaultValue.map(String.init) ?? "NULL"
             return "CASE WHEN m.\(firstKey) IS NULL THEN \(defaultValue) ELSE m.\(column.name) END"
         }.joined(separator: ", ")
         let differs = table.nonKeyColumns.filter { given.contains($0.name) }
@@ -32,8 +33,8 @@ struct TableDiff {
         if table.closesByStatus {
             kind = """
                 CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT'
-                     WHEN m.e_status = 2 AND i.e_status <> 2 THEN 'RESTORE'
-                     WHEN m.e_status <> 2 AND i.e_status = 2 THEN 'DELETE'
+                     WHEN m.e_status = \(closed) AND i.e_status <> \(closed) THEN 'RESTORE'
+                     WHEN m.e_status <> \(closed) AND i.e_status = \(closed) THEN 'DELETE'
                      ELSE 'UPDATE' END
                 """
         } else {
@@ -50,11 +51,11 @@ struct TableDiff {
         guard closingMissingRows else { return }
         let missing = "NOT EXISTS (SELECT 1 FROM \(imported) i WHERE \(table.keyJoin("i", "m")))"
         if table.closesByStatus {
-            let closedValues = table.columns.map { $0.name == "e_status" ? "2" : "m.\($0.name)" }.joined(separator: ", ")
+            let closedValues = table.columns.map { $0.name == "e_status" ? "\(closed)" : "m.\($0.name)" }.joined(separator: ", ")
             try db.execute(sql: """
                 INSERT INTO \(staged) (kind, source_line, \(columns))
                 SELECT 'DELETE', NULL, \(closedValues) FROM main.\(table.name) m
-                WHERE m.e_status <> 2 AND \(missing)
+                WHERE m.e_status <> \(closed) AND \(missing)
                 """)
         } else {
             try db.execute(sql: """

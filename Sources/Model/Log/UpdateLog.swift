@@ -35,7 +35,7 @@ extension MasterDatabase {
                     table: table.name,
                     rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0,
                     closed: table.closesByStatus
-                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name) WHERE e_status = 2") ?? 0 : 0)
+                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name) WHERE e_status = \(MasterTable.closedStatus)") ?? 0 : 0)
             }
             return DatabaseStatus(
                 version: try Self.dataVersion(db), tables: tables,
@@ -55,12 +55,11 @@ extension MasterDatabase {
             arguments += [version]
         }
         if let table = filter.table {
-            // DUPLICATE rows keep the original station code in table_name: they belong to stations.
-            conditions.append("(table_name = ? OR (type = 'DUPLICATE' AND ? = 'stations'))")
+            conditions.append(UpdateLog.tableCondition())
             arguments += [table, table]
         }
         if let key = filter.key {
-            conditions.append("(key_id = ? OR (type = 'DUPLICATE' AND table_name = ?))")
+            conditions.append(UpdateLog.keyCondition())
             arguments += [key, key]
         }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")

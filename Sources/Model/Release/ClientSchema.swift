@@ -31,7 +31,7 @@ public enum ClientSchema {
             var definition = "\(column.name) \(column.sqlType)"
             if single && column.name == table.keyColumns[0] { definition += " PRIMARY KEY" }
             else if column.isRequired { definition += " NOT NULL" }
-            if column.name == "weight" { definition += " NOT NULL DEFAULT 13" }
+            if let value = column.defaultValue { definition += " NOT NULL DEFAULT \(value)" }
             return definition
         }
         let key = single ? "" : ", PRIMARY KEY (\(table.keyOrder))"

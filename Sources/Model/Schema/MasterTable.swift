@@ -40,6 +40,8 @@ public struct MasterTable: Sendable, Hashable {
         public let kind: Kind
         /// For integer columns with a domain: values outside it are bad input.
         public let domain: IntegerDomain?
+        /// The value of a curator-only column in a row that does not give it (`weight`).
+        public let defaultValue: Int?
         /// An empty field is an error.
         public let isRequired: Bool
         /// `false` for curator-only columns (`weight`) that no CSV carries: an import keeps them.
@@ -54,10 +56,11 @@ public struct MasterTable: Sendable, Hashable {
             }
         }
 
-        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil) {
+        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil) {
             self.name = name
             self.kind = kind
             self.domain = domain
+            self.defaultValue = defaultValue
             self.isRequired = required
             self.isInCSV = inCSV
         }
@@ -166,7 +169,7 @@ extension MasterTable {
             Column("close_ymd", .date),
             Column("e_status", .integer, required: true, domain: .status),
             Column("e_sort", .integer),
-            Column("weight", .integer, inCSV: false),
+            Column("weight", .integer, inCSV: false, defaultValue: MapWeight.unsampled),
         ],
         keyColumns: ["station_cd"], closesByStatus: true, headerAliases: ["add": "address"])
 

@@ -104,12 +104,12 @@ extension SnapshotSynthesizer {
                 summary.changes["station moved", default: 0] += 1
             }
         case 60..<75:
-            if fields[index("e_status")] == "2" {
+            if fields[index("e_status")] == String(MasterTable.closedStatus) {
                 fields[index("e_status")] = "0"
                 fields[index("close_ymd")] = "0000-00-00"
                 summary.changes["station restored", default: 0] += 1
             } else {
-                fields[index("e_status")] = "2"
+                fields[index("e_status")] = String(MasterTable.closedStatus)
                 fields[index("close_ymd")] = "2024-03-15"
                 summary.changes["station closed", default: 0] += 1
             }

@@ -76,7 +76,7 @@ public enum SnapshotSynthesizer {
                     SynthVocabulary.padded(random.below(1000), 3) + "-" + SynthVocabulary.padded(random.below(10000), 4), address,
                     SynthVocabulary.degrees(longitude), SynthVocabulary.degrees(latitude),
                     random.below(3) == 0 ? "19\(10 + random.below(90))-0\(random.below(9) + 1)-1\(random.below(10))" : "0000-00-00",
-                    closed ? "2001-03-31" : "0000-00-00", closed ? "2" : "0", String(code),
+                    closed ? "2001-03-31" : "0000-00-00", String(closed ? MasterTable.closedStatus : MasterTable.openStatus), String(code),
                 ])
                 if let previous { try joins.write([String(lineCode), String(previous), String(code)]) }
                 previous = code

@@ -39,7 +39,7 @@ extension MasterDatabase {
                 let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT lat, lon, weight, (lat - ?) * (lat - ?) + (lon - ?) * (lon - ?) AS distance FROM stations
-                    WHERE e_status <> 2 AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
+                    WHERE e_status <> \(MasterTable.closedStatus) AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
                     """, arguments: [centreLat, centreLat, centreLon, centreLon, extent.south, extent.north, extent.west, extent.east])
                 func cell(_ row: Row) -> Int {
                     let lat: Double = row[0], lon: Double = row[1]

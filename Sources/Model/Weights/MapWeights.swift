@@ -28,8 +28,8 @@ extension MasterDatabase {
         var first: [Int: [Int64]] = [:], second: [Int: [Int64]] = [:]
         for row in stations {
             let code: Int64 = row[0], weight: Int = row[3]
-            if (1...9).contains(weight) { weights[code] = weight; continue }
-            weights[code] = 13
+            if MapWeight.handAssigned.contains(weight) { weights[code] = weight; continue }
+            weights[code] = MapWeight.unsampled
             guard row[4] as Int != MasterTable.closedStatus, let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
             first[StandardMesh.first(latitude: lat, longitude: lon), default: []].append(code)
             second[StandardMesh.second(latitude: lat, longitude: lon), default: []].append(code)
@@ -37,11 +37,11 @@ extension MasterDatabase {
         var chosenSquares = Set<Int>()
         for (square, codes) in first {
             let code = codes[Self.pick(seed: seed, square: square, count: codes.count)]
-            weights[code] = 11
+            weights[code] = MapWeight.firstOrderSample
             chosenSquares.insert(square)
         }
         for (square, codes) in second where !codes.contains(where: { weights[$0] == 11 }) {
-            weights[codes[Self.pick(seed: seed, square: square, count: codes.count)]] = 12
+            weights[codes[Self.pick(seed: seed, square: square, count: codes.count)]] = MapWeight.secondOrderSample
         }
         var operations: [LocatedOperation] = []
         for row in stations {

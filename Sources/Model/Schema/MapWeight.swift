@@ -1,0 +1,14 @@
+/// A station's map weight (DOMAIN.md): its priority for a pin, smaller first.
+///
+/// The frozen migration in `MasterSchema` spells the default as the literal 13: migrations
+/// are history. Everything else reads it here.
+public enum MapWeight {
+    /// Hand-assigned to major stations by curators; never overwritten by `weights`.
+    public static let handAssigned = 1...9
+    /// One open station per first-order standard grid square (~80 km).
+    public static let firstOrderSample = 11
+    /// One more per second-order square (~10 km) that has no first-order sample.
+    public static let secondOrderSample = 12
+    /// Every other station, and the weight a new station starts with.
+    public static let unsampled = 13
+}
