@@ -15,7 +15,8 @@ struct DeltaCommand: ParsableCommand {
     @Flag(help: "Wrap the SQL in BEGIN/COMMIT (apps run it inside their own transaction).") var transaction = false
 
     func run() throws {
-        let written = try global.openDatabase().writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, output: output)
+        let destination: DeltaDestination = output.map { .file($0) } ?? .stream(FileSink.standardOutput())
+        let written = try global.openDatabase().writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, into: destination)
         let summary = written.summary
         Console.error("delta \(summary.from) → \(summary.to): \(summary.totalStatements) statements")
         for (table, counts) in summary.statements.sorted(by: { order($0.key) < order($1.key) }) {

@@ -47,18 +47,13 @@ enum SplitRules {
             if split.old == split.new { throw refuse("the old and new codes are the same (expected two stations)") }
             let oldExists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.old]) ?? false
             if !oldExists { throw refuse("station \(split.old) does not exist (expected an existing station to split)") }
-            let recorded = try Bool.fetchOne(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM updates WHERE type = 'DUPLICATE' AND table_name = ? AND key_id = ?)
-                """, arguments: [String(split.old), String(split.new)]) ?? false
-            if recorded || !pairs.insert([split.old, split.new]).inserted {
+            if try UpdateLog.hasSplit(db, old: split.old, new: split.new) || !pairs.insert([split.old, split.new]).inserted {
                 throw refuse("this split is already recorded")
             }
         }
         // A loop would copy records round and round: refuse any cycle among all splits ever.
         var edges: [Int64: [Int64]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT CAST(table_name AS INTEGER), CAST(key_id AS INTEGER) FROM updates WHERE type = 'DUPLICATE'") {
-            edges[row[0], default: []].append(row[1])
-        }
+        for split in try UpdateLog.splits(db) { edges[split.old, default: []].append(split.new) }
         for split in splits { edges[split.old, default: []].append(split.new) }
         for split in splits where reaches(from: split.new, to: split.old, edges) {
             throw CurationError.splitRefused(old: split.old, new: split.new, reason: "it would close a loop of splits back to \(split.old)")

@@ -46,8 +46,7 @@ extension MasterDatabase {
             let closed = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.delete.rawValue]).map(Station.init)
             if closed.isEmpty { return [] }
             let added = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.insert.rawValue]).map(Station.init)
-            let recorded = Set(try Row.fetchAll(db, sql: "SELECT table_name, key_id FROM updates WHERE type = 'DUPLICATE'")
-                .map { "\($0[0] as String)→\($0[1] as String)" })
+            let recorded = Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" })
             var suggestions: [SplitSuggestion] = []
             // A cheap box before the great-circle distance: a degree of latitude is over 110 km,
             // a degree of longitude at least a fifth of that in Japan.
@@ -85,7 +84,7 @@ extension MasterDatabase {
                 SELECT c.station_cd, c.station_name, o.station_cd, o.station_name FROM stations o
                 CROSS JOIN closed c
                 JOIN lines ol ON ol.line_cd = o.line_cd
-                WHERE c.station_name = o.station_name AND o.e_status <> 2 AND o.station_cd <> c.station_cd
+                WHERE c.station_name = o.station_name AND o.e_status <> \(MasterTable.closedStatus) AND o.station_cd <> c.station_cd
                   AND ol.company_cd <> c.company_cd
                   AND (o.station_g_cd = c.station_g_cd OR o.station_g_cd = c.station_cd)
                 ORDER BY c.station_cd, o.station_cd

@@ -10,35 +10,48 @@ public struct WrittenDelta: Sendable {
     public var gzipSha256: String
 }
 
+/// Where a delta goes: a file (written under a temporary name and renamed when complete),
+/// or a stream the caller owns (the command line hands in standard output).
+public enum DeltaDestination {
+    case file(String)
+    case stream(ByteSink)
+}
+
 extension MasterDatabase {
-    /// Writes the delta from `from` to `to` (default: the newest version) into `output`
-    /// (nil: standard output), gzipped or not, and measures both forms.
+    /// Writes the delta from `from` to `to` (default: the newest version) into `destination`,
+    /// gzipped or not, and measures both forms.
     ///
     /// It reads one state of the master (a read transaction) and writes nothing to it.
     /// A file is written under a temporary name and renamed when complete.
     ///
     /// - Throws: `ReleaseError.noSuchVersion` for a negative or too new version.
-    public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, output: String? = nil) throws -> WrittenDelta {
+    public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, into destination: DeltaDestination) throws -> WrittenDelta {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
-            return try Self.writeDelta(db, from: from, to: to ?? newest, newest: newest, gzip: gzip, transaction: transaction, output: output)
+            return try Self.writeDelta(db, from: from, to: to ?? newest, newest: newest, gzip: gzip, transaction: transaction, into: destination)
         }
     }
 
     /// Writes a delta inside the caller's read transaction (a release writes all of its own
     /// deltas from the one state it builds the client database from).
-    static func writeDelta(_ db: Database, from: Int, to: Int, newest: Int, gzip: Bool, transaction: Bool, output: String?) throws -> WrittenDelta {
+    static func writeDelta(_ db: Database, from: Int, to: Int, newest: Int, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
         for version in [from, to] where version < 0 || version > newest {
             throw ReleaseError.noSuchVersion(requested: version, newest: newest)
         }
         if from > to { throw ReleaseError.fromNewerThanTo(from: from, to: to) }
+        var output: String?
+        if case .file(let path) = destination { output = path }
         let temporary = output.map(AtomicFile.temporaryPath(for:))
         do {
-            let destination: ByteSink = try temporary.map { try FileSink(path: $0) } ?? FileSink.standardOutput()
-            let gzipDigest = DigestSink(next: gzip ? destination : nil)
+            let sink: ByteSink
+            switch destination {
+            case .file: sink = try FileSink(path: temporary!)
+            case .stream(let stream): sink = stream
+            }
+            let gzipDigest = DigestSink(next: gzip ? sink : nil)
             // Deflate runs on a second core while SQLite renders the statements.
             let compressor = BackgroundSink(next: try GzipSink(next: gzipDigest))
-            let sqlDigest = DigestSink(next: TeeSink([compressor] + (gzip ? [] : [destination])))
+            let sqlDigest = DigestSink(next: TeeSink([compressor] + (gzip ? [] : [sink])))
             let summary = try DeltaWriter(from: from, to: to, newest: newest, transaction: transaction).write(db, into: sqlDigest)
             try sqlDigest.finish()
             if let temporary, let output { try AtomicFile.moveIntoPlace(temporary, output, replacing: true) }

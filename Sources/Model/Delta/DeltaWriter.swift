@@ -63,15 +63,11 @@ struct DeltaWriter {
             let counts = try writeTable(table, db, sink)
             if !counts.isEmpty { summary.statements[table.name] = counts }
         }
-        let splits = try Row.fetchAll(db, sql: """
-            SELECT table_name, key_id FROM updates
-            WHERE type = 'DUPLICATE' AND user_version > ? AND user_version <= ? ORDER BY up_id
-            """, arguments: [from, to])
+        let splits = try UpdateLog.splits(db, after: from, through: to)
         if !splits.isEmpty {
             try sink.write("-- station splits: copy each record of the old station to the new one, keeping any the user already has\n")
             for split in splits {
-                let old = Int64(split[0] as String)!, new = Int64(split[1] as String)!
-                try sink.write("INSERT OR IGNORE INTO completions (station_cd, date, memo, updated_at) SELECT \(new), date, memo, updated_at FROM completions WHERE station_cd = \(old);\n")
+                try sink.write("INSERT OR IGNORE INTO completions (station_cd, date, memo, updated_at) SELECT \(split.new), date, memo, updated_at FROM completions WHERE station_cd = \(split.old);\n")
             }
             summary.duplicates = splits.count
         }
@@ -92,7 +88,7 @@ struct DeltaWriter {
             DROP TABLE IF EXISTS temp.delta_old;
             CREATE TEMP TABLE delta_touched (key_id TEXT PRIMARY KEY) WITHOUT ROWID;
             INSERT INTO temp.delta_touched SELECT DISTINCT key_id FROM updates
-            WHERE table_name = '\(table.name)' AND type <> 'DUPLICATE' AND user_version > \(from) AND user_version <= \(to);
+            WHERE \(UpdateLog.rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to);
             CREATE TEMP TABLE delta_new AS \(newState);
             CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
             CREATE TEMP TABLE delta_old AS \(oldState);

@@ -25,7 +25,7 @@ struct VersionedState {
         let current = "\(schema).\(table.name)"
         let history = "\(schema).\(table.historyTable)"
         let changedLater = """
-            SELECT 1 FROM \(schema).updates u WHERE u.table_name = '\(table.name)' AND u.type <> 'DUPLICATE'
+            SELECT 1 FROM \(schema).updates u WHERE \(UpdateLog.rowChangeCondition(table, alias: "u"))
             AND u.key_id = \(table.keyText(alias: "m")) AND u.user_version > \(version)
             """
         var currentConditions: [String] = []
@@ -40,7 +40,7 @@ struct VersionedState {
             SELECT h.key_id, \(columns.map { "h." + $0 }.joined(separator: ", ")) FROM \(history) h
             WHERE h.valid_to > \(version)\(keys.map { " AND h.key_id IN (SELECT key_id FROM \($0))" } ?? "")
             AND h.valid_to = (SELECT MIN(u.user_version) FROM \(schema).updates u
-                WHERE u.table_name = '\(table.name)' AND u.type <> 'DUPLICATE' AND u.key_id = h.key_id AND u.user_version > \(version))
+                WHERE \(UpdateLog.rowChangeCondition(table, alias: "u")) AND u.key_id = h.key_id AND u.user_version > \(version))
             """
         return currentRows + "\nUNION ALL\n" + historyRows
     }

@@ -115,7 +115,7 @@ extension MasterDatabase {
             for from in 1..<max(version, 1) {
                 let deltaPath = "\(version)/delta-from-\(from).sql.gz"
                 written.append((from, deltaPath, try Self.writeDelta(
-                    db, from: from, to: version, newest: newest, gzip: true, transaction: false, output: building.url(deltaPath))))
+                    db, from: from, to: version, newest: newest, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
             }
             try step(.deltasWritten)
             return (version, rows, written)

@@ -59,12 +59,7 @@ struct ReleaseVerifier {
         let phone = (scratch as NSString).appendingPathComponent("phone-\(delta.from).sqlite")
         try? FileManager.default.removeItem(atPath: phone)
         try FileManager.default.copyItem(atPath: base, toPath: phone)
-        let splits = try master.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT CAST(table_name AS INTEGER), CAST(key_id AS INTEGER) FROM updates
-                WHERE type = 'DUPLICATE' AND user_version > ? AND user_version <= ? ORDER BY up_id
-                """, arguments: [delta.from, delta.to]).map { (old: $0[0] as Int64, new: $0[1] as Int64) }
-        }
+        let splits = try master.read { try UpdateLog.splits($0, after: delta.from, through: delta.to) }
         let before = try SyntheticCompletions.add(to: phone, splits: splits)
         let result = try SQLiteShell.run(script: script, database: phone)
         if result.status != 0 {
@@ -122,7 +117,7 @@ enum SyntheticCompletions {
         var description: String { "(\(date ?? "NULL"), \(memo.map { "\($0.debugDescription)" } ?? "NULL"), \(updatedAt.map(String.init) ?? "NULL"))" }
     }
 
-    static func add(to path: String, splits: [(old: Int64, new: Int64)]) throws -> [Int64: Record] {
+    static func add(to path: String, splits: [StationSplit]) throws -> [Int64: Record] {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         try queue.write { db in
@@ -156,7 +151,7 @@ enum SyntheticCompletions {
 
     /// What the phone must hold after the delta: every record kept, and each split, in order,
     /// copying the old station's record to the new station where the user has none.
-    static func expected(_ before: [Int64: Record], splits: [(old: Int64, new: Int64)]) -> [Int64: Record] {
+    static func expected(_ before: [Int64: Record], splits: [StationSplit]) -> [Int64: Record] {
         var records = before
         for split in splits where records[split.new] == nil {
             if let record = records[split.old] { records[split.new] = record }

@@ -54,7 +54,7 @@ import Testing
         // A delta the release leaves out (from 0, or larger than the database) must still be exact.
         for from in 0..<newest where !result.released.deltas.contains(where: { $0.from == from }) {
             let path = scratch.path("unpublished-\(from).sql.gz")
-            _ = try database.writeDelta(from: from, gzip: true, output: path)
+            _ = try database.writeDelta(from: from, gzip: true, into: .file(path))
             let phone = try scratch.phone(from: scratch.path("v\(from).sqlite"), name: "phone-\(from).sqlite", completions: [])
             let applied = try scratch.apply(delta: path, to: phone)
             #expect(applied.status == 0, "seed \(seed): delta from \(from): \(applied.error)")

@@ -124,7 +124,7 @@ import Testing
         batch.put(.connections, ["line_cd": 99001, "station_cd1": 9900105, "station_cd2": 9900107])
         try database.commit(batch)  // removed and put back: the same as at version 1
         let output = scratch.path("delta.sql")
-        let written = try database.writeDelta(from: 1, output: output)
+        let written = try database.writeDelta(from: 1, into: .file(output))
         let sql = try String(contentsOfFile: output, encoding: .utf8)
         #expect(written.summary.statements == ["stations": ["update": 1]])
         // The rows put by the test leave post and address empty: only changed columns are sent.
@@ -132,15 +132,15 @@ import Testing
         #expect(!sql.contains("陸奥市川B") && !sql.contains("INSERT OR REPLACE"))
         #expect(sql.hasSuffix("PRAGMA user_version = 6;\n"))
         #expect(!sql.contains("BEGIN"))
-        let wrapped = try database.writeDelta(from: 1, transaction: true, output: output)
+        let wrapped = try database.writeDelta(from: 1, transaction: true, into: .file(output))
         #expect(wrapped.sqlBytes > written.sqlBytes)
         #expect(try String(contentsOfFile: output, encoding: .utf8).hasSuffix("PRAGMA user_version = 6;\nCOMMIT;\n"))
     }
 
     @Test func aDeltaFromANonexistentVersionIsAClearError() throws {
         let database = try twoVersions()
-        #expect(throws: ReleaseError.noSuchVersion(requested: 3, newest: 2)) { try database.writeDelta(from: 3, output: scratch.path("d.sql")) }
-        #expect(throws: ReleaseError.noSuchVersion(requested: -1, newest: 2)) { try database.writeDelta(from: -1, output: scratch.path("d.sql")) }
+        #expect(throws: ReleaseError.noSuchVersion(requested: 3, newest: 2)) { try database.writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: ReleaseError.noSuchVersion(requested: -1, newest: 2)) { try database.writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
         #expect(throws: ReleaseError.noSuchVersion(requested: 5, newest: 2)) { try database.release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
         #expect(!FileManager.default.fileExists(atPath: scratch.path("d.sql")))
         let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "7"])
@@ -215,7 +215,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("release/4")).sorted()
             == ["delta-from-1.sql.gz", "delta-from-2.sql.gz", "stations.sqlite", "stations.sqlite.gz"])
         // The delta that was not published would indeed have been larger.
-        let unpublished = try database.writeDelta(from: 3, gzip: true, output: scratch.path("from-3.sql.gz"))
+        let unpublished = try database.writeDelta(from: 3, gzip: true, into: .file(scratch.path("from-3.sql.gz")))
         #expect(unpublished.gzipBytes > released.databaseGzip.bytes)
         #expect(result.verification?.passed.count == 2)
         let manifest = try String(contentsOfFile: scratch.path("release/manifest.json"), encoding: .utf8)
