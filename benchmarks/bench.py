@@ -74,6 +74,62 @@ def sqlite_import(database, folder, keyed):
     return f"rm -f {database} && sqlite3 {database} <<'SQL'\n{script}\nSQL"
 
 
+def release_pipeline(master, out, base_database, schema_from):
+    """The fair release anchor: what a person would script with the standard tools to make the
+    same files, one step after another. sqlite3 builds the client tables from the master
+    (ATTACH, INSERT … SELECT in key order, the same indexes, user_version, VACUUM), gzip -6 the
+    database, sha256sum every file, and sqldiff --primarykey old new | gzip -6 for the delta the
+    release writes (from version 1)."""
+    schema = subprocess.run(["sqlite3", schema_from, ".schema"], check=True, capture_output=True, text=True).stdout
+    tables = [line.split()[2] for line in schema.splitlines() if line.startswith("CREATE TABLE")]
+    creates = "\n".join(line for line in schema.splitlines() if line.startswith("CREATE TABLE"))
+    indexes = "\n".join(line for line in schema.splitlines() if line.startswith("CREATE INDEX"))
+    keys = {"prefectures": "pref_cd", "companies": "company_cd", "lines": "line_cd", "stations": "station_cd",
+            "connections": "line_cd, station_cd1, station_cd2"}
+    fills = "\n".join(f"INSERT INTO {t} SELECT * FROM master.{t} ORDER BY {keys[t]};" for t in tables if t in keys)
+    database = os.path.join(out, "stations.sqlite")
+    return (f"rm -rf {out} && mkdir -p {out} && sqlite3 {database} <<'SQL'\n"
+            f"ATTACH '{master}' AS master;\nBEGIN;\n{creates}\n{fills}\n{indexes}\nCOMMIT;\nDETACH master;\n"
+            f"PRAGMA user_version = 2;\nVACUUM;\nSQL\n"
+            f"gzip -6 -n -k {database} && "
+            f"sqldiff --primarykey {base_database} {database} | gzip -6 -n > {out}/delta-from-1.sql.gz && "
+            f"sha256sum {database} {database}.gz {out}/delta-from-1.sql.gz > {out}/SHA256SUMS")
+
+
+def history_benchmark(stations, lengths, runs):
+    """Release cost against history length: masters of 1 … max(lengths) versions at `stations`
+    stations, each version 1% of the stations changed; the release of the newest version timed
+    at each length. With no delta from version 0, the cost follows the changes since the oldest
+    client version, not the whole history."""
+    label = f"{stations // 1000}k"
+    run([ADMIN, "synth", "--stations", str(stations), "--seed", "11", "--out", path("history", "s1")])
+    master = path("history", "master.sqlite")
+    run([ADMIN, "init", "--db", master])
+    run([ADMIN, "import", "--db", master, path("history", "s1")])
+    print(f"\n# release cost against history length, {stations:,} stations, each version 1% changed; median of {runs} runs")
+    print("| versions | deltas written | release, no verify (s) | per delta (ms) | our peak memory (MiB) |")
+    print("|---:|---:|---:|---:|---:|", flush=True)
+    version = 1
+    for length in lengths:
+        while version < length:
+            previous, following = path("history", f"s{version}"), path("history", f"s{version + 1}")
+            run([ADMIN, "synth", "--from", previous, "--change", "1", "--seed", str(100 + version), "--out", following])
+            run([ADMIN, "import", "--db", master, following])
+            shutil.rmtree(previous)
+            version += 1
+        times, peaks = [], []
+        for attempt in range(runs + 1):
+            wall, peak = timed(f"rm -rf {path('history', 'out')} && {ADMIN} release --db {master} --out {path('history', 'out')} --no-verify")
+            if attempt > 0:
+                times.append(wall)
+                peaks.append(peak)
+        with open(path("history", "out", "manifest.json")) as f:
+            deltas = len(json.load(f)["versions"][-1]["deltas"])
+        median = statistics.median(times)
+        per_delta = f"{(median / deltas) * 1000:.0f}" if deltas else "–"
+        print(f"| {length} | {deltas} | {median:.2f} | {per_delta} | {max(peaks):.0f} |", flush=True)
+
+
 class Scenario:
     def __init__(self, name, ours, anchor, prepare=None, anchor_label=""):
         self.name, self.ours, self.anchor, self.prepare, self.anchor_label = name, ours, anchor, prepare, anchor_label
@@ -113,6 +169,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--stations", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--history-stations", type=int, default=100_000)
+    parser.add_argument("--history", default="1,10,50", help="history lengths to release at (versions)")
     args = parser.parse_args()
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -163,6 +221,11 @@ def main():
                  fresh("synth1.sqlite", "run.sqlite"), "sqldiff --primarykey"),
         Scenario(f"{label} release (no verify)",
                  admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
+                 release_pipeline(path("synth2.sqlite"), path("anchor-release"), path("releases/1/stations.sqlite"),
+                                  path("releases/1/stations.sqlite")),
+                 clean("run-release"), "sqlite3 build + gzip + sha256sum + sqldiff | gzip"),
+        Scenario(f"{label} release (no verify), against VACUUM INTO alone",
+                 admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
                  f"rm -f {path('vacuum.sqlite')} && sqlite3 {path('synth2.sqlite')} \"VACUUM INTO '{path('vacuum.sqlite')}'\"",
                  clean("run-release"), "sqlite3 VACUUM INTO"),
         Scenario(f"{label} delta from v1, gzip",
@@ -175,9 +238,13 @@ def main():
     print("|---|---:|---|---:|---:|---:|", flush=True)
     for scenario in scenarios:
         ours, anchor, peak = measure(scenario, args.runs)
-        print(f"| {scenario.name} | {ours:.2f} | {scenario.anchor_label} | {anchor:.2f} | {ours / anchor:.2f} | {peak:.0f} |", flush=True)
+        label = scenario.anchor_label.replace("|", "\\|")
+        print(f"| {scenario.name} | {ours:.2f} | {label} | {anchor:.2f} | {ours / anchor:.2f} | {peak:.0f} |", flush=True)
     ours_gz, anchor_gz = os.path.getsize(path("delta.sql.gz")), os.path.getsize(path("sqldiff.sql.gz"))
     print(f"\ndelta gzip bytes: ours {ours_gz:,}, sqldiff | gzip {anchor_gz:,} (ratio {ours_gz / anchor_gz:.2f})")
+    if args.history:
+        os.makedirs(path("history"))
+        history_benchmark(args.history_stations, [int(n) for n in args.history.split(",")], max(1, args.runs // 2))
 
 
 if __name__ == "__main__":
