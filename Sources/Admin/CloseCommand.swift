@@ -6,7 +6,7 @@ struct CloseCommand: ParsableCommand {
         commandName: "close", abstract: "Close a company, line or station (DELETE: e_status = 2; the row stays).",
         discussion: "Example: station-admin close stations 1141543 --date 2024-03-16")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "companies, lines or stations.") var table: TableArgument
+    @Argument(help: "The table.") var table: ClosableTableArgument
     @Argument(help: "The code.") var key: String
     @Option(help: "The closing date (YYYY-MM-DD), stored as close_ymd on stations.") var date: String?
     @Flag(help: "Also close the open lines and stations it leaves behind.") var cascade = false

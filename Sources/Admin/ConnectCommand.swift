@@ -15,7 +15,8 @@ struct ConnectCommand: ParsableCommand {
 
 struct DisconnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "disconnect", abstract: "Remove connections along a chain of stations on a line.")
+        commandName: "disconnect", abstract: "Remove connections along a chain of stations on a line.",
+        discussion: "Example: station-admin disconnect 99206 9920607 1120102")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The line_cd.") var line: Int64
     @Argument(help: "Two or more station codes, in order.") var stations: [Int64]

@@ -29,6 +29,19 @@ struct TableArgument: ExpressibleByArgument {
     static var allValueStrings: [String] { MasterTable.all.map(\.name) }
 }
 
+/// A table whose rows close instead of going (companies, lines, stations).
+struct ClosableTableArgument: ExpressibleByArgument {
+    let table: MasterTable
+    init?(argument: String) {
+        guard let table = MasterTable.named(argument), table.closesByStatus else { return nil }
+        self.table = table
+    }
+    static var allValueStrings: [String] { MasterTable.all.filter(\.closesByStatus).map(\.name) }
+}
+
+/// "1 change", "2 changes".
+func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+
 /// `column=value` pairs; an empty value is NULL.
 func parseAssignments(_ assignments: [String]) throws -> [String: String] {
     var values: [String: String] = [:]

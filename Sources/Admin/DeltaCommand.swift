@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Model
 
 struct DeltaCommand: ParsableCommand {
@@ -14,11 +15,17 @@ struct DeltaCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file")) var output: String?
     @Flag(help: "Wrap the SQL in BEGIN/COMMIT (apps run it inside their own transaction).") var transaction = false
 
+    func validate() throws {
+        if gzip && output == nil && isatty(STDOUT_FILENO) != 0 {
+            throw ValidationError("--gzip writes binary data; not to a terminal (redirect it, e.g. > delta.sql.gz, or give --output FILE).")
+        }
+    }
+
     func run() throws {
         let destination: DeltaDestination = output.map { .file($0) } ?? .stream(FileSink.standardOutput())
         let written = try global.openDatabase().writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, into: destination)
         let summary = written.summary
-        Console.error("delta \(summary.from) → \(summary.to): \(summary.totalStatements) statements")
+        Console.error("delta \(summary.from) → \(summary.to): \(plural(summary.totalStatements, "statement"))")
         for (table, counts) in summary.statements.sorted(by: { order($0.key) < order($1.key) }) {
             Console.error("  \(table): \(counts["upsert"] ?? 0) new rows, \(counts["update"] ?? 0) updated, \(counts["delete"] ?? 0) removed")
         }

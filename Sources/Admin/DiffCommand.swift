@@ -5,17 +5,48 @@ struct DiffCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "Show what importing station CSVs would change; writes nothing.",
-        discussion: "Example: station-admin diff datasets/ekidata/2021-03-12")
+        discussion: """
+            Example: station-admin diff datasets/ekidata/2021-03-12 --table stations --type DELETE --show 5
+            With --exit-code it exits 1 when there are changes and 0 when there are none, as git diff does.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var snapshot: SnapshotArguments
+    @Option(help: "How many changes to describe in words (default: all).") var show: Int?
+    @Option(help: "Only describe changes of this table.") var table: TableArgument?
+    @Option(help: "Only describe changes of this kind (INSERT, UPDATE, DELETE, RESTORE).") var type: UpdateKindArgument?
+    @Flag(help: "Exit with status 1 when the files would change anything, 0 when not.") var exitCode = false
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let show, show < 0 { throw ValidationError("--show must be 0 or more.") }
+    }
 
     func run() throws {
         let database = try global.openDatabase()
         let report = try database.diff(
             snapshot.paths, options: ImportOptions(allowMassClose: snapshot.allowMassClose, describeLimit: nil))
-        if output.json { return try Console.printJSON(report) }
-        ReportPrinter.print(report, heading: "Changes an import would make as version \(report.version)")
+        if output.json {
+            try Console.printJSON(report)
+        } else {
+            let matching = report.changes.filter { change in
+                (table == nil || change.table == table!.table.name) && (type == nil || change.kind == type!.kind)
+            }
+            let shown = show.map { Array(matching.prefix($0)) } ?? matching
+            ReportPrinter.print(
+                report, heading: "Changes an import would make as version \(report.version)",
+                shownChanges: shown, matchingChanges: matching.count)
+        }
+        if exitCode && report.totalChanges > 0 { throw ExitCode(1) }
     }
+}
+
+/// An `updates` kind named on the command line, in any case.
+struct UpdateKindArgument: ExpressibleByArgument {
+    let kind: Update.Kind
+    init?(argument: String) {
+        guard let kind = Update.Kind(rawValue: argument.uppercased()) else { return nil }
+        self.kind = kind
+    }
+    static var allValueStrings: [String] { [Update.Kind.insert, .update, .delete, .restore, .duplicate].map(\.rawValue) }
 }

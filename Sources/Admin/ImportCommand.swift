@@ -21,7 +21,8 @@ struct ImportCommand: ParsableCommand {
         let database = try global.openDatabase()
         let report = try database.importSnapshot(
             snapshot.paths,
-            options: ImportOptions(memo: memo, allowMassClose: snapshot.allowMassClose, describeLimit: show),
+            // JSON is complete whatever --show says; --show limits the words only.
+            options: ImportOptions(memo: memo, allowMassClose: snapshot.allowMassClose, describeLimit: output.json ? nil : show),
             dryRun: dryRun)
         if output.json { return try Console.printJSON(report) }
         if report.totalChanges == 0 {

@@ -3,7 +3,8 @@ import Model
 
 struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "init", abstract: "Create an empty master database (data version 0).")
+        commandName: "init", abstract: "Create an empty master database (data version 0).",
+        discussion: "Example: station-admin init --db master.sqlite")
 
     @OptionGroup var global: GlobalOptions
 

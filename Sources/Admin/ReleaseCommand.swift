@@ -37,14 +37,14 @@ struct ReleaseCommand: ParsableCommand {
         for delta in released.deltas {
             print("  delta-from-\(delta.from).sql.gz".padding(toLength: 22, withPad: " ", startingAt: 0)
                 + "\(delta.file.bytes.formattedBytes) gzip, \(delta.sqlBytes.formattedBytes) SQL, "
-                + "\(delta.statements.values.flatMap(\.values).reduce(0, +)) statements, \(delta.duplicates) DUPLICATE")
+                + "\(plural(delta.statements.values.flatMap(\.values).reduce(0, +) + delta.duplicates, "statement")), \(delta.duplicates) DUPLICATE")
         }
         let full = released.downloads.filter { $0.kind == .full }.map { String($0.from) }
         if !full.isEmpty {
             print("  versions \(full.joined(separator: ", ")): the full download (a delta would be larger)")
         }
         if let verification = result.verification {
-            print("Verified with sqlite3: \(verification.passed.count) deltas applied and checked.")
+            print("Verified with sqlite3: \(plural(verification.passed.count, "delta")) applied and checked.")
         }
     }
 }

@@ -4,8 +4,11 @@ import Model
 enum ReportPrinter {
     static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
 
-    static func print(_ report: ChangeReport, heading: String) {
-        Swift.print("\(heading): \(report.totalChanges) changes")
+    /// - Parameters:
+    ///   - shownChanges: the changes to describe, when a filter chose them from `report.changes`.
+    ///   - matchingChanges: how many changes the filter matched (`shownChanges` may be cut).
+    static func print(_ report: ChangeReport, heading: String, shownChanges: [DescribedChange]? = nil, matchingChanges: Int? = nil) {
+        Swift.print("\(heading): \(plural(report.totalChanges, "change"))")
         let tables = report.counts.keys.sorted { order($0) < order($1) }
         let header = ["table"] + kinds.map(\.rawValue)
         let rows = tables.map { table in [table] + kinds.map { String(report.counts[table]?[$0.rawValue] ?? 0) } }
@@ -16,13 +19,19 @@ enum ReportPrinter {
                     : String(repeating: " ", count: widths[column] - cell.count) + cell
             }.joined(separator: "  "))
         }
-        for warning in report.warnings { Console.line("warning: \(warning)") }
-        if !report.changes.isEmpty {
+        for warning in report.warnings { Console.error("warning: \(warning.escapingControlCharacters)") }
+        let shown = shownChanges ?? report.changes
+        if !shown.isEmpty {
             Swift.print("")
-            for change in report.changes { Console.line("  " + change.summary) }
-            if report.changes.count < report.totalChanges {
-                Swift.print("  … and \(report.totalChanges - report.changes.count) more (station-admin log --version \(report.version))")
-            }
+            for change in shown { Console.line("  " + change.summary) }
+        }
+        if let matchingChanges {
+            if shown.count < matchingChanges { Swift.print("  … and \(matchingChanges - shown.count) more (--show N describes more)") }
+        } else if shown.count < report.totalChanges {
+            let more = report.totalChanges - shown.count
+            Swift.print(report.committed
+                ? "  … and \(more) more (station-admin log --version \(report.version))"
+                : "  … and \(more) more (nothing was committed: --show N describes more, --json lists them all)")
         }
         if !report.suggestions.isEmpty {
             Swift.print("")

@@ -3,9 +3,10 @@ import Model
 
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "restore", abstract: "Bring back a closed company, line or station (RESTORE).")
+        commandName: "restore", abstract: "Bring back a closed company, line or station (RESTORE).",
+        discussion: "Example: station-admin restore stations 1120101 --dry-run")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "companies, lines or stations.") var table: TableArgument
+    @Argument(help: "The table.") var table: ClosableTableArgument
     @Argument(help: "The code.") var key: String
     @OptionGroup var curation: CurationOptions
 

@@ -6,6 +6,8 @@ struct StationAdmin: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "station-admin",
         abstract: "Maintain the station master data and publish it to the offline apps.",
+        discussion: "Shell completion: station-admin --generate-completion-script bash (or zsh, fish).",
+        version: version,
         subcommands: [
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, LogCommand.self,
             AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
@@ -14,10 +16,19 @@ struct StationAdmin: ParsableCommand {
             ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self,
         ])
 
+    /// The package version, printed by `--version`.
+    static let version = "0.3.0"
+
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {
         do {
             try CommandLineText.requireUTF8()
+            if let typo = CommandSuggestion.misspelledCommand(in: Array(CommandLine.arguments.dropFirst()),
+                                                             commands: configuration.subcommands.map { $0._commandName }) {
+                Console.error("Error: '\(typo.given)' is not a station-admin command. Did you mean '\(typo.nearest)'?")
+                Console.error("  See 'station-admin --help' for the commands.")
+                Foundation.exit(2)
+            }
             var command = try parseAsRoot()
             try command.run()
         } catch {
@@ -27,8 +38,8 @@ struct StationAdmin: ParsableCommand {
                 Foundation.exit(0)
             }
             if code == .validationFailure {
+                // ArgumentParser's message already ends with its "See '… --help'" hint.
                 Console.error(fullMessage(for: error))
-                Console.error("See 'station-admin --help'.")
                 Foundation.exit(2)
             }
             if let code = error as? ExitCode { Self.exit(withError: code) }

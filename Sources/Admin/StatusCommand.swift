@@ -3,7 +3,8 @@ import Model
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Show the data version, and rows and closed rows per table.")
+        commandName: "status", abstract: "Show the data version, and rows and closed rows per table.",
+        discussion: "Example: station-admin status --json")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions

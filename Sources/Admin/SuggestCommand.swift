@@ -5,11 +5,19 @@ struct SuggestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "suggest",
         abstract: "List likely splits and handovers in a version: a station closed and one added that share a name, a group or a place.",
-        discussion: "Each comes with a plan line; put the ones you confirm in a plan and `station-admin apply` it.")
+        discussion: """
+            Each comes with a plan line; put the ones you confirm in a plan and `station-admin apply` it.
+            Example: station-admin suggest --version 2 --radius 300
+            """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The data version (default: the newest).") var version: Int?
-    @Option(help: "How close, in metres, counts as the same place.") var radius: Double = 500
+    // Unconditional, so that "--radius -5" reaches validate() instead of reading as an option.
+    @Option(parsing: .unconditional, help: "How close, in metres, counts as the same place.") var radius: Double = 500
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if !(radius > 0) { throw ValidationError("--radius must be a positive number of metres (e.g. --radius 500).") }
+    }
 
     func run() throws {
         let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius)
@@ -22,7 +30,8 @@ struct SuggestCommand: ParsableCommand {
 struct RecordSplitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record-split",
-        abstract: "Record DUPLICATE old → new between two existing stations (e.g. one an import added).")
+        abstract: "Record DUPLICATE old → new between two existing stations (e.g. one an import added).",
+        discussion: "Example: station-admin record-split 1180430 9980101 --memo \"the import added 9980101\"")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The old station code.") var old: Int64
     @Argument(help: "The new station code.") var new: Int64

@@ -4,7 +4,8 @@ import Model
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Apply every delta of a release folder with sqlite3 and check content, user records and guards.")
+        abstract: "Apply every delta of a release folder with sqlite3 and check content, user records and guards.",
+        discussion: "Example: station-admin verify --out release")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
@@ -16,6 +17,6 @@ struct VerifyCommand: ParsableCommand {
             for line in report.failures { Console.error("FAIL  \(line)") }
             throw ExitCode.failure
         }
-        print("\(report.passed.count) deltas verified.")
+        print("\(plural(report.passed.count, "delta")) verified.")
     }
 }

@@ -5,7 +5,10 @@ struct WeightsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "weights",
         abstract: "Assign map weights: hand weights 1–9 stay; 11 for one station per ~80 km grid square, 12 per ~10 km square, 13 for the rest.",
-        discussion: "Then shows, for a few real map extents, how the top 150 pins spread over the view.")
+        discussion: """
+            Then shows, for a few real map extents, how the top 150 pins spread over the view.
+            Example: station-admin weights --seed 1 --dry-run
+            """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The random seed: the same seed gives the same weights.") var seed: UInt64 = 1
     @OptionGroup var curation: CurationOptions

@@ -23,8 +23,12 @@ public struct PlanFile: Sendable {
     public var operations: [LocatedOperation]
 
     public static func load(_ path: String) throws -> PlanFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PlanError(file: path, line: nil, message: "cannot read the plan")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw PlanError(file: path, line: nil, message: "no such file (expected a JSON Lines plan, e.g. datasets/plans/2024-03-16-hokuriku.jsonl)")
+        }
+        guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
+            throw PlanError(file: path, line: nil, message: "cannot read the plan (expected a readable JSON Lines file, not a folder)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw PlanError(file: path, line: nil, message: "not UTF-8 text (expected a JSON Lines plan)")

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+@testable import Model
+
+/// What a user of git, sqlite-utils or csvkit expects of a command line: each message of
+/// issue 11 that was seen on the old main, as the user now sees it.
+@Suite struct CommandLineHabitsTests {
+    let scratch = Scratch()
+
+    @Test func versionPrintsThePackageVersion() throws {
+        let result = try CommandRunner.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "0.3.0\n")
+    }
+
+    @Test(arguments: [("stauts", "status"), ("imprt", "import"), ("relase", "release"), ("verfy", "verify")])
+    func aMistypedCommandSuggestsTheNearest(_ typed: String, _ nearest: String) throws {
+        let result = try CommandRunner.run([typed, "datasets/ekidata/2021-03-12"])
+        #expect(result.status == 2)
+        #expect(result.stderr == """
+            Error: '\(typed)' is not a station-admin command. Did you mean '\(nearest)'?
+              See 'station-admin --help' for the commands.
+
+            """)
+    }
+
+    @Test func aWordFarFromEveryCommandGetsOneHelpHint() throws {
+        let result = try CommandRunner.run(["teleport"])
+        #expect(result.status == 2)
+        #expect(result.stderr == """
+            Error: Unexpected argument 'teleport'
+            Usage: station-admin <subcommand>
+              See 'station-admin --help' for more information.
+
+            """)
+    }
+
+    @Test func aNegativeRadiusSaysItMustBePositive() throws {
+        let result = try CommandRunner.run(["suggest", "--radius", "-5", "--db", scratch.path("m.sqlite")])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("Error: --radius must be a positive number of metres (e.g. --radius 500).\n"))
+        #expect(result.stderr.components(separatedBy: "--help").count == 2)
+    }
+
+    @Test func aMissingPlanSaysTheFileDoesNotExist() throws {
+        let database = try scratch.baseDatabase()
+        let result = try CommandRunner.run(["apply", "--db", database.path, "nonexist.jsonl"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "nonexist.jsonl: no such file (expected a JSON Lines plan, e.g. datasets/plans/2024-03-16-hokuriku.jsonl)\n")
+    }
+
+    @Test func closeAndRestoreOfferOnlyTablesThatClose() throws {
+        for command in ["close", "restore"] {
+            let help = try CommandRunner.run([command, "--help"]).stdout
+            #expect(help.contains("(values: companies, lines, stations)"), "\(command)")
+            #expect(help.contains("Example: station-admin \(command) "), "\(command)")
+        }
+        let refused = try CommandRunner.run(["close", "connections", "1/2/3", "--db", scratch.path("m.sqlite")])
+        #expect(refused.status == 2)
+    }
+
+    @Test func everySubcommandHelpCarriesAnExample() throws {
+        let commands = ["init", "diff", "import", "status", "log", "add", "edit", "transfer-line", "move-stations", "close",
+                        "restore", "split", "record-split", "connect", "disconnect", "apply", "suggest", "weights", "synth",
+                        "release", "delta", "verify"]
+        for command in commands {
+            let help = try CommandRunner.run([command, "--help"]).stdout
+            #expect(help.contains("station-admin \(command) "), "\(command) --help has no example")
+            #expect(help.contains("Example"), "\(command) --help has no example")
+        }
+        #expect(try CommandRunner.run(["--help"]).stdout.contains("--generate-completion-script"))
+    }
+
+    @Test func splitTakesColumnValuesAfterConnectTo() throws {
+        let database = try scratch.baseDatabase()
+        let result = try CommandRunner.run(["split", "--db", database.path, "1120101", "9920607", "--connect-to", "1120102",
+                                            "station_name=八戸（新）", "--dry-run"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("INSERT stations 9920607 八戸（新）"))
+        #expect(result.stdout.contains("INSERT connections 11201/9920607/1120102"))
+        let two = try CommandRunner.run(["split", "--db", database.path, "1120101", "9920607", "--connect-to", "1120102,1120103", "--dry-run"])
+        #expect(two.stdout.contains("INSERT connections 11201/9920607/1120102") && two.stdout.contains("INSERT connections 11201/9920607/1120103"))
+        let bad = try CommandRunner.run(["split", "--db", database.path, "1120101", "9920607", "--connect-to", "abc"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.hasPrefix("Error: --connect-to 'abc' is not a station code"))
+    }
+
+    @Test func diffFiltersCutsAndExitsOneOnChanges() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
+        try snapshot.removeLine("station.csv", containing: "1120103,")
+        let result = try CommandRunner.run(["diff", "--db", database.path, snapshot.path, "--table", "stations", "--type", "update", "--exit-code"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("  UPDATE stations 1120102 陸奥市川駅: station_name 陸奥市川 → 陸奥市川駅\n"))
+        #expect(!result.stdout.contains("  DELETE stations"))
+        #expect(result.stdout.hasPrefix("Changes an import would make as version 2: 2 changes\n"))
+        let cut = try CommandRunner.run(["diff", "--db", database.path, snapshot.path, "--show", "0"])
+        #expect(cut.stdout.contains("  … and 2 more (--show N describes more)\n"))
+        #expect(cut.status == 0)
+        let none = try CommandRunner.run(["diff", "--db", database.path, Fixtures.base.path, "--exit-code"])
+        #expect(none.status == 0)
+    }
+
+    @Test func warningsGoToStandardError() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.appendLine("join.csv", "11201,1129999,1120101")
+        for command in ["diff", "import"] {
+            let result = try CommandRunner.run([command, "--db", database.path, snapshot.path])
+            #expect(result.status == 0)
+            #expect(!result.stdout.contains("warning:"), "\(command)")
+            #expect(result.stderr.contains("warning: \(snapshot.file("join.csv")): "), "\(command)")
+        }
+    }
+
+    @Test func aDryRunDoesNotPointAtALogThatStaysEmpty() throws {
+        let path = scratch.path("m.sqlite")
+        _ = try MasterDatabase.create(at: path)
+        let result = try CommandRunner.run(["import", "--db", path, Fixtures.base.path, "--dry-run", "--show", "1"])
+        #expect(result.stdout.contains("more (nothing was committed: --show N describes more, --json lists them all)"))
+        #expect(!result.stdout.contains("station-admin log --version"))
+    }
+
+    @Test func importJSONListsEveryChangeWhateverShowSays() throws {
+        let path = scratch.path("m.sqlite")
+        _ = try MasterDatabase.create(at: path)
+        let result = try CommandRunner.run(["import", "--db", path, Fixtures.base.path, "--json", "--show", "1"])
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect((object["changes"] as! [Any]).count == object["totalChanges"] as? Int)
+    }
+
+    @Test func countsAreSingularForOne() throws {
+        let database = try scratch.baseDatabase()
+        let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight=2"])
+        #expect(edit.stdout.hasPrefix("Committed version 2: 1 change\n"))
+        let release = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release")])
+        #expect(release.stdout.contains("Verified with sqlite3: 1 delta applied and checked.\n"))
+        let delta = try CommandRunner.run(["delta", "--db", database.path, "--from", "1", "--output", scratch.path("d.sql")])
+        #expect(delta.stderr.hasPrefix("delta 1 → 2: 1 statement\n"))
+        // release and delta count the same statements for the same file.
+        #expect(release.stdout.contains("delta-from-1.sql.gz") && release.stdout.contains(", 1 statement, 0 DUPLICATE"))
+    }
+
+    /// `delta --gzip` writes binary; like gzip itself it refuses a terminal (through `script`,
+    /// which gives the command a pseudo-terminal).
+    @Test func deltaGzipRefusesATerminal() throws {
+        let database = try scratch.baseDatabase()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let log = scratch.path("typescript")
+        process.arguments = ["-qfec", "\(CommandRunner.executable.path) delta --db \(database.path) --from 0 --gzip", log]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        let screen = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(screen.contains("Error: --gzip writes binary data; not to a terminal (redirect it, e.g. > delta.sql.gz, or give --output FILE)."))
+        let piped = try CommandRunner.run(["delta", "--db", database.path, "--from", "0", "--gzip"])
+        #expect(piped.status == 0 && piped.stdout.utf8.count > 0)
+    }
+}
