@@ -10,6 +10,6 @@ struct ApplyCommand: ParsableCommand {
     @OptionGroup var curation: CurationOptions
 
     func run() throws {
-        try curation.report(global.openDatabase().apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun))
+        try curation.report(global.openDatabase(author: curation.who).apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun))
     }
 }

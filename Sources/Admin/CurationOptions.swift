@@ -6,10 +6,11 @@ struct CurationOptions: ParsableArguments {
     @Option(help: "The curator's note stored with every updates row (never published).") var memo: String?
     @Flag(help: "Print the updates rows and row changes it would write, and write nothing.") var dryRun = false
     @OptionGroup var output: OutputOptions
+    @OptionGroup var who: AuthorOption
 
     /// Applies the operations as one version and prints what happened.
     func run(_ operations: [PlanOperation], _ global: GlobalOptions) throws {
-        try report(global.openDatabase().apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun))
+        try report(global.openDatabase(author: who).apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun))
     }
 
     func report(_ report: ChangeReport) throws {

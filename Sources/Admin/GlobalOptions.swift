@@ -12,8 +12,18 @@ struct GlobalOptions: ParsableArguments {
         db ?? ProcessInfo.processInfo.environment["STATION_ADMIN_DB"] ?? "master.sqlite"
     }
 
-    func openDatabase() throws -> MasterDatabase {
-        try MasterDatabase.open(at: databasePath)
+    func openDatabase(author: AuthorOption? = nil) throws -> MasterDatabase {
+        try MasterDatabase.open(at: databasePath, author: author?.name)
+    }
+}
+
+/// Who makes a version: kept with it in the master (curator data, never published).
+struct AuthorOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Who makes the version (default: $STATION_ADMIN_AUTHOR, else the login name).", valueName: "name"))
+    var author: String?
+
+    var name: String {
+        author ?? ProcessInfo.processInfo.environment["STATION_ADMIN_AUTHOR"] ?? ProcessInfo.processInfo.userName
     }
 }
 
@@ -28,6 +38,11 @@ enum Console {
     /// data cannot forge extra lines or redraw the terminal (JSON keeps the exact value).
     static func line(_ text: String) {
         print(text.escapingControlCharacters)
+    }
+
+    /// One line of tab-separated fields: each field escaped, the tabs between them kept.
+    static func fields(_ fields: [String]) {
+        print(fields.map(\.escapingControlCharacters).joined(separator: "\t"))
     }
 
     static func error(_ message: String) {

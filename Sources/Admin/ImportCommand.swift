@@ -16,9 +16,10 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "How many changes to show in words.")
     var show = 10
     @OptionGroup var output: OutputOptions
+    @OptionGroup var who: AuthorOption
 
     func run() throws {
-        let database = try global.openDatabase()
+        let database = try global.openDatabase(author: who)
         let report = try database.importSnapshot(
             snapshot.paths,
             // JSON is complete whatever --show says; --show limits the words only.

@@ -4,36 +4,40 @@ import Model
 struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Show the updates log.",
+        abstract: "Show the updates log, newest first.",
         discussion: "Example: station-admin log --key 1122903 (a station's whole story, its splits included)")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this data version.") var version: Int?
     @Option(help: "Only this table (companies, lines, stations, connections, prefectures).") var table: String?
     @Option(help: "Only this key (composite keys joined with '/').") var key: String?
+    @Option(help: "Only this kind (INSERT, UPDATE, DELETE, RESTORE, DUPLICATE).") var type: UpdateKindArgument?
+    @Option(name: [.customShort("n"), .customLong("limit")], help: "Only the newest N rows.") var limit: Int?
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more.") }
         if let table, MasterTable.named(table) == nil {
             throw ValidationError("Unknown table '\(table)'; expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")).")
         }
     }
 
     func run() throws {
-        if let key, !output.json, version == nil {
+        if let key, !output.json, version == nil, type == nil, limit == nil {
             // A key's story: each change in words, old → new.
             for entry in try global.openDatabase().story(key: key, table: table) {
                 Console.line("\(entry.update.updateDate)  \(entry.summary)" + (entry.update.memo.map { "  (\($0))" } ?? ""))
             }
             return
         }
-        let updates = try global.openDatabase().log(LogFilter(version: version, table: table, key: key))
+        let updates = try global.openDatabase().log(
+            LogFilter(version: version, table: table, key: key, type: type?.kind, limit: limit, newestFirst: true))
         if output.json { return try Console.printJSON(updates) }
         for update in updates {
             let target = update.type == .duplicate
                 ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
-            Console.line("\(update.upID)\tv\(update.userVersion)\t\(update.updateDate)\t\(update.type.rawValue)\t\(target)"
-                + (update.memo.map { "\t\($0)" } ?? ""))
+            Console.fields(["\(update.upID)", "v\(update.userVersion)", update.updateDate, update.type.rawValue, target]
+                + (update.memo.map { [$0] } ?? []))
         }
     }
 }

@@ -9,7 +9,7 @@ struct StationAdmin: ParsableCommand {
         discussion: "Shell completion: station-admin --generate-completion-script bash (or zsh, fish).",
         version: version,
         subcommands: [
-            InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, LogCommand.self,
+            InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self,
             AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
             RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ApplyCommand.self, SuggestCommand.self, WeightsCommand.self, SynthCommand.self,

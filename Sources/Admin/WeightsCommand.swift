@@ -14,7 +14,7 @@ struct WeightsCommand: ParsableCommand {
     @OptionGroup var curation: CurationOptions
 
     func run() throws {
-        let database = try global.openDatabase()
+        let database = try global.openDatabase(author: curation.who)
         let report = try database.assignWeights(seed: seed, memo: curation.memo, dryRun: curation.dryRun)
         if curation.output.json { return try Console.printJSON(report) }
         print("\(report.firstOrderSquares) first-order and \(report.secondOrderSquares) second-order grid squares hold open stations.")

@@ -33,7 +33,7 @@ extension MasterDatabase {
         }
         let version = try Self.dataVersion(db) + 1
         try SplitRules.check(batch.duplicates, db)
-        try VersionWriter(version: version, memo: memo).write(db)
+        try VersionWriter(version: version, memo: memo, author: author).write(db)
         try CurationChecks.checkReferences(db)
         try SplitRules.checkNewStationsExist(batch.duplicates, db)
         let describer = ChangeDescriber(version: version)

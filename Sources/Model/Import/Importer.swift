@@ -51,7 +51,7 @@ extension MasterDatabase {
             let checks = ImportChecks(files: files)
             if !options.allowMassClose { try checks.checkMassClosures(db) }
             let version = try Self.dataVersion(db) + 1
-            try VersionWriter(version: version, memo: options.memo).write(db)
+            try VersionWriter(version: version, memo: options.memo, author: author).write(db)
             phases.done("version written")
             try checks.checkReferences(db)
             let tables = files.map(\.table)

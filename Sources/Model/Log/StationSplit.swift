@@ -37,6 +37,20 @@ enum UpdateLog {
             """, arguments: [String(old), String(new)]) ?? false
     }
 
+    /// Version → table → kind → rows; a split counts under stations.
+    static func countsByVersion(_ db: Database) throws -> [Int: [String: [String: Int]]] {
+        var counts: [Int: [String: [String: Int]]] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT user_version,
+                   CASE WHEN type = '\(Update.Kind.duplicate.rawValue)' THEN '\(MasterTable.stations.name)' ELSE table_name END,
+                   type, COUNT(*)
+            FROM updates GROUP BY 1, 2, 3
+            """) {
+            counts[row[0], default: [:]][row[1], default: [:]][row[2]] = row[3]
+        }
+        return counts
+    }
+
     /// SQL condition: the row (aliased `alias`) changed a row of `table`, not a split.
     static func rowChangeCondition(_ table: MasterTable, alias: String? = nil) -> String {
         let prefix = alias.map { $0 + "." } ?? ""

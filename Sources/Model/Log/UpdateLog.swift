@@ -19,11 +19,20 @@ public struct LogFilter: Sendable {
     public var version: Int?
     public var table: String?
     public var key: String?
+    public var type: Update.Kind?
+    /// At most this many rows (after the order is applied).
+    public var limit: Int?
+    /// Newest first, as `git log`; a key's story reads oldest first.
+    public var newestFirst: Bool
 
-    public init(version: Int? = nil, table: String? = nil, key: String? = nil) {
+    public init(version: Int? = nil, table: String? = nil, key: String? = nil, type: Update.Kind? = nil,
+                limit: Int? = nil, newestFirst: Bool = false) {
         self.version = version
         self.table = table
         self.key = key
+        self.type = type
+        self.limit = limit
+        self.newestFirst = newestFirst
     }
 }
 
@@ -43,10 +52,13 @@ extension MasterDatabase {
         }
     }
 
-    /// The `updates` rows matching `filter`, oldest first.
+    /// The `updates` rows matching `filter`, oldest first unless `newestFirst`.
     ///
     /// A key filter also finds the DUPLICATE rows that name the key as the original
     /// station (`table_name`), so `log --key 1120101` tells a station's whole story.
+    ///
+    /// - Throws: `LogError` for a version or a key the log does not have (rather than an
+    ///   empty answer that looks like "nothing happened").
     public func log(_ filter: LogFilter = LogFilter()) throws -> [Update] {
         var conditions: [String] = []
         var arguments: StatementArguments = []
@@ -62,9 +74,23 @@ extension MasterDatabase {
             conditions.append(UpdateLog.keyCondition())
             arguments += [key, key]
         }
+        if let type = filter.type {
+            conditions.append("type = ?")
+            arguments += [type.rawValue]
+        }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let order = " ORDER BY up_id\(filter.newestFirst ? " DESC" : "")\(filter.limit.map { " LIMIT \($0)" } ?? "")"
         return try read { db in
-            try Update.fetchAll(db, sql: "SELECT * FROM updates\(whereClause) ORDER BY up_id", arguments: arguments)
+            if let version = filter.version {
+                let newest = try Self.dataVersion(db)
+                guard (1...max(newest, 1)).contains(version), newest > 0 else {
+                    throw LogError.noSuchVersion(requested: version, newest: newest)
+                }
+            }
+            if let key = filter.key, try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM updates WHERE \(UpdateLog.keyCondition()))", arguments: [key, key])! {
+                throw LogError.noSuchKey(key)
+            }
+            return try Update.fetchAll(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
         }
     }
 }

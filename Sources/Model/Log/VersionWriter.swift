@@ -10,15 +10,20 @@ import GRDB
 struct VersionWriter {
     let version: Int
     let memo: String?
+    let author: String?
     let date: String
 
-    init(version: Int, memo: String?, date: Date = Date()) {
+    init(version: Int, memo: String?, author: String?, date: Date = Date()) {
         self.version = version
         self.memo = memo
+        self.author = author
         self.date = ISO8601DateFormatter().string(from: date)
     }
 
     func write(_ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)",
+            arguments: [version, date, author, memo])
         for table in MasterTable.all {
             try write(table, db)
         }

@@ -23,7 +23,7 @@ enum SQLiteShell {
         } catch {
             throw VerificationError.noShell
         }
-        let errorData = err.fileHandleForReading.readDataToEndOfFile()
+        let errorData = PipeReader.readAll(err.fileHandleForReading)
         process.waitUntilExit()
         if process.terminationStatus == 127 { throw VerificationError.noShell }
         return Result(

@@ -15,6 +15,17 @@ public enum MasterSchema {
         migrator.registerMigration("stampMaster") { db in
             try MasterStamp.stamp(db)
         }
+        // Curator data, never published: who committed each version, when, and why.
+        migrator.registerMigration("recordVersions") { db in
+            try db.execute(sql: """
+                CREATE TABLE versions (
+                    version INTEGER PRIMARY KEY,
+                    committed_at TEXT NOT NULL,
+                    author TEXT,
+                    memo TEXT
+                )
+                """)
+        }
         return migrator
     }
 

@@ -12,14 +12,17 @@ import GRDB
 /// to its end while imports commit beside it.
 public final class MasterDatabase: Sendable {
     public let path: String
+    /// Who commits the versions written through this handle (kept in the master, never published).
+    public let author: String?
     let queue: DatabaseQueue
     /// Set when migrations are pending (a master made before stamps existed is recognised
     /// by its migration ids): the first write runs them, the stamp among them.
     private let needsStamp: Bool
     public static let busyTimeout: TimeInterval = 15
 
-    private init(path: String, queue: DatabaseQueue, needsStamp: Bool) {
+    private init(path: String, queue: DatabaseQueue, needsStamp: Bool, author: String?) {
         self.path = path
+        self.author = author
         self.queue = queue
         self.needsStamp = needsStamp
     }
@@ -27,7 +30,7 @@ public final class MasterDatabase: Sendable {
     /// Creates an empty master database (version 0) at `path`, stamped with a new lineage.
     ///
     /// - Throws: `MasterDatabaseError.alreadyExists` rather than overwrite a file.
-    public static func create(at path: String) throws -> MasterDatabase {
+    public static func create(at path: String, author: String? = nil) throws -> MasterDatabase {
         if FileManager.default.fileExists(atPath: path) { throw MasterDatabaseError.alreadyExists(path) }
         try FileChecks.requireWritableFolder(of: path, for: path)
         let temporary = AtomicFile.temporaryPath(for: path)
@@ -41,22 +44,24 @@ public final class MasterDatabase: Sendable {
             try queue.close()
         }
         try AtomicFile.moveIntoPlace(temporary, path, replacing: false)
-        return try open(at: path)
+        return try open(at: path, author: author)
     }
 
     /// Opens an existing master database; writes nothing.
     ///
-    /// - Parameter busyTimeout: how long to wait for another process's write to finish.
+    /// - Parameters:
+    ///   - busyTimeout: how long to wait for another process's write to finish.
+    ///   - author: who commits the versions written through this handle.
     /// - Throws: `MasterDatabaseError.notAMaster` for any file that is not a master database
     ///   (another application's SQLite file, a client's `stations.sqlite`, an empty file),
     ///   `.isAFolder`, `.missing`.
-    public static func open(at path: String, busyTimeout: TimeInterval = busyTimeout) throws -> MasterDatabase {
+    public static func open(at path: String, busyTimeout: TimeInterval = busyTimeout, author: String? = nil) throws -> MasterDatabase {
         try FileChecks.requireRegularFile(path)
         guard MasterStamp.hasSQLiteHeader(path) else { throw MasterDatabaseError.notAMaster(path) }
         return try MasterDatabaseError.translating(path) {
             let queue = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout))
             switch try queue.read(MasterStamp.recognise) {
-            case .master(let isUpToDate): return MasterDatabase(path: path, queue: queue, needsStamp: !isUpToDate)
+            case .master(let isUpToDate): return MasterDatabase(path: path, queue: queue, needsStamp: !isUpToDate, author: author)
             case .foreign:
                 try queue.close()
                 throw MasterDatabaseError.notAMaster(path)

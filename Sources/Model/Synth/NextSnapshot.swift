@@ -16,7 +16,9 @@ extension SnapshotSynthesizer {
         var lines: [String] = []
         var lastStationOnLine: [String: String] = [:]
         var newConnections: [[String]] = []
-        var maxStation: Int64 = 0
+        // New stations count up from the largest code of the base, so that chained next
+        // snapshots never reuse a code (an offset from the old code did, two generations on).
+        var nextNewStation = try largestStationCode(in: files) + 1
 
         func chosen(_ key: Int64, _ salt: UInt64, share: UInt64) -> Bool {
             SplitMix64.hash(seed &+ salt, key) % 10_000 < share
@@ -52,7 +54,6 @@ extension SnapshotSynthesizer {
                     }
                 case .stations:
                     let code = Int64(fields[index("station_cd")]) ?? 0
-                    maxStation = max(maxStation, code)
                     let line = fields[index("line_cd")]
                     if chosen(code, 2, share: threshold) {
                         change(&fields, index, kind: SplitMix64.hash(seed &+ 3, code) % 100, lines: lines, random: &random, summary: &summary)
@@ -60,9 +61,9 @@ extension SnapshotSynthesizer {
                     lastStationOnLine[fields[index("line_cd")]] = fields[index("station_cd")]
                     if chosen(code, 4, share: threshold / 10) {
                         // A new station, opened next to this one on its line.
-                        maxStation += 1_000_000_000
                         var added = fields
-                        added[index("station_cd")] = String(code + 1_000_000_000)
+                        added[index("station_cd")] = String(nextNewStation)
+                        nextNewStation += 1
                         added[index("station_g_cd")] = added[index("station_cd")]
                         added[index("station_name")] = SynthVocabulary.name(&random) + "新駅"
                         added[index("e_status")] = "0"
@@ -122,5 +123,16 @@ extension SnapshotSynthesizer {
                 summary.changes["station moved to another line", default: 0] += 1
             }
         }
+    }
+
+    private static func largestStationCode(in files: [ImportFile]) throws -> Int64 {
+        guard let stations = files.first(where: { $0.table == .stations }) else { return 0 }
+        let column = stations.header.columns.firstIndex { $0.name == "station_cd" }!
+        var largest: Int64 = 0, isHeader = true
+        try CSVReader(path: stations.path, displayName: stations.path).forEachRecord { record in
+            if isHeader { isHeader = false; return }
+            if let code = Int64(String(decoding: record.field(column), as: UTF8.self)) { largest = max(largest, code) }
+        }
+        return largest
     }
 }

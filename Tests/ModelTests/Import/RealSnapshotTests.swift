@@ -14,7 +14,7 @@ import Testing
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = PipeReader.readAll(out.fileHandleForReading)
         process.waitUntilExit()
         return try JSONDecoder().decode([String: [String: Int]].self, from: data)
     }

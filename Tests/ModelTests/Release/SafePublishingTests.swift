@@ -310,6 +310,8 @@ import Testing
         #expect(story.stdout.split(separator: "\n").count == 2)
         let log = try CommandRunner.run(["log", "--db", database.path, "--version", "2"])
         #expect(log.stdout.split(separator: "\n").count == 1)
+        // The log's own tab separators stay tabs; the memo's newline is escaped.
+        #expect(log.stdout.hasSuffix("\tUPDATE\tstations 1120101\ttwo\\nlines\n"))
         let json = try CommandRunner.run(["log", "--db", database.path, "--key", "1120101", "--json"])
         #expect(json.status == 0)
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120101") == forged)
@@ -332,7 +334,7 @@ import Testing
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: PipeReader.readAll(errors.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
         #expect(stderr == "argument 6 is not valid UTF-8 (expected UTF-8 text; convert it, e.g. with `iconv -f SHIFT_JIS -t UTF-8`)\n")

@@ -1,4 +1,5 @@
 import Foundation
+@testable import Model
 
 /// Runs the built `station-admin` executable, as a curator would from a terminal.
 struct CommandRunner {
@@ -31,8 +32,7 @@ struct CommandRunner {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let (stdout, stderr) = PipeReader.readBoth(out.fileHandleForReading, err.fileHandleForReading)
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus,

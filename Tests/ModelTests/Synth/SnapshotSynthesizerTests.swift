@@ -62,4 +62,19 @@ import Testing
         #expect(report.count("stations", .insert) == next.changes["station added"])
         #expect(report.totalChanges > 50)
     }
+
+    /// Next snapshots of next snapshots (a long history, as the history benchmark makes) keep
+    /// every station code unique and in range, so each one imports.
+    @Test func chainedNextSnapshotsImportOneAfterAnother() throws {
+        try SnapshotSynthesizer.generate(stations: 2_000, seed: 3, into: scratch.path("g1"))
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([scratch.path("g1")])
+        for generation in 1...6 {
+            try SnapshotSynthesizer.next(of: scratch.path("g\(generation)"), changePercent: 20, seed: UInt64(generation),
+                                         into: scratch.path("g\(generation + 1)"))
+            try database.importSnapshot([scratch.path("g\(generation + 1)")], options: ImportOptions(allowMassClose: true))
+        }
+        #expect(try database.dataVersion() == 7)
+        #expect(try database.value("SELECT MAX(station_cd) FROM stations") ?? 0 <= Int64(Int32.max))
+    }
 }

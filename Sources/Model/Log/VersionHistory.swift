@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+
+/// One data version at a glance: when, who, why, and how many rows of each kind.
+public struct VersionSummary: Codable, Sendable, Equatable {
+    public var version: Int
+    /// When it was committed (ISO 8601, UTC).
+    public var date: String
+    /// Who committed it; nil for versions made before authors were recorded.
+    public var author: String?
+    public var memo: String?
+    /// Table → kind (`INSERT` … `DUPLICATE`) → `updates` rows; splits count under stations.
+    public var counts: [String: [String: Int]]
+    public var changes: Int
+}
+
+extension MasterDatabase {
+    /// Every data version, newest first (the first `limit` only, when given).
+    ///
+    /// Versions committed before the `versions` table existed take their date and memo from
+    /// their first `updates` row, and have no author.
+    public func versions(limit: Int? = nil) throws -> [VersionSummary] {
+        try read { db in
+            var recorded: [Int: Row] = [:]
+            if try db.tableExists("versions") {
+                for row in try Row.fetchAll(db, sql: "SELECT version, committed_at, author, memo FROM versions") {
+                    recorded[row[0]] = row
+                }
+            }
+            let counts = try UpdateLog.countsByVersion(db)
+            let firsts = try Row.fetchAll(db, sql: """
+                SELECT user_version, update_date, memo FROM updates
+                WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
+                ORDER BY user_version DESC\(limit.map { " LIMIT \($0)" } ?? "")
+                """)
+            return firsts.map { first in
+                let version: Int = first[0]
+                let perTable = counts[version] ?? [:]
+                var date: String = first[1], author: String?, memo: String? = first[2]
+                if let row = recorded[version] {
+                    date = row["committed_at"]
+                    author = row["author"]
+                    memo = row["memo"]
+                }
+                return VersionSummary(
+                    version: version, date: date, author: author, memo: memo, counts: perTable,
+                    changes: perTable.values.flatMap(\.values).reduce(0, +))
+            }
+        }
+    }
+}
+
+public enum LogError: Error, LocalizedError, Equatable {
+    case noSuchVersion(requested: Int, newest: Int)
+    case noSuchKey(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .noSuchVersion(requested, newest):
+            return newest == 0
+                ? "data version \(requested) does not exist (the log is empty; import or apply something first)"
+                : "data version \(requested) does not exist (expected 1 to \(newest); `station-admin versions` lists them)"
+        case let .noSuchKey(key):
+            return "no updates row names key \(key.quotedForMessage()) (expected a code the log knows, e.g. a station_cd, or line_cd/station_cd1/station_cd2)"
+        }
+    }
+}
