@@ -171,9 +171,15 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--history-stations", type=int, default=100_000)
     parser.add_argument("--history", default="1,10,50", help="history lengths to release at (versions)")
+    parser.add_argument("--history-only", action="store_true", help="only the release cost against history length")
     args = parser.parse_args()
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
+    if args.history_only:
+        print(f"# machine: {machine()}", flush=True)
+        os.makedirs(path("history"))
+        history_benchmark(args.history_stations, [int(n) for n in args.history.split(",")], max(1, args.runs // 2))
+        return
     n = args.stations
     label = f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
 
