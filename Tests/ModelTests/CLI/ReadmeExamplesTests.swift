@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import Model
+
+/// README's examples run as written, in order, as sqlite-utils tests its docs.
+@Suite struct ReadmeExamplesTests {
+    let scratch = Scratch()
+
+    /// The command lines of the `sh` blocks of README's "Using it" section (which holds
+    /// "Curated changes"), but for building and the alias, which the test replaces.
+    static func usingItCommands() throws -> [String] {
+        let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = readme.components(separatedBy: "\n## Using it\n")[1].components(separatedBy: "\n## ")[0]
+        var commands: [String] = [], inBlock = false
+        for line in section.components(separatedBy: "\n") {
+            if line.hasPrefix("```") { inBlock = line == "```sh"; continue }
+            guard inBlock, !line.isEmpty, !line.hasPrefix("#"), !line.hasPrefix("swift build"), !line.hasPrefix("alias ") else { continue }
+            commands.append(line)
+        }
+        return commands
+    }
+
+    @Test func theUsingItExamplesRunInOrderAsWritten() throws {
+        let commands = try Self.usingItCommands()
+        #expect(commands.count >= 25)
+        #expect(commands.allSatisfy { $0.hasPrefix("station-admin ") })
+        // The examples name datasets/… relative to the repository: a folder that has them.
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
+        for (number, command) in commands.enumerated() {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\n\(command)"]
+            process.currentDirectoryURL = scratch.url
+            var environment = ProcessInfo.processInfo.environment
+            environment.removeValue(forKey: "STATION_ADMIN_DB")
+            process.environment = environment
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let (_, stderr) = PipeReader.readBoth(out.fileHandleForReading, err.fileHandleForReading)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "README example \(number + 1) failed: \(command)\n\(String(decoding: stderr, as: UTF8.self))")
+            if process.terminationStatus != 0 { return }
+        }
+        let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
+        #expect(try database.dataVersion() == 13)
+        #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
+        #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
+        #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
+    }
+}
