@@ -62,6 +62,8 @@ extension MasterDatabase {
         let leftovers = try folder.removeLeftovers()
         let existing = try folder.loadManifestIfPresent()
         try folder.requireLineage(lineage, of: existing)
+        // Known now when asked for; else once the build has read the newest version.
+        if let version = options.version { try folder.requireOwnership(of: version, manifest: existing) }
         let step: (ReleaseStep) throws -> Void = { try options.onStep?($0) }
 
         let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -171,6 +171,10 @@ extension MasterDatabase {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReleaseError.missingFolder(path)
         }
+        // Not even a lock file in a folder that holds no release.
+        if !FileManager.default.fileExists(atPath: folder.manifestPath) && !FileManager.default.fileExists(atPath: folder.intentPath) {
+            throw ReleaseError.missingManifest(path)
+        }
         // A shared lock: no release changes the folder while it is read.
         let lock = try ReleaseFolderLock.acquire(folder, exclusive: false, timeout: 600)
         defer { withExtendedLifetime(lock) {} }
