@@ -14,8 +14,12 @@ struct DeltaCommand: ParsableCommand {
     @Flag(help: "Write gzip, as clients download it.") var gzip = false
     @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file")) var output: String?
     @Flag(help: "Wrap the SQL in BEGIN/COMMIT (apps run it inside their own transaction).") var transaction = false
+    @OptionGroup var report: OutputOptions
 
     func validate() throws {
+        if report.json && output == nil {
+            throw ValidationError("--json prints the summary on stdout, where the SQL would go: give --output FILE for the SQL.")
+        }
         if gzip && output == nil && isatty(STDOUT_FILENO) != 0 {
             throw ValidationError("--gzip writes binary data; not to a terminal (redirect it, e.g. > delta.sql.gz, or give --output FILE).")
         }
@@ -24,6 +28,7 @@ struct DeltaCommand: ParsableCommand {
     func run() throws {
         let destination: DeltaDestination = output.map { .file($0) } ?? .stream(FileSink.standardOutput())
         let written = try global.openDatabase().writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, into: destination)
+        if report.json { return try Console.printJSON(written) }
         let summary = written.summary
         Console.error("delta \(summary.from) → \(summary.to): \(plural(summary.totalStatements, "statement"))")
         for (table, counts) in summary.statements.sorted(by: { order($0.key) < order($1.key) }) {

@@ -16,6 +16,7 @@ struct DiffCommand: ParsableCommand {
     @Option(help: "Only describe changes of this table.") var table: TableArgument?
     @Option(help: "Only describe changes of this kind (INSERT, UPDATE, DELETE, RESTORE).") var type: UpdateKindArgument?
     @Flag(help: "Exit with status 1 when the files would change anything, 0 when not.") var exitCode = false
+    @Flag(help: "One JSON object per change and line (all changes matching --table and --type).") var nl = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -26,12 +27,14 @@ struct DiffCommand: ParsableCommand {
         let database = try global.openDatabase()
         let report = try database.diff(
             snapshot.paths, options: ImportOptions(allowMassClose: snapshot.allowMassClose, describeLimit: nil))
+        let matching = report.changes.filter { change in
+            (table == nil || change.table == table!.table.name) && (type == nil || change.kind == type!.kind)
+        }
         if output.json {
             try Console.printJSON(report)
+        } else if nl {
+            try matching.forEach(Console.printJSONLine)
         } else {
-            let matching = report.changes.filter { change in
-                (table == nil || change.table == table!.table.name) && (type == nil || change.kind == type!.kind)
-            }
             let shown = show.map { Array(matching.prefix($0)) } ?? matching
             ReportPrinter.print(
                 report, heading: "Changes an import would make as version \(report.version)",

@@ -49,6 +49,13 @@ enum Console {
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 
+    /// One compact JSON object on one line (`--nl`), for streaming into other tools.
+    static func printJSONLine<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
     static func printJSON<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -13,6 +13,7 @@ struct LogCommand: ParsableCommand {
     @Option(help: "Only this key (composite keys joined with '/').") var key: String?
     @Option(help: "Only this kind (INSERT, UPDATE, DELETE, RESTORE, DUPLICATE).") var type: UpdateKindArgument?
     @Option(name: [.customShort("n"), .customLong("limit")], help: "Only the newest N rows.") var limit: Int?
+    @Flag(help: "One JSON object per line (for streaming into other tools).") var nl = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -23,9 +24,12 @@ struct LogCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let key, !output.json, version == nil, type == nil, limit == nil {
-            // A key's story: each change in words, old → new.
-            for entry in try global.openDatabase().story(key: key, table: table) {
+        if let key, version == nil, type == nil, limit == nil {
+            // A key's story: each change with its columns, old → new, oldest first.
+            let story = try global.openDatabase().story(key: key, table: table)
+            if output.json { return try Console.printJSON(story) }
+            if nl { return try story.forEach(Console.printJSONLine) }
+            for entry in story {
                 Console.line("\(entry.update.updateDate)  \(entry.summary)" + (entry.update.memo.map { "  (\($0))" } ?? ""))
             }
             return
@@ -33,6 +37,7 @@ struct LogCommand: ParsableCommand {
         let updates = try global.openDatabase().log(
             LogFilter(version: version, table: table, key: key, type: type?.kind, limit: limit, newestFirst: true))
         if output.json { return try Console.printJSON(updates) }
+        if nl { return try updates.forEach(Console.printJSONLine) }
         for update in updates {
             let target = update.type == .duplicate
                 ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"

@@ -9,9 +9,15 @@ struct VerifyCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
+    @OptionGroup var output: OutputOptions
 
     func run() throws {
         let report = try global.openDatabase().verifyRelease(folder: out)
+        if output.json {
+            try Console.printJSON(report)
+            if !report.failures.isEmpty { throw ExitCode.failure }
+            return
+        }
         for line in report.passed { print("ok  \(line)") }
         if !report.failures.isEmpty {
             for line in report.failures { Console.error("FAIL  \(line)") }

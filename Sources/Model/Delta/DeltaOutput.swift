@@ -2,12 +2,36 @@ import Foundation
 import GRDB
 
 /// A delta as written: its statements and the size and hash of its SQL and of its gzip.
-public struct WrittenDelta: Sendable {
+public struct WrittenDelta: Sendable, Encodable {
     public var summary: DeltaSummary
     public var sqlBytes: Int
     public var sqlSha256: String
     public var gzipBytes: Int
     public var gzipSha256: String
+
+    private enum CodingKeys: String, CodingKey {
+        case from, to, statements, duplicates, totalStatements = "total_statements"
+        case sqlBytes = "sql_bytes", sqlSha256 = "sql_sha256", gzipBytes = "gzip_bytes", gzipSha256 = "gzip_sha256"
+    }
+
+    /// `delta --json`: flat, snake_case (docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(summary.from, forKey: .from)
+        try container.encode(summary.to, forKey: .to)
+        // Every kind of every table, 0 when none: a reader never tests for a missing key.
+        var statements: [String: [String: Int]] = [:]
+        for table in MasterTable.all {
+            statements[table.name] = Dictionary(uniqueKeysWithValues: DeltaSummary.statementKinds.map { ($0, summary.statements[table.name]?[$0] ?? 0) })
+        }
+        try container.encode(statements, forKey: .statements)
+        try container.encode(summary.duplicates, forKey: .duplicates)
+        try container.encode(summary.totalStatements, forKey: .totalStatements)
+        try container.encode(sqlBytes, forKey: .sqlBytes)
+        try container.encode(sqlSha256, forKey: .sqlSha256)
+        try container.encode(gzipBytes, forKey: .gzipBytes)
+        try container.encode(gzipSha256, forKey: .gzipSha256)
+    }
 }
 
 /// Where a delta goes: a file (written under a temporary name and renamed when complete),

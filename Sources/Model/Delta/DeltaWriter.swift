@@ -10,6 +10,9 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
     public var duplicates: Int
 
     public var totalStatements: Int { statements.values.flatMap(\.values).reduce(0, +) + duplicates }
+
+    /// The kinds of statement a delta holds per table.
+    public static let statementKinds = ["upsert", "update", "delete"]
 }
 
 /// Writes the SQL that brings a client at data version `from` to version `to`.

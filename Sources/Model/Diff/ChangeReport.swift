@@ -48,4 +48,12 @@ public struct FieldChange: Codable, Sendable, Equatable {
     public var column: String
     public var old: String?
     public var new: String?
+
+    /// Every key; NULL as null.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(column, forKey: .column)
+        try container.encode(old, forKey: .old)
+        try container.encode(new, forKey: .new)
+    }
 }

@@ -1,9 +1,19 @@
 import GRDB
 
 /// One step of a row's story: an `updates` row and what it changed.
-public struct StoryEntry: Sendable, Equatable {
+public struct StoryEntry: Sendable, Equatable, Encodable {
     public var update: Update
     public var change: DescribedChange
+
+    private enum CodingKeys: String, CodingKey { case update, name, fields }
+
+    /// `{"update": {…the updates row…}, "name": …, "fields": [{"column", "old", "new"}]}`.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(update, forKey: .update)
+        try container.encode(change.name, forKey: .name)
+        try container.encode(change.fields, forKey: .fields)
+    }
 
     /// `v2 UPDATE stations 1122903 龍ケ崎市: station_name 佐貫 → 龍ケ崎市`
     public var summary: String { "v\(update.userVersion) " + change.summary }

@@ -12,6 +12,22 @@ public struct VersionSummary: Codable, Sendable, Equatable {
     /// Table → kind (`INSERT` … `DUPLICATE`) → `updates` rows; splits count under stations.
     public var counts: [String: [String: Int]]
     public var changes: Int
+
+    /// Every key; no author or memo as null.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(date, forKey: .date)
+        try container.encode(author, forKey: .author)
+        try container.encode(memo, forKey: .memo)
+        // Every table and kind, 0 when none.
+        var all: [String: [String: Int]] = [:]
+        for table in MasterTable.all {
+            all[table.name] = Dictionary(uniqueKeysWithValues: Update.Kind.allCases.map { ($0.rawValue, counts[table.name]?[$0.rawValue] ?? 0) })
+        }
+        try container.encode(all, forKey: .counts)
+        try container.encode(changes, forKey: .changes)
+    }
 }
 
 extension MasterDatabase {

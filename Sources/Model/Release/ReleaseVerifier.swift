@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// What `verify` checked, and what failed.
-public struct VerificationReport: Sendable {
+public struct VerificationReport: Sendable, Codable, Equatable {
     public var passed: [String] = []
     public var failures: [String] = []
 }

@@ -27,4 +27,16 @@ public struct Update: Codable, Sendable, Equatable, FetchableRecord, TableRecord
         case upID = "up_id", type, tableName = "table_name", keyID = "key_id"
         case userVersion = "user_version", updateDate = "update_date", memo
     }
+
+    /// Every key, `memo` as null when there is none (the JSON contract, docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(upID, forKey: .upID)
+        try container.encode(type, forKey: .type)
+        try container.encode(tableName, forKey: .tableName)
+        try container.encode(keyID, forKey: .keyID)
+        try container.encode(userVersion, forKey: .userVersion)
+        try container.encode(updateDate, forKey: .updateDate)
+        try container.encode(memo, forKey: .memo)
+    }
 }

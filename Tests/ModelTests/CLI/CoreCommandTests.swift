@@ -44,10 +44,16 @@ import Testing
         _ = try CommandRunner.run(["init", "--db", path])
         _ = try CommandRunner.run(["import", "--db", path, "--memo", "base", Fixtures.base.path])
         let result = try CommandRunner.run(["log", "--db", path, "--json", "--key", "1120101"])
-        let rows = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [[String: Any]]
-        #expect(rows.count == 1)
-        #expect(Set(rows[0].keys) == ["up_id", "type", "table_name", "key_id", "user_version", "update_date", "memo"])
-        #expect(rows[0]["type"] as? String == "INSERT" && rows[0]["memo"] as? String == "base")
+        // A key's story (docs/json.md): each updates row with the columns it changed.
+        let entries = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [[String: Any]]
+        #expect(entries.count == 1)
+        #expect(Set(entries[0].keys) == ["update", "name", "fields"])
+        let row = entries[0]["update"] as! [String: Any]
+        #expect(Set(row.keys) == ["up_id", "type", "table_name", "key_id", "user_version", "update_date", "memo"])
+        #expect(row["type"] as? String == "INSERT" && row["memo"] as? String == "base")
+        #expect(entries[0]["name"] as? String == "八戸")
+        let fields = entries[0]["fields"] as! [[String: Any]]
+        #expect(fields.contains { $0["column"] as? String == "station_name" && $0["new"] as? String == "八戸" && $0["old"] is NSNull })
     }
 
     @Test func importWithNoChangesSaysSoAndMakesNoVersion() throws {
