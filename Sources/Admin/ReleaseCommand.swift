@@ -44,7 +44,9 @@ struct ReleaseCommand: ParsableCommand {
             print("  versions \(full.joined(separator: ", ")): the full download (a delta would be larger)")
         }
         if let verification = result.verification {
-            print("Verified with sqlite3: \(plural(verification.passed.count, "delta")) applied and checked.")
+            print(verification.passed.isEmpty
+                ? "No delta to verify: every older version downloads the database."
+                : "Verified with sqlite3: \(plural(verification.passed.count, "delta")) applied and checked.")
         }
     }
 }

@@ -134,6 +134,8 @@ import Testing
         let database = try scratch.baseDatabase()
         let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight=2"])
         #expect(edit.stdout.hasPrefix("Committed version 2: 1 change\n"))
+        let first = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release"), "--version", "1"])
+        #expect(first.stdout.hasSuffix("No delta to verify: every older version downloads the database.\n"))
         let release = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release")])
         #expect(release.stdout.contains("Verified with sqlite3: 1 delta applied and checked.\n"))
         let delta = try CommandRunner.run(["delta", "--db", database.path, "--from", "1", "--output", scratch.path("d.sql")])
