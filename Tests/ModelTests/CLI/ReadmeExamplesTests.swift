@@ -28,21 +28,12 @@ import Testing
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
         for (number, command) in commands.enumerated() {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\n\(command)"]
-            process.currentDirectoryURL = scratch.url
-            var environment = ProcessInfo.processInfo.environment
-            environment.removeValue(forKey: "STATION_ADMIN_DB")
-            process.environment = environment
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let (_, stderr) = PipeReader.readBoth(out.fileHandleForReading, err.fileHandleForReading)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "README example \(number + 1) failed: \(command)\n\(String(decoding: stderr, as: UTF8.self))")
-            if process.terminationStatus != 0 { return }
+            // As a user types it: `station-admin` is the built tool, the master ./master.sqlite.
+            let result = try CommandRunner.run(
+                ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\n\(command)"],
+                in: scratch.url, unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
+            #expect(result.status == 0, "README example \(number + 1) failed: \(command)\n\(result.stderr)")
+            if result.status != 0 { return }
         }
         let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
         #expect(try database.dataVersion() == 13)

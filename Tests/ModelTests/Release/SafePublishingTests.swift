@@ -327,17 +327,9 @@ import Testing
         let shiftJIS: [UInt8] = [0x82, 0xA0]  // あ in Shift_JIS
         try Data(Array("exec \"$1\" edit --db \"$2\" stations 1120101 station_name=".utf8) + shiftJIS + Array("\n".utf8))
             .write(to: URL(fileURLWithPath: script))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [script, CommandRunner.executable.path, database.path]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let stderr = String(decoding: PipeReader.readAll(errors.fileHandleForReading), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
-        #expect(stderr == "argument 6 is not valid UTF-8 (expected UTF-8 text; convert it, e.g. with `iconv -f SHIFT_JIS -t UTF-8`)\n")
+        let result = try CommandRunner.run([script, CommandRunner.executable.path, database.path], program: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 1)
+        #expect(result.stderr == "argument 6 is not valid UTF-8 (expected UTF-8 text; convert it, e.g. with `iconv -f SHIFT_JIS -t UTF-8`)\n")
         #expect(try database.settledSHA256() == before)
     }
 

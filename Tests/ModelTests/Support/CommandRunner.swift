@@ -22,12 +22,17 @@ struct CommandRunner {
         return Fixtures.repository.appendingPathComponent(".build/debug/station-admin")
     }()
 
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Result {
+    /// Runs station-admin (or another program) with the test's environment, `environment`
+    /// added and the variables in `unset` removed.
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
+                    unset: [String] = [], program: URL = executable) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = program
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        var merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        for name in unset { merged.removeValue(forKey: name) }
+        process.environment = merged
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
