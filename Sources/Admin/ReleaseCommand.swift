@@ -11,6 +11,7 @@ struct ReleaseCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
     @Option(help: "The data version to build (default: the newest; 0 is the empty schema).") var version: Int?
     @Flag(help: "Skip applying every delta with sqlite3 (see `verify`).") var noVerify = false
+    @Flag(help: "Release even while `check` finds an error that no waiver accepts.") var skipChecks = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -20,6 +21,7 @@ struct ReleaseCommand: ParsableCommand {
     func run() throws {
         var options = ReleaseOptions(outputFolder: out, version: version, verify: !noVerify)
         options.onWait = { Console.error($0) }
+        options.skipChecks = skipChecks
         options.onStep = FaultInjection.releaseStep()
         let result = try global.openDatabase().release(options)
         if let version = result.completedInterruptedVersion {
@@ -28,6 +30,7 @@ struct ReleaseCommand: ParsableCommand {
         if !result.removedLeftovers.isEmpty {
             Console.error("Removed what interrupted releases left: \(result.removedLeftovers.joined(separator: ", ")).")
         }
+        if skipChecks { Console.error("Checks skipped (--skip-checks): this release was not checked.") }
         if output.json { return try Console.printJSON(result.released) }
         let released = result.released
         print("Release \(released.version) in \(out)/\(released.version):")
@@ -42,6 +45,11 @@ struct ReleaseCommand: ParsableCommand {
         let full = released.downloads.filter { $0.kind == .full }.map { String($0.from) }
         if !full.isEmpty {
             print("  versions \(full.joined(separator: ", ")): the full download (a delta would be larger)")
+        }
+        if let checks = result.checks {
+            let waivedErrors = checks.count(.error, waived: true)
+            print("Checked: no error" + (waivedErrors > 0 ? " (\(waivedErrors) waived)" : "")
+                + ", \(plural(checks.count(.warning, waived: false), "warning")) (station-admin check --version \(released.version)).")
         }
         if let verification = result.verification {
             print(verification.passed.isEmpty

@@ -38,14 +38,24 @@ enum ReportPrinter {
             Swift.print("Likely splits or handovers (put the ones you confirm in a plan and apply it):")
             print(report.suggestions, indent: "  ")
         }
+        if !report.findings.isEmpty {
+            let shown = 10
+            Swift.print("")
+            Swift.print("Findings this version \(report.committed ? "introduces" : "would introduce") (station-admin check):")
+            for finding in report.findings.prefix(shown) { Console.line("  " + FindingsPrinter.line(finding)) }
+            if report.findings.count > shown {
+                Swift.print("  … and \(report.findings.count - shown) more"
+                    + (report.committed ? " (station-admin check --version \(report.version))" : " (--json lists them all)"))
+            }
+        }
     }
 
     /// Each suggestion in words, then its ready plan line.
     static func print(_ suggestions: [SplitSuggestion], indent: String = "") {
         for suggestion in suggestions {
-            Console.line(indent + "\(suggestion.closed) \(suggestion.closedName) (closed) → \(suggestion.added) \(suggestion.addedName): "
-                + suggestion.reasons.joined(separator: ", "))
-            Console.line(indent + "    \(suggestion.planLine)")
+            Console.line(indent + String(format: "%.2f  ", suggestion.confidence)
+                + "\(suggestion.old) \(suggestion.oldName) → \(suggestion.new) \(suggestion.newName): \(suggestion.reason)")
+            Console.line(indent + "      \(suggestion.planLine)")
         }
     }
 

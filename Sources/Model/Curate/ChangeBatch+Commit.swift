@@ -39,11 +39,12 @@ extension MasterDatabase {
         let describer = ChangeDescriber(version: version)
         let counts = try describer.counts(db, tables: tables.isEmpty && !batch.duplicates.isEmpty ? [.stations] : tables)
         let total = counts.values.flatMap(\.values).reduce(0, +)
-        let report = ChangeReport(
+        var report = ChangeReport(
             version: version, committed: !dryRun && total > 0, counts: counts, warnings: [],
             changes: try describer.describe(db, tables: tables, limit: nil)
                 + batch.duplicates.map { DescribedChange(table: "stations", key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: []) },
             totalChanges: total)
+        if total > 0 { report.findings = try Self.introducedFindings(db, version: version) }
         try StagingTables.drop(db)
         return report
     }

@@ -1,104 +1,248 @@
 import Foundation
 import GRDB
 
-/// A station that closed and a station that opened in the same version, which look like
-/// one station changing hands or splitting: users who visited the old one should be
-/// credited with the new one.
+/// A station whose visits should also count for another station: a DUPLICATE a curator
+/// may record, with why it looks so and how sure the rule is.
 public struct SplitSuggestion: Codable, Sendable, Equatable {
     public var version: Int
-    public var closed: Int64
-    public var closedName: String
-    public var added: Int64
-    public var addedName: String
-    /// Why they look related: `same name`, `same group`, `NNN m apart`.
-    public var reasons: [String]
+    public var old: Int64
+    public var oldName: String
+    public var new: Int64
+    public var newName: String
+    /// Why, in words, naming the operators and the shape.
+    public var reason: String
+    /// 0…1: how often a curator should accept this shape; the list is ranked by it.
+    public var confidence: Double
+    /// The distance between the two, when both have coordinates.
     public var metres: Int?
     /// A plan line that records the split.
     public var planLine: String
+
+    enum CodingKeys: String, CodingKey {
+        case version, old, new, reason, confidence, metres
+        case oldName = "old_name", newName = "new_name", planLine = "plan_line"
+    }
+
+    /// Every key, null for no value (docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(old, forKey: .old)
+        try container.encode(oldName, forKey: .oldName)
+        try container.encode(new, forKey: .new)
+        try container.encode(newName, forKey: .newName)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(confidence, forKey: .confidence)
+        try container.encode(metres, forKey: .metres)
+        try container.encode(planLine, forKey: .planLine)
+    }
 }
 
 extension MasterDatabase {
-    /// Pairs of a station closed in `version` (default: the newest) and either
-    /// - a station added in the same version that shares its name or group code
-    ///   (`station_g_cd`), or lies within `radius` metres; or
-    /// - an open station of another operator with the same name and group (a handover
-    ///   to a company that already had a station there, like JR 海部 → 阿佐海岸鉄道 海部).
+    /// The DUPLICATEs that `version` (default: the newest) seems to call for; see `SplitFinder`.
     public func suggestSplits(version: Int? = nil, radius: Double = 500) throws -> [SplitSuggestion] {
         try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius) }
     }
 
     /// The same, inside a transaction that may not be committed yet (an import's report).
     static func suggestSplits(_ db: Database, version: Int, radius: Double = 500) throws -> [SplitSuggestion] {
-        do {
-            // Driven by the version's updates rows (indexed by version), then stations by code.
-            let changed = """
-                SELECT s.station_cd, s.station_g_cd, s.station_name, s.lat, s.lon FROM updates u
-                JOIN stations s ON s.station_cd = CAST(u.key_id AS INTEGER)
-                WHERE u.user_version = ? AND u.table_name = 'stations' AND u.type = ?
-                """
-            struct Station {
-                let code: Int64, group: Int64?, name: String, latitude: Double?, longitude: Double?
-                init(_ row: Row) {
-                    code = row[0]; group = row[1]; name = row[2]
-                    latitude = Double.fromDatabaseValue(row[3]); longitude = Double.fromDatabaseValue(row[4])
-                }
-            }
-            let closed = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.delete.rawValue]).map(Station.init)
-            if closed.isEmpty { return [] }
-            let added = try Row.fetchAll(db, sql: changed, arguments: [version, Update.Kind.insert.rawValue]).map(Station.init)
-            let recorded = Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" })
-            var suggestions: [SplitSuggestion] = []
-            // A cheap box before the great-circle distance: a degree of latitude is over 110 km,
-            // a degree of longitude at least a fifth of that in Japan.
-            let latitudeBox = radius / 100_000, longitudeBox = radius / 20_000
-            for old in closed {
-                for new in added {
-                    var reasons: [String] = []
-                    if old.name == new.name { reasons.append("same name") }
-                    if let group = new.group, group == old.group || group == old.code { reasons.append("same group") }
-                    var metres: Int?
-                    if let a = old.latitude, let b = old.longitude, let c = new.latitude, let d = new.longitude,
-                       abs(a - c) <= latitudeBox, abs(b - d) <= longitudeBox {
-                        let distance = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d)
-                        if distance <= radius {
-                            metres = Int(distance.rounded())
-                            reasons.append("\(metres!) m apart")
-                        }
-                    }
-                    guard !reasons.isEmpty, !recorded.contains("\(old.code)→\(new.code)") else { continue }
-                    suggestions.append(SplitSuggestion(
-                        version: version, closed: old.code, closedName: old.name, added: new.code, addedName: new.name,
-                        reasons: reasons, metres: metres,
-                        planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}"))
-                }
-            }
-            // Handovers to an operator that already had the station.
-            // One pass over the stations against the (few) closed ones, looked up by name
-            // (CROSS JOIN keeps that order: the other way round scans every station per closure).
-            let handovers = try Row.fetchAll(db, sql: """
-                WITH closed AS MATERIALIZED (
-                    SELECT c.station_cd, c.station_g_cd, c.station_name, cl.company_cd FROM updates u
-                    JOIN stations c ON c.station_cd = CAST(u.key_id AS INTEGER)
-                    JOIN lines cl ON cl.line_cd = c.line_cd
-                    WHERE u.user_version = ? AND u.table_name = 'stations' AND u.type = 'DELETE')
-                SELECT c.station_cd, c.station_name, o.station_cd, o.station_name FROM stations o
-                CROSS JOIN closed c
-                JOIN lines ol ON ol.line_cd = o.line_cd
-                WHERE c.station_name = o.station_name AND o.e_status <> \(MasterTable.closedStatus) AND o.station_cd <> c.station_cd
-                  AND ol.company_cd <> c.company_cd
-                  AND (o.station_g_cd = c.station_g_cd OR o.station_g_cd = c.station_cd)
-                ORDER BY c.station_cd, o.station_cd
-                """, arguments: [version])
-            for row in handovers {
-                let old: Int64 = row[0], new: Int64 = row[2]
-                if recorded.contains("\(old)→\(new)") || suggestions.contains(where: { $0.closed == old && $0.added == new }) { continue }
-                suggestions.append(SplitSuggestion(
-                    version: version, closed: old, closedName: row[1], added: new, addedName: row[3],
-                    reasons: ["same name and group, another operator's open station"], metres: nil,
-                    planLine: "{\"op\": \"record_split\", \"old\": \(old), \"new\": \(new)}"))
-            }
-            return suggestions.sorted { ($0.reasons.count, $1.closed) > ($1.reasons.count, $0.closed) }
+        try SplitFinder(version: version, radius: radius).suggestions(db)
+    }
+}
+
+/// Finds the shapes of a split in one version's changes (DOMAIN.md, "Operator transfers keep
+/// station codes; splits duplicate them"), most certain first:
+///
+/// 1. **A transfer with a shared station** (Aoimori 2010, Hokuriku 2024): stations pass from
+///    operator A's line to operator B's (codes kept, or closed and re-added under B), and a new
+///    station of B appears at a station of A (same group, or same name within `radius`): a
+///    DUPLICATE from A's station, preferring the one on the line the stations left.
+/// 2. **Closed and added together**: a station closes and one opens that shares its name,
+///    group or place; not across operators while the closed station's operator still serves
+///    the group (an express that stops serving a hub is no split).
+/// 3. **A handover to a station another operator already had** (JR 盛 → 三陸鉄道 盛): the
+///    closed station's operator leaves the group, and another's open station of the same name
+///    carries on; not when this version transfers that section to that operator (JR 金沢 in
+///    2024: the section passed to IR with its codes, and IR's 金沢 had its own visits all along).
+struct SplitFinder {
+    let version: Int
+    let radius: Double
+
+    struct Station {
+        let code: Int64, group: Int64, name: String, latitude: Double?, longitude: Double?
+        let line: Int64, company: Int64, companyName: String, isOpen: Bool
+
+        init(_ row: Row) {
+            code = row["station_cd"]; name = row["station_name"]
+            group = row["station_g_cd"] ?? code
+            latitude = row["lat"]; longitude = row["lon"]
+            line = row["line_cd"]; company = row["company_cd"]; companyName = row["company_name"]
+            isOpen = (row["e_status"] as Int) != MasterTable.closedStatus
         }
+
+        func metres(to other: Station) -> Double? {
+            guard let a = latitude, let b = longitude, let c = other.latitude, let d = other.longitude else { return nil }
+            return Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d)
+        }
+    }
+
+    struct Transfer: Hashable {
+        let from: Int64, to: Int64
+    }
+
+    /// What shows stations passing from one operator to another in the version.
+    struct TransferEvidence {
+        /// The lines the stations left.
+        var sourceLines: Set<Int64> = []
+        /// Stations that kept their codes.
+        var moved = 0
+        /// New codes of stations closed under one operator and added under the other.
+        var readded: Set<Int64> = []
+
+        /// A station re-added is no evidence for its own pair.
+        func shows(besides code: Int64) -> Bool { moved > 0 || !readded.subtracting([code]).isEmpty }
+    }
+
+    func suggestions(_ db: Database) throws -> [SplitSuggestion] {
+        let closed = try changed(.delete, db), added = try changed(.insert, db)
+        if added.isEmpty && closed.isEmpty { return [] }
+        var transfers = try movedAcrossOperators(db)
+        // Closed under one operator and added under another, as the same station: a transfer too.
+        for old in closed {
+            for new in added where new.company != old.company && new.name == old.name && (new.group == old.group || near(old, new)) {
+                transfers[Transfer(from: old.company, to: new.company), default: TransferEvidence()].sourceLines.insert(old.line)
+                transfers[Transfer(from: old.company, to: new.company)]!.readded.insert(new.code)
+            }
+        }
+        let recorded = Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" })
+        var found: [String: SplitSuggestion] = [:]
+        func offer(_ old: Station, _ new: Station, _ reason: String, _ confidence: Double) {
+            let pair = "\(old.code)→\(new.code)"
+            guard old.code != new.code, !recorded.contains(pair), (found[pair]?.confidence ?? 0) < confidence else { return }
+            found[pair] = SplitSuggestion(
+                version: version, old: old.code, oldName: old.name, new: new.code, newName: new.name,
+                reason: reason, confidence: confidence, metres: old.metres(to: new).map { Int($0.rounded()) },
+                planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}")
+        }
+
+        // 1. Transfers with a shared station.
+        let shared = try stationsBefore(sharingWith: added, db)
+        for new in added {
+            for (transfer, evidence) in transfers where transfer.to == new.company && evidence.shows(besides: new.code) {
+                let sourceLines = evidence.sourceLines
+                let candidates = shared.filter {
+                    $0.company == transfer.from && $0.code != new.code && ($0.group == new.group || ($0.name == new.name && near($0, new)))
+                }
+                guard let old = candidates.min(by: { rank($0, sourceLines) < rank($1, sourceLines) }) else { continue }
+                let onSource = sourceLines.contains(old.line)
+                offer(old, new, "stations passed from \(old.companyName) to \(new.companyName) in this version, and \(new.code) is "
+                    + "\(new.companyName)'s new station at \(old.companyName)'s \(old.name) (\(old.group == new.group ? "same group" : "same name nearby")"
+                    + (onSource ? ", on the line the stations left" : "") + ")", onSource ? 0.9 : 0.75)
+            }
+        }
+
+        // 2. Closed and added together.
+        let openInGroups = try openStations(inGroupsOf: closed, db)
+        func operatorStillServes(_ old: Station) -> Bool {
+            openInGroups.contains { $0.group == old.group && $0.company == old.company && $0.code != old.code }
+        }
+        for old in closed {
+            for new in added {
+                if new.company != old.company && operatorStillServes(old) { continue }
+                var reasons: [String] = [], confidence = 0.35
+                if old.name == new.name { reasons.append("same name"); confidence += 0.25 }
+                if old.group == new.group { reasons.append("same group"); confidence += 0.15 }
+                if let metres = old.metres(to: new), metres <= radius {
+                    reasons.append("\(Int(metres.rounded())) m apart"); confidence += 0.1
+                }
+                guard !reasons.isEmpty else { continue }
+                offer(old, new, "closed and added in this version: " + reasons.joined(separator: ", "), confidence)
+            }
+        }
+
+        // 3. Handovers to another operator's existing station.
+        for old in closed where !operatorStillServes(old) {
+            for other in openInGroups where other.group == old.group && other.company != old.company && other.name == old.name {
+                if transfers[Transfer(from: old.company, to: other.company)] != nil { continue }
+                offer(old, other, "\(old.companyName) left the station: its \(old.name) closed, and \(other.companyName)'s "
+                    + "open \(other.name) (same name and group) carries on", 0.6)
+            }
+        }
+        return found.values.sorted { ($1.confidence, $0.old, $0.new) < ($0.confidence, $1.old, $1.new) }
+    }
+
+    private func near(_ a: Station, _ b: Station) -> Bool { (a.metres(to: b) ?? .infinity) <= radius }
+
+    /// Smaller is likelier: on a line the stations left, then open, then same name.
+    private func rank(_ station: Station, _ sourceLines: Set<Int64>) -> (Int, Int, Int64) {
+        (sourceLines.contains(station.line) ? 0 : 1, station.isOpen ? 0 : 1, station.code)
+    }
+
+    private static let columns = "s.station_cd, s.station_g_cd, s.station_name, s.lat, s.lon, s.line_cd, s.e_status, l.company_cd, c.company_name"
+
+    /// The stations the version inserted or closed, with their operator before the version
+    /// (a closed station's line may close with it).
+    private func changed(_ kind: Update.Kind, _ db: Database) throws -> [Station] {
+        let keys = "(SELECT key_id FROM updates WHERE user_version = \(version) AND table_name = 'stations' AND type = '\(kind.rawValue)')"
+        let lines = kind == .insert ? "lines" : "(\(VersionedState(table: .lines, version: version - 1).select()))"
+        return try Row.fetchAll(db, sql: """
+            SELECT \(Self.columns) FROM stations s
+            JOIN \(lines) l ON l.line_cd = s.line_cd
+            JOIN companies c ON c.company_cd = l.company_cd
+            WHERE s.station_cd IN (SELECT CAST(key_id AS INTEGER) FROM \(keys))
+            ORDER BY s.station_cd
+            """).map(Station.init)
+    }
+
+    /// Stations the version moved to a line of another operator: operator before → after,
+    /// with the lines they left.
+    private func movedAcrossOperators(_ db: Database) throws -> [Transfer: TransferEvidence] {
+        let keys = "(SELECT key_id FROM updates WHERE user_version = \(version) AND table_name = 'stations' AND type = '\(Update.Kind.update.rawValue)')"
+        let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: keys)
+        let linesBefore = VersionedState(table: .lines, version: version - 1).select()
+        var transfers: [Transfer: TransferEvidence] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT p.line_cd, pl.company_cd, nl.company_cd FROM (\(before)) p
+            JOIN stations n ON n.station_cd = p.station_cd
+            JOIN (\(linesBefore)) pl ON pl.line_cd = p.line_cd
+            JOIN lines nl ON nl.line_cd = n.line_cd
+            WHERE p.line_cd <> n.line_cd AND pl.company_cd <> nl.company_cd
+            """) {
+            transfers[Transfer(from: row[1], to: row[2]), default: TransferEvidence()].sourceLines.insert(row[0])
+            transfers[Transfer(from: row[1], to: row[2])]!.moved += 1
+        }
+        return transfers
+    }
+
+    /// As they were before the version: the stations in the groups of `added`, or of their names.
+    private func stationsBefore(sharingWith added: [Station], _ db: Database) throws -> [Station] {
+        guard !added.isEmpty else { return [] }
+        let groups = Set(added.map(\.group)).map(String.init).joined(separator: ", ")
+        let keys = """
+            (SELECT CAST(station_cd AS TEXT) AS key_id FROM stations
+             WHERE station_g_cd IN (\(groups)) OR station_cd IN (\(groups)) OR station_name IN (SELECT value FROM added_names))
+            """
+        let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: keys)
+        let linesBefore = VersionedState(table: .lines, version: version - 1).select()
+        let names = String(decoding: try JSONEncoder().encode(added.map(\.name)), as: UTF8.self)
+        return try Row.fetchAll(db, sql: """
+            WITH added_names(value) AS (SELECT value FROM json_each(?))
+            SELECT \(Self.columns) FROM (\(before)) s
+            JOIN (\(linesBefore)) l ON l.line_cd = s.line_cd
+            JOIN companies c ON c.company_cd = l.company_cd
+            """, arguments: [names]).map(Station.init)
+    }
+
+    /// Open stations now in the groups of `closed`.
+    private func openStations(inGroupsOf closed: [Station], _ db: Database) throws -> [Station] {
+        guard !closed.isEmpty else { return [] }
+        let groups = Set(closed.map(\.group)).map(String.init).joined(separator: ", ")
+        return try Row.fetchAll(db, sql: """
+            SELECT \(Self.columns) FROM stations s
+            JOIN lines l ON l.line_cd = s.line_cd
+            JOIN companies c ON c.company_cd = l.company_cd
+            WHERE (s.station_g_cd IN (\(groups)) OR s.station_cd IN (\(groups))) AND s.e_status <> \(MasterTable.closedStatus)
+            """).map(Station.init)
     }
 }
 

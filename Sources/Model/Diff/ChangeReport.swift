@@ -16,6 +16,8 @@ public struct ChangeReport: Codable, Sendable, Equatable {
     public var totalChanges: Int
     /// Likely splits and handovers among the stations this batch closes and adds.
     public var suggestions: [SplitSuggestion] = []
+    /// What `check` finds in this version that it did not find in the one before.
+    public var findings: [CheckFinding] = []
 
     public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
 }

@@ -66,6 +66,7 @@ extension MasterDatabase {
             if files.contains(where: { $0.table == .stations }) {
                 report.suggestions = try Self.suggestSplits(db, version: version)
             }
+            if total > 0 { report.findings = try Self.introducedFindings(db, version: version) }
             try StagingTables.drop(db)
             phases.done("checked and described")
             return (report, report.committed)

@@ -17,6 +17,7 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case otherLineage(String, folder: String, master: String)
     case notOurs(String)
     case interruptedRelease(String)
+    case checksFailed(version: Int, [CheckFinding])
 
     public var errorDescription: String? {
         switch self {
@@ -50,6 +51,10 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             return "\(path): exists, but the manifest does not list it: not a release of ours (move it away, or choose another --out)"
         case let .interruptedRelease(path):
             return "\(path): a release into this folder was interrupted; complete it with `station-admin release --out \(path)`"
+        case let .checksFailed(version, findings):
+            return "version \(version) has \(findings.count) error-level finding\(findings.count == 1 ? "" : "s") that no waiver accepts; nothing was released:\n"
+                + findings.map { "  " + $0.line.escapingControlCharacters }.joined(separator: "\n")
+                + "\n(fix them, accept the right ones with `station-admin waive RULE TABLE KEY --reason …`, or release anyway with --skip-checks)"
         }
     }
 

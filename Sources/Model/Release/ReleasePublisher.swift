@@ -7,6 +7,9 @@ public struct ReleaseOptions: Sendable {
     /// nil: the newest version.
     public var version: Int?
     public var verify: Bool
+    /// Release even while `check` finds an error that no waiver accepts.
+    public var skipChecks = false
+    public var checkLimits = CheckLimits()
     /// How long to wait while another process writes the same release folder.
     public var lockTimeout: TimeInterval = 600
     /// Told once when the release waits for another process's lock (for a message on stderr).
@@ -26,6 +29,8 @@ public struct ReleaseResult: Sendable {
     public var released: ReleasedVersion
     public var manifest: Manifest
     public var verification: VerificationReport?
+    /// The checks of the released version, read in the same state as the release; nil with `skipChecks`.
+    public var checks: CheckReport?
     /// Set when this release first completed a publish that a killed release left half done.
     public var completedInterruptedVersion: Int?
     /// Build folders and temporary files of dead processes that this release removed.
@@ -70,8 +75,8 @@ extension MasterDatabase {
         let buildFolder = ReleaseFolder(path: folder.url(building))
         var published = false
         defer { if !published { try? FileManager.default.removeItem(atPath: buildFolder.path) } }
-        let released = try ReleaseError.translating(folder.path) {
-            try build(version: options.version, into: buildFolder, step: step)
+        let (released, checks) = try ReleaseError.translating(folder.path) {
+            try build(version: options.version, into: buildFolder, checks: options.skipChecks ? nil : options.checkLimits, step: step)
         }
         try folder.requireOwnership(of: released.version, manifest: existing)
         var verification: VerificationReport?
@@ -94,21 +99,29 @@ extension MasterDatabase {
             try step(done)
         }
         return ReleaseResult(
-            released: released, manifest: manifest, verification: verification,
+            released: released, manifest: manifest, verification: verification, checks: checks,
             completedInterruptedVersion: completed, removedLeftovers: leftovers)
     }
 
     /// Builds a version into `building/N/`: the client database and the deltas from one state
     /// of the master; then, outside the read transaction, the database's gzip and hashes.
-    private func build(version requested: Int?, into building: ReleaseFolder, step: (ReleaseStep) throws -> Void) throws -> ReleasedVersion {
+    /// With `checks`, refuses a version that has error-level findings no waiver accepts.
+    private func build(version requested: Int?, into building: ReleaseFolder, checks: CheckLimits?,
+                       step: (ReleaseStep) throws -> Void) throws -> (ReleasedVersion, CheckReport?) {
         var phases = PhaseLog()
         try FileManager.default.createDirectory(atPath: building.path, withIntermediateDirectories: true)
         // The version folder is named once the version is known (inside the read transaction).
         let scratchDatabase = building.url("stations.sqlite")
+        var checkReport: CheckReport?
         let (version, rows, written) = try readingOneState(attaching: scratchDatabase) { db in
             let newest = try Self.dataVersion(db)
             let version = requested ?? newest
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+            if let checks, version > 0 {
+                let report = try DataChecker(version: version, newest: newest, limits: checks).report(db)
+                if !report.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, report.blocking) }
+                checkReport = report
+            }
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
             try step(.clientTablesBuilt)
@@ -152,9 +165,9 @@ extension MasterDatabase {
                 statements: delta.summary.statements, duplicates: delta.summary.duplicates))
             downloads.append(ClientDownload(from: from, kind: .delta, path: deltaPath))
         }
-        return ReleasedVersion(
+        return (ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: rows, contentHash: contentHash, deltas: deltas, downloads: downloads)
+            rows: rows, contentHash: contentHash, deltas: deltas, downloads: downloads), checkReport)
     }
 
     static func size(_ path: String) throws -> Int {

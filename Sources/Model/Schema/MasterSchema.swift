@@ -26,6 +26,20 @@ public enum MasterSchema {
                 )
                 """)
         }
+        // Curator data, never published: findings of `check` a curator accepted, with why.
+        migrator.registerMigration("recordWaivers") { db in
+            try db.execute(sql: """
+                CREATE TABLE waivers (
+                    rule TEXT NOT NULL,
+                    table_name TEXT NOT NULL,
+                    key_id TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    author TEXT,
+                    waived_at TEXT NOT NULL,
+                    PRIMARY KEY (rule, table_name, key_id)
+                ) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 

@@ -14,12 +14,13 @@ import Testing
         try database.importSnapshot([snapshot.path])
         let suggestions = try database.suggestSplits()
         #expect(suggestions.map(\.planLine) == ["{\"op\": \"record_split\", \"old\": 1120206, \"new\": 9900108}"])
-        #expect(suggestions.first?.reasons == ["same name", "48 m apart"])
+        #expect(suggestions.first?.reason == "closed and added in this version: same name, 48 m apart")
+        #expect(suggestions.first?.confidence == 0.7)
         try database.apply([LocatedOperation(.recordSplit(old: 1120206, new: 9900108))])
         #expect(try database.suggestSplits(version: 2).isEmpty)
     }
 
-    @Test func theRealSnapshotsSuggestTheTwoHandovers() throws {
+    @Test func theRealSnapshotsSuggestTheTwoHandoversAndNothingElse() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2019])
         let report = try database.importSnapshot([Fixtures.ekidata2021])
@@ -27,9 +28,69 @@ import Testing
             "{\"op\": \"record_split\", \"old\": 1120825, \"new\": 9920801}",
             "{\"op\": \"record_split\", \"old\": 1180430, \"new\": 9980101}",
         ])
-        #expect(try database.suggestSplits().map { "\($0.closed) \($0.closedName) → \($0.added) \($0.addedName)" } == [
+        #expect(try database.suggestSplits().map { "\($0.old) \($0.oldName) → \($0.new) \($0.newName)" } == [
             "1120825 盛 → 9920801 盛", "1180430 海部 → 9980101 海部",
         ])
+        #expect(report.suggestions.first?.reason == "JR東日本 left the station: its 盛 closed, and 三陸鉄道's open 盛 (same name and group) carries on")
+    }
+
+    /// Applies a plan with every `split` replaced by what it does short of the DUPLICATE: the
+    /// new station copied from the old one, and its connections. What a curator's plan looks
+    /// like before anyone noticed the shared station.
+    private func applyWithoutDuplicates(_ plan: String, to database: MasterDatabase) throws -> ChangeReport {
+        let file = try PlanFile.load(Fixtures.repository.appendingPathComponent(plan).path)
+        var operations: [LocatedOperation] = []
+        for located in file.operations {
+            guard case let .split(old, new, line, values, connectTo) = located.operation else { operations.append(located); continue }
+            let columns = MasterTable.stations.columnNames
+            var row: [String: String] = try database.read { db in
+                let row = try Row.fetchOne(db, sql: "SELECT \(columns.map { "CAST(\($0) AS TEXT)" }.joined(separator: ", ")) FROM stations WHERE station_cd = ?",
+                                           arguments: [old])!
+                return Dictionary(uniqueKeysWithValues: columns.indices.map { (columns[$0], (row[$0] as String?) ?? "") })
+            }
+            row.merge(values) { $1 }
+            row["station_cd"] = String(new); row["e_sort"] = String(new)
+            if let line { row["line_cd"] = String(line) }
+            operations.append(LocatedOperation(.add(table: .stations, values: row)))
+            for other in connectTo {
+                operations.append(LocatedOperation(.connect(line: Int64(row["line_cd"]!)!, stations: [new, other])))
+            }
+        }
+        let report = try database.apply(operations, memo: file.memo)
+        #expect(report.count("stations", .duplicate) == 0)
+        return report
+    }
+
+    @Test func theAoimoriTransferWithoutItsDuplicateIsSuggestedExactly() throws {
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.repository.appendingPathComponent("datasets/plans/fixtures/aomori-2010-before").path])
+        let report = try applyWithoutDuplicates("datasets/plans/2010-12-04-aoimori.jsonl", to: database)
+        #expect(try database.suggestSplits().map { "\($0.old)→\($0.new)" } == ["1120101→9920607"])
+        #expect(report.suggestions.isEmpty, "a plan's report lists no suggestions; suggest does")
+        let suggestion = try #require(try database.suggestSplits().first)
+        #expect(suggestion.confidence == 0.9)
+        #expect(suggestion.reason.contains("JR東日本 to 青い森鉄道"))
+    }
+
+    @Test func theHokurikuTransferWithoutItsDuplicatesIsSuggestedExactly() throws {
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        _ = try applyWithoutDuplicates("datasets/plans/2024-03-16-hokuriku.jsonl", to: database)
+        // Not JR 金沢 1141543 → IR 金沢 9942601: that section passed to IR with its codes.
+        #expect(try database.suggestSplits().map { "\($0.old)→\($0.new)" } == ["1141512→9944001", "1141530→9944019"])
+    }
+
+    @Test func anOperatorThatStillServesTheGroupIsNoHandover() throws {
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        // JR East's Hachinohe Line 八戸 1120601 closes (an express stopping at the hub is gone), while
+        // its own 八戸 of another line stays in the group; Aoimori's 八戸 9920607 shares the group.
+        try database.apply([LocatedOperation(.add(table: .stations, values: [
+            "station_cd": "1120699", "station_g_cd": "1120601", "station_name": "八戸", "line_cd": "11206",
+            "lat": "40.509", "lon": "141.431", "e_status": "0",
+        ]))])
+        try database.apply([LocatedOperation(.close(table: .stations, key: ["1120601"], date: "2024-01-01", cascade: false))])
+        #expect(try database.suggestSplits().isEmpty)
     }
 
     @Test func standardMeshCodesFollowJISX0410() {

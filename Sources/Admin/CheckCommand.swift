@@ -1,0 +1,105 @@
+import ArgumentParser
+import Model
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Run the data-quality rules over a version; exit 1 while an error is not waived.",
+        discussion: """
+            Findings come errors first, each as `table key: rule: what is wrong (values; how to fix)`.
+            Rules: \(CheckRule.allCases.map { "\($0.rawValue) (\($0.severity.rawValue))" }.joined(separator: ", ")).
+            Accept a finding that is right with `station-admin waive`; `release` refuses while an error is not waived.
+            Example: station-admin check --version 2 --rule connection-too-long
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The data version (default: the newest).") var version: Int?
+    @Option(help: "Only the findings of this rule (repeatable).") var rule: [String] = []
+    @Option(parsing: .unconditional, help: "connection-too-long: the longest connection, in km.") var connectionLimit: Double = 50
+    @Option(parsing: .unconditional, help: "station-moved-far: the farthest move in one version, in km.") var moveLimit: Double = 1
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if !(connectionLimit > 0) { throw ValidationError("--connection-limit must be a positive number of km (e.g. 50).") }
+        if !(moveLimit > 0) { throw ValidationError("--move-limit must be a positive number of km (e.g. 1).") }
+        for name in rule where CheckRule(rawValue: name) == nil {
+            let nearest = NearestName.nearest(to: name, among: CheckRule.allCases.map(\.rawValue))
+            throw ValidationError("unknown rule '\(name)'" + (nearest.map { " (did you mean '\($0)'?)" } ?? "")
+                + "; expected one of: \(CheckRule.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+    }
+
+    func run() throws {
+        let database = try global.openDatabase()
+        var report = try database.check(version: version, limits: CheckLimits(connectionKilometres: connectionLimit, moveKilometres: moveLimit))
+        if !rule.isEmpty { report.findings = report.findings.filter { rule.contains($0.rule.rawValue) } }
+        if output.json {
+            try Console.printJSON(report)
+        } else {
+            FindingsPrinter.printSummary(report)
+            for finding in report.findings { Console.line(FindingsPrinter.line(finding)) }
+            let waivers = try database.waivers(findings: report)
+            if !waivers.isEmpty {
+                print("\nWaivers (\(waivers.count)):")
+                for waiver in waivers {
+                    Console.line("  \(waiver.rule) \(waiver.table) \(waiver.key): \(waiver.reason)"
+                        + " (\(waiver.author ?? "-"), \(waiver.waivedAt.prefix(10)))"
+                        + (waiver.stillFound == false ? "; no longer found, remove it with station-admin unwaive \(waiver.rule) \(waiver.table) \(waiver.key)" : ""))
+                }
+            }
+            if !report.findings.filter({ !$0.waived }).isEmpty {
+                Console.error("Accept a finding that is right: station-admin waive RULE TABLE KEY --reason \"why\"")
+            }
+        }
+        if !report.blocking.isEmpty { throw ExitCode.failure }
+    }
+}
+
+struct WaiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "waive",
+        abstract: "Accept one finding of `check` (one rule, one row) with a reason; kept in the master, never published.",
+        discussion: """
+            Example: station-admin waive connection-too-long connections 11101/1110101/1110102 --reason "the Seikan Tunnel is 54 km"
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The rule id, as `check` prints it.") var rule: String
+    @Argument(help: "The table.") var table: String
+    @Argument(help: "The key, as `check` prints it (line_cd/station_cd1/station_cd2 for connections).") var key: String
+    @Option(help: "Why the finding is right.") var reason: String
+    @OptionGroup var who: AuthorOption
+
+    func run() throws {
+        try global.openDatabase(author: who).waive(rule: rule, table: table, key: key, reason: reason)
+        Console.line("Waived \(rule) on \(table) \(key).")
+    }
+}
+
+struct UnwaiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unwaive",
+        abstract: "Remove a waiver: `check` reports the finding again.",
+        discussion: "Example: station-admin unwaive connection-too-long connections 11101/1110101/1110102")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The rule id.") var rule: String
+    @Argument(help: "The table.") var table: String
+    @Argument(help: "The key.") var key: String
+
+    func run() throws {
+        try global.openDatabase().unwaive(rule: rule, table: table, key: key)
+        Console.line("Removed the waiver of \(rule) on \(table) \(key).")
+    }
+}
+
+/// How findings read on a terminal.
+enum FindingsPrinter {
+    static func line(_ finding: CheckFinding) -> String {
+        (finding.severity == .error ? "error: " : "warning: ") + finding.line + (finding.waived ? " [waived]" : "")
+    }
+
+    static func printSummary(_ report: CheckReport) {
+        let errors = report.count(.error, waived: false), warnings = report.count(.warning, waived: false)
+        let waived = report.findings.filter(\.waived).count
+        print("Version \(report.version): \(plural(errors, "error")), \(plural(warnings, "warning"))"
+            + (waived > 0 ? ", \(waived) waived" : "") + ".")
+    }
+}

@@ -1,0 +1,52 @@
+/// One thing a rule found wrong with one row.
+public struct CheckFinding: Codable, Sendable, Equatable, Hashable {
+    public var rule: CheckRule
+    public var severity: CheckRule.Severity
+    public var table: String
+    /// The row's key as in `updates.key_id` (`1120101`, `11302/1130201/1130202`).
+    public var key: String
+    /// What is wrong, with the values, and how to fix it.
+    public var message: String
+    /// A curator accepted it (`station-admin waive`).
+    public var waived: Bool
+
+    init(_ rule: CheckRule, _ table: MasterTable, key: String, _ message: String) {
+        self.rule = rule
+        self.severity = rule.severity
+        self.table = table.name
+        self.key = key
+        self.message = message
+        self.waived = false
+    }
+
+    /// What identifies a finding across versions and waivers: the rule and the row.
+    public var identity: FindingIdentity { FindingIdentity(rule: rule.rawValue, table: table, key: key) }
+
+    /// `stations 1120101: dates-out-of-order: …`
+    public var line: String { "\(table) \(key): \(rule.rawValue): \(message)" }
+}
+
+public struct FindingIdentity: Codable, Sendable, Hashable {
+    public var rule: String
+    public var table: String
+    public var key: String
+
+    public init(rule: String, table: String, key: String) {
+        self.rule = rule
+        self.table = table
+        self.key = key
+    }
+}
+
+/// `check`'s answer: `{"version": N, "findings": [...]}` (docs/json.md), errors first.
+public struct CheckReport: Codable, Sendable, Equatable {
+    public var version: Int
+    public var findings: [CheckFinding]
+
+    /// Error-level findings no waiver accepts: `release` refuses while there are any.
+    public var blocking: [CheckFinding] { findings.filter { $0.severity == .error && !$0.waived } }
+
+    public func count(_ severity: CheckRule.Severity, waived: Bool) -> Int {
+        findings.filter { $0.severity == severity && $0.waived == waived }.count
+    }
+}

@@ -1,0 +1,54 @@
+/// A data-quality rule that `check` runs over a version of the master.
+///
+/// The raw values are fixed identifiers: tests, waivers and other tools name rules by them.
+public enum CheckRule: String, Codable, Sendable, CaseIterable {
+    case openUnderClosed = "open-under-closed"
+    case datesOutOfOrder = "dates-out-of-order"
+    case coordinatesOutsideJapan = "coordinates-outside-japan"
+    case closedWithoutDate = "closed-without-date"
+    case connectionTooLong = "connection-too-long"
+    case stationMovedFar = "station-moved-far"
+    case kanaNotKatakana = "kana-not-katakana"
+    case groupDangling = "group-dangling"
+    case duplicateNameOnLine = "duplicate-name-on-line"
+    case lineWithoutStations = "line-without-stations"
+    /// Ours: a connection of an open line that names a closed station (a closure that left
+    /// its line's chain pointing at it, so the apps draw a track to a station that is gone).
+    case connectionToClosedStation = "connection-to-closed-station"
+    /// Ours: a connection naming a station the master does not have (the free ekidata lists
+    /// Shinkansen connections without their stations).
+    case connectionToMissingStation = "connection-to-missing-station"
+
+    public enum Severity: String, Codable, Sendable, Comparable {
+        case error, warning
+
+        public static func < (a: Severity, b: Severity) -> Bool { a == .error && b == .warning }
+    }
+
+    public var severity: Severity {
+        switch self {
+        case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan: return .error
+        default: return .warning
+        }
+    }
+}
+
+/// The limits of the rules that take one; `check` exposes them as options.
+public struct CheckLimits: Sendable, Equatable {
+    /// `connection-too-long`: two connected stations further apart than this.
+    public var connectionKilometres: Double = 50
+    /// `station-moved-far`: a station whose position changed by more than this in the version.
+    public var moveKilometres: Double = 1
+
+    public init(connectionKilometres: Double = 50, moveKilometres: Double = 1) {
+        self.connectionKilometres = connectionKilometres
+        self.moveKilometres = moveKilometres
+    }
+}
+
+/// Where a station or line may lie: Japan's extent, generously (Okinotorishima is 20.4 °N,
+/// Minamitorishima 153.98 °E, Yonaguni 122.9 °E, Etorofu 45.6 °N).
+enum JapanBounds {
+    static let latitude = 20.0...46.0
+    static let longitude = 122.0...154.0
+}

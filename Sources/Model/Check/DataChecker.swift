@@ -1,0 +1,313 @@
+import Foundation
+import GRDB
+
+extension MasterDatabase {
+    /// Every rule over the master at `version` (default: the newest), errors first, each
+    /// finding marked waived when a curator accepted it.
+    ///
+    /// - Throws: `LogError.noSuchVersion` for a version the master does not have.
+    public func check(version: Int? = nil, limits: CheckLimits = CheckLimits()) throws -> CheckReport {
+        try read { db in
+            let newest = try Self.dataVersion(db)
+            let version = version ?? newest
+            guard (1...max(newest, 1)).contains(version), newest > 0 else {
+                throw LogError.noSuchVersion(requested: version, newest: newest)
+            }
+            return try DataChecker(version: version, newest: newest, limits: limits).report(db)
+        }
+    }
+
+    /// The findings that `version` (the newest, maybe not committed yet) brings that the
+    /// version before did not have, waivers applied: what an import or a plan ends its report with.
+    static func introducedFindings(_ db: Database, version: Int, limits: CheckLimits = CheckLimits()) throws -> [CheckFinding] {
+        let now = try DataChecker(version: version, newest: version, limits: limits).report(db).findings
+        guard version > 1 else { return now }
+        let before = Set(try DataChecker(version: version - 1, newest: version, limits: limits).findings(db).map(\.identity))
+        return now.filter { !before.contains($0.identity) }
+    }
+}
+
+/// Runs the rules of `CheckRule` over one version's rows.
+///
+/// The newest version is the master tables themselves; an older one is rebuilt from the
+/// history (`VersionedState`) as common table expressions named like the tables, which the
+/// rules' SQL then reads unchanged.
+struct DataChecker {
+    let version: Int
+    let newest: Int
+    let limits: CheckLimits
+
+    private static let closed = MasterTable.closedStatus
+
+    func report(_ db: Database) throws -> CheckReport {
+        let waived = try Waivers.identities(db)
+        var findings = try self.findings(db)
+        for index in findings.indices where waived.contains(findings[index].identity) { findings[index].waived = true }
+        return CheckReport(version: version, findings: findings)
+    }
+
+    func findings(_ db: Database) throws -> [CheckFinding] {
+        var findings: [CheckFinding] = []
+        findings += try openUnderClosed(db)
+        findings += try datesOutOfOrder(db)
+        findings += try coordinatesOutsideJapan(db)
+        findings += try closedWithoutDate(db)
+        findings += try connections(db)
+        findings += try stationsMovedFar(db)
+        findings += try kanaNotKatakana(db)
+        findings += try groupsDangling(db)
+        findings += try duplicateNamesOnLines(db)
+        findings += try linesWithoutStations(db)
+        let ruleOrder = Dictionary(uniqueKeysWithValues: CheckRule.allCases.enumerated().map { ($1, $0) })
+        let tableOrder = Dictionary(uniqueKeysWithValues: MasterTable.all.enumerated().map { ($1.name, $0) })
+        return findings.sorted {
+            ($0.severity == .error ? 0 : 1, ruleOrder[$0.rule]!, tableOrder[$0.table]!, KeyOrder($0.key))
+                < ($1.severity == .error ? 0 : 1, ruleOrder[$1.rule]!, tableOrder[$1.table]!, KeyOrder($1.key))
+        }
+    }
+
+    /// The rows of the four tables the rules read, as they were at `version`.
+    private var state: String {
+        guard version < newest else { return "" }
+        let tables: [MasterTable] = [.companies, .lines, .stations, .connections]
+        return "WITH " + tables.map {
+            "\($0.name) AS MATERIALIZED (\(VersionedState(table: $0, version: version).select()))"
+        }.joined(separator: ",\n") + "\n"
+    }
+
+    private func rows(_ db: Database, _ sql: String, _ arguments: StatementArguments = []) throws -> [Row] {
+        try Row.fetchAll(db, sql: state + sql, arguments: arguments)
+    }
+
+    private func openUnderClosed(_ db: Database) throws -> [CheckFinding] {
+        let lines = try rows(db, """
+            SELECT l.line_cd, l.line_name, c.company_cd, c.company_name FROM lines l
+            JOIN companies c ON c.company_cd = l.company_cd
+            WHERE l.e_status <> \(Self.closed) AND c.e_status = \(Self.closed)
+            """).map { row -> CheckFinding in
+            let line: Int64 = row[0], company: Int64 = row[2]
+            return CheckFinding(.openUnderClosed, .lines, key: String(line), """
+                open line \(name(row[1])) belongs to closed company \(company) \(name(row[3])) \
+                (close the line: station-admin close lines \(line); or restore the company: station-admin restore companies \(company))
+                """)
+        }
+        let stations = try rows(db, """
+            SELECT s.station_cd, s.station_name, l.line_cd, l.line_name FROM stations s
+            JOIN lines l ON l.line_cd = s.line_cd
+            WHERE s.e_status <> \(Self.closed) AND l.e_status = \(Self.closed)
+            """).map { row -> CheckFinding in
+            let station: Int64 = row[0], line: Int64 = row[2]
+            return CheckFinding(.openUnderClosed, .stations, key: String(station), """
+                open station \(name(row[1])) is on closed line \(line) \(name(row[3])) \
+                (close the station: station-admin close stations \(station); move it to an open line: \
+                station-admin move-stations \(station) --to-line LINE; or restore the line: station-admin restore lines \(line))
+                """)
+        }
+        return lines + stations
+    }
+
+    private func datesOutOfOrder(_ db: Database) throws -> [CheckFinding] {
+        try rows(db, """
+            SELECT station_cd, station_name, open_ymd, close_ymd FROM stations
+            WHERE open_ymd IS NOT NULL AND close_ymd IS NOT NULL AND open_ymd > close_ymd
+            """).map { row in
+            let station: Int64 = row[0]
+            return CheckFinding(.datesOutOfOrder, .stations, key: String(station), """
+                \(name(row[1])) opens after it closes (open_ymd \(row[2] as String), close_ymd \(row[3] as String); \
+                correct one: station-admin edit stations \(station) close_ymd=YYYY-MM-DD)
+                """)
+        }
+    }
+
+    private func coordinatesOutsideJapan(_ db: Database) throws -> [CheckFinding] {
+        let outside = """
+            lat IS NOT NULL AND lon IS NOT NULL
+            AND (lat NOT BETWEEN \(JapanBounds.latitude.lowerBound) AND \(JapanBounds.latitude.upperBound)
+                 OR lon NOT BETWEEN \(JapanBounds.longitude.lowerBound) AND \(JapanBounds.longitude.upperBound))
+            """
+        let bounds = "expected latitude 20–46 °N and longitude 122–154 °E"
+        let stations = try rows(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)").map { row in
+            let station: Int64 = row[0]
+            return CheckFinding(.coordinatesOutsideJapan, .stations, key: String(station), """
+                \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
+                correct it: station-admin edit stations \(station) lat=… lon=…)
+                """)
+        }
+        let lines = try rows(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)").map { row in
+            let line: Int64 = row[0]
+            return CheckFinding(.coordinatesOutsideJapan, .lines, key: String(line), """
+                the map centre of \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
+                correct it: station-admin edit lines \(line) lat=… lon=…)
+                """)
+        }
+        return stations + lines
+    }
+
+    private func closedWithoutDate(_ db: Database) throws -> [CheckFinding] {
+        try rows(db, "SELECT station_cd, station_name FROM stations WHERE e_status = \(Self.closed) AND close_ymd IS NULL").map { row in
+            let station: Int64 = row[0]
+            return CheckFinding(.closedWithoutDate, .stations, key: String(station), """
+                closed station \(name(row[1])) has no close_ymd (the apps show when a station closed; \
+                set it: station-admin edit stations \(station) close_ymd=YYYY-MM-DD)
+                """)
+        }
+    }
+
+    /// `connection-too-long` and `connection-to-closed-station`: one pass over the connections.
+    private func connections(_ db: Database) throws -> [CheckFinding] {
+        let rows = try rows(db, """
+            SELECT c.line_cd, c.station_cd1, c.station_cd2, l.line_name, l.e_status,
+                   a.station_name, a.lat, a.lon, a.e_status, b.station_name, b.lat, b.lon, b.e_status
+            FROM connections c
+            JOIN stations a ON a.station_cd = c.station_cd1
+            JOIN stations b ON b.station_cd = c.station_cd2
+            LEFT JOIN lines l ON l.line_cd = c.line_cd
+            """)
+        var findings: [CheckFinding] = []
+        for row in rows {
+            let line: Int64 = row[0], first: Int64 = row[1], second: Int64 = row[2]
+            let key = "\(line)/\(first)/\(second)"
+            let lineName = (row[3] as String?).map { name($0) } ?? "(no such line)"
+            let edge = "\(lineName): \(name(row[5])) – \(name(row[9]))"
+            if let a = row[6] as Double?, let b = row[7] as Double?, let c = row[10] as Double?, let d = row[11] as Double? {
+                let kilometres = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d) / 1000
+                if kilometres > limits.connectionKilometres {
+                    findings.append(CheckFinding(.connectionTooLong, .connections, key: key, """
+                        \(edge) is \(String(format: "%.1f", kilometres)) km long (limit \(Self.kilometres(limits.connectionKilometres)) km; \
+                        if they are not neighbours: station-admin disconnect \(line) \(first) \(second); \
+                        a real long edge, such as a tunnel under a strait: waive it)
+                        """))
+                }
+            }
+            let lineOpen = (row[4] as Int?).map { $0 != Self.closed } ?? false
+            let closedEnds = [(first, row[5] as String, row[8] as Int), (second, row[9] as String, row[12] as Int)].filter { $0.2 == Self.closed }
+            if lineOpen, !closedEnds.isEmpty {
+                findings.append(CheckFinding(.connectionToClosedStation, .connections, key: key, """
+                    open line \(edge) runs to closed \(closedEnds.map { "\($0.0) \(name($0.1))" }.joined(separator: " and ")) \
+                    (remove it: station-admin disconnect \(line) \(first) \(second); or restore the station)
+                    """))
+            }
+        }
+        return findings
+    }
+
+    private func stationsMovedFar(_ db: Database) throws -> [CheckFinding] {
+        let changedInVersion = """
+            SELECT key_id FROM updates WHERE user_version = \(version) AND table_name = 'stations'
+            AND type IN ('\(Update.Kind.update.rawValue)', '\(Update.Kind.delete.rawValue)', '\(Update.Kind.restore.rawValue)')
+            """
+        let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: "(\(changedInVersion))")
+        let now = VersionedState(table: .stations, version: version, isNewest: version == newest)
+            .select(restrictedTo: "(\(changedInVersion))")
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT n.station_cd, n.station_name, b.lat, b.lon, n.lat, n.lon
+            FROM (\(now)) n JOIN (\(before)) b ON b.key_id = n.key_id
+            WHERE b.lat IS NOT NULL AND b.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
+            """)
+        return rows.compactMap { row in
+            let station: Int64 = row[0]
+            let kilometres = Geography.metres(latitude: row[2], longitude: row[3], toLatitude: row[4], longitude: row[5]) / 1000
+            guard kilometres > limits.moveKilometres else { return nil }
+            return CheckFinding(.stationMovedFar, .stations, key: String(station), """
+                \(name(row[1])) moved \(String(format: "%.1f", kilometres)) km in version \(version) \
+                (\(Self.degrees(row[2])), \(Self.degrees(row[3])) → \(Self.degrees(row[4])), \(Self.degrees(row[5])); limit \(Self.kilometres(limits.moveKilometres)) km; \
+                if the new place is wrong: station-admin edit stations \(station) lat=… lon=…; if the station really moved: waive it)
+                """)
+        }
+    }
+
+    private func kanaNotKatakana(_ db: Database) throws -> [CheckFinding] {
+        let readings: [(MasterTable, String, String)] = [
+            (.companies, "company_cd", "company_name_k"), (.lines, "line_cd", "line_name_k"), (.stations, "station_cd", "station_name_k"),
+        ]
+        var findings: [CheckFinding] = []
+        for (table, keyColumn, column) in readings {
+            for row in try rows(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL") {
+                let key: Int64 = row[0], reading: String = row[1]
+                let strangers = Katakana.characters(notAllowedIn: reading)
+                guard !strangers.isEmpty else { continue }
+                let shown = strangers.prefix(5).map { String($0).escapingControlCharacters }.joined(separator: " ")
+                findings.append(CheckFinding(.kanaNotKatakana, table, key: String(key), """
+                    \(column) \(name(reading)) has \(strangers.count) character\(strangers.count == 1 ? "" : "s") that \
+                    \(strangers.count == 1 ? "is" : "are") not katakana (\(shown)\(strangers.count > 5 ? " …" : ""); \
+                    expected katakana, ー, ・ and spaces; station-admin edit \(table.name) \(key) \(column)=…)
+                    """))
+            }
+        }
+        return findings
+    }
+
+    private func groupsDangling(_ db: Database) throws -> [CheckFinding] {
+        try rows(db, """
+            SELECT s.station_cd, s.station_name, s.station_g_cd FROM stations s
+            WHERE s.station_g_cd IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stations g WHERE g.station_cd = s.station_g_cd)
+            """).map { row in
+            let station: Int64 = row[0], group: Int64 = row[2]
+            return CheckFinding(.groupDangling, .stations, key: String(station), """
+                \(name(row[1]))'s station_g_cd \(group) names no station (a group is named after one of its \
+                stations; a station alone is its own group: station-admin edit stations \(station) station_g_cd=\(station))
+                """)
+        }
+    }
+
+    private func duplicateNamesOnLines(_ db: Database) throws -> [CheckFinding] {
+        try rows(db, """
+            SELECT s.station_cd, s.station_name, s.line_cd, MIN(o.station_cd) FROM stations s
+            JOIN stations o ON o.line_cd = s.line_cd AND o.station_name = s.station_name
+                AND o.station_cd < s.station_cd AND o.e_status <> \(Self.closed)
+            WHERE s.e_status <> \(Self.closed)
+            GROUP BY s.station_cd
+            """).map { row in
+            let station: Int64 = row[0], line: Int64 = row[2], other: Int64 = row[3]
+            return CheckFinding(.duplicateNameOnLine, .stations, key: String(station), """
+                \(name(row[1])) is the second open station of that name on line \(line) (the first is \(other); \
+                close the one that is wrong: station-admin close stations \(station); or rename it)
+                """)
+        }
+    }
+
+    private func linesWithoutStations(_ db: Database) throws -> [CheckFinding] {
+        try rows(db, """
+            SELECT l.line_cd, l.line_name FROM lines l
+            WHERE l.e_status <> \(Self.closed)
+            AND NOT EXISTS (SELECT 1 FROM stations s WHERE s.line_cd = l.line_cd AND s.e_status <> \(Self.closed))
+            """).map { row in
+            let line: Int64 = row[0]
+            return CheckFinding(.lineWithoutStations, .lines, key: String(line), """
+                open line \(name(row[1])) has no open station (the apps list it empty; \
+                close it: station-admin close lines \(line); or add its stations)
+                """)
+        }
+    }
+
+    private func name(_ text: String) -> String { text.escapingControlCharacters }
+
+    /// Six decimals, as ekidata writes coordinates (about 0.1 m).
+    private static func degrees(_ value: Double) -> String { String(format: "%.6f", value) }
+
+    private static func kilometres(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// A key text in the order of its integer parts (`9/1` before `10/1`).
+private struct KeyOrder: Comparable {
+    let parts: [Int64]
+    init(_ key: String) { parts = key.split(separator: "/").map { Int64($0) ?? 0 } }
+    static func < (a: KeyOrder, b: KeyOrder) -> Bool { a.parts.lexicographicallyPrecedes(b.parts) }
+}
+
+/// What a kana reading (`*_k`) may hold.
+enum Katakana {
+    /// The katakana block (ァ…ヺ, ・, ー, ヽ, ヾ, ヿ), its phonetic extensions (ㇰ…ㇿ), and spaces.
+    static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x30A1...0x30FF, 0x31F0...0x31FF, 0x20, 0x3000: return true
+        default: return false
+        }
+    }
+
+    static func characters(notAllowedIn text: String) -> [Character] {
+        text.filter { character in !character.unicodeScalars.allSatisfy(isAllowed) }.map { $0 }
+    }
+}

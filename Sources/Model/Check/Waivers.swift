@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+
+/// A curator's acceptance of one finding: one rule for one row, with the reason.
+///
+/// Curator data kept in the master (table `waivers`), never published and not versioned:
+/// waiving changes what `check` and `release` say, not what a phone receives.
+public struct Waiver: Codable, Sendable, Equatable, FetchableRecord {
+    public var rule: String
+    public var table: String
+    public var key: String
+    public var reason: String
+    public var author: String?
+    public var waivedAt: String
+    /// Whether the rule still finds something for the row at the newest version (`check` fills it).
+    public var stillFound: Bool?
+
+    public init(row: Row) {
+        rule = row["rule"]; table = row["table_name"]; key = row["key_id"]
+        reason = row["reason"]; author = row["author"]; waivedAt = row["waived_at"]
+    }
+
+    public var identity: FindingIdentity { FindingIdentity(rule: rule, table: table, key: key) }
+
+    enum CodingKeys: String, CodingKey {
+        case rule, table, key, reason, author
+        case waivedAt = "waived_at", stillFound = "still_found"
+    }
+
+    /// Every key, null for no value (docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(rule, forKey: .rule)
+        try container.encode(table, forKey: .table)
+        try container.encode(key, forKey: .key)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(author, forKey: .author)
+        try container.encode(waivedAt, forKey: .waivedAt)
+        try container.encode(stillFound, forKey: .stillFound)
+    }
+}
+
+public enum WaiverError: Error, LocalizedError, Equatable {
+    case unknownRule(String, suggestion: String?)
+    case unknownTable(String)
+    case emptyReason
+    case notWaived(FindingIdentity)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .unknownRule(rule, suggestion):
+            return "unknown rule \(rule.quotedForMessage())" + (suggestion.map { " (did you mean \($0)? " } ?? " (")
+                + "expected one of: \(CheckRule.allCases.map(\.rawValue).joined(separator: ", ")))"
+        case let .unknownTable(table):
+            return "unknown table \(table.quotedForMessage()) (expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")))"
+        case .emptyReason:
+            return "a waiver needs a reason (--reason \"the 59 km Seikan Tunnel edge is real\")"
+        case let .notWaived(identity):
+            return "no waiver for \(identity.rule) on \(identity.table) \(identity.key) (station-admin check lists the waivers)"
+        }
+    }
+}
+
+enum Waivers {
+    static func identities(_ db: Database) throws -> Set<FindingIdentity> {
+        Set(try all(db).map(\.identity))
+    }
+
+    static func all(_ db: Database) throws -> [Waiver] {
+        // A master of an older StationAdmin gets the table on its next write; until then it has none.
+        guard try db.tableExists("waivers") else { return [] }
+        return try Waiver.fetchAll(db, sql: "SELECT * FROM waivers ORDER BY rule, table_name, CAST(key_id AS INTEGER), key_id")
+    }
+}
+
+extension MasterDatabase {
+    /// Accepts the finding of `rule` on one row. Waiving a row the rule does not find
+    /// (yet) is allowed: a curator may accept a known long edge before importing it.
+    public func waive(rule: String, table: String, key: String, reason: String) throws {
+        guard let rule = CheckRule(rawValue: rule) else {
+            throw WaiverError.unknownRule(rule, suggestion: NearestName.nearest(to: rule, among: CheckRule.allCases.map(\.rawValue)))
+        }
+        guard MasterTable.named(table) != nil else { throw WaiverError.unknownTable(table) }
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw WaiverError.emptyReason }
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO waivers (rule, table_name, key_id, reason, author, waived_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (rule, table_name, key_id) DO UPDATE SET reason = excluded.reason, author = excluded.author,
+                    waived_at = excluded.waived_at
+                """, arguments: [rule.rawValue, table, key, reason, author, ISO8601DateFormatter().string(from: Date())])
+            return ((), true)
+        }
+    }
+
+    public func unwaive(rule: String, table: String, key: String) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM waivers WHERE rule = ? AND table_name = ? AND key_id = ?", arguments: [rule, table, key])
+            guard db.changesCount > 0 else { throw WaiverError.notWaived(FindingIdentity(rule: rule, table: table, key: key)) }
+            return ((), true)
+        }
+    }
+
+    /// Every waiver, each saying whether its rule still finds the row at the newest version.
+    public func waivers(findings: CheckReport? = nil) throws -> [Waiver] {
+        let found = findings.map { Set($0.findings.map(\.identity)) }
+        return try read { db in
+            try Waivers.all(db).map { waiver in
+                var waiver = waiver
+                waiver.stillFound = found.map { $0.contains(waiver.identity) }
+                return waiver
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Model
+
+/// Each rule on the base fixture: one change that makes exactly the findings listed, and the
+/// base itself (or a limit just above the case) as the clean case.
+@Suite struct CheckRuleTests {
+    let scratch = Scratch()
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let rule: CheckRule
+        let operations: [PlanOperation]
+        /// `rule table key` of every finding the change brings, in check's order.
+        let expected: [String]
+        var testDescription: String { rule.rawValue }
+    }
+
+    static let cases: [Case] = [
+        Case(rule: .openUnderClosed,
+             operations: [.edit(table: .companies, key: ["99"], values: ["e_status": "2"])],
+             expected: ["open-under-closed lines 99001"]),
+        Case(rule: .openUnderClosed,
+             operations: [.edit(table: .lines, key: ["11202"], values: ["e_status": "2"])],
+             expected: (1...6).map { "open-under-closed stations 112020\($0)" }),
+        Case(rule: .datesOutOfOrder,
+             operations: [.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"])],
+             expected: ["dates-out-of-order stations 1120102"]),
+        Case(rule: .coordinatesOutsideJapan,
+             operations: [.edit(table: .lines, key: ["99001"], values: ["lon": "160.5"])],
+             expected: ["coordinates-outside-japan lines 99001"]),
+        Case(rule: .closedWithoutDate,
+             operations: [.close(table: .stations, key: ["9900107"], date: nil, cascade: false)],
+             expected: ["closed-without-date stations 9900107", "connection-to-closed-station connections 99001/9900105/9900107"]),
+        Case(rule: .connectionTooLong,
+             operations: [.connect(line: 99001, stations: [9900107, 1120120])],
+             expected: ["connection-too-long connections 99001/9900107/1120120"]),
+        Case(rule: .stationMovedFar,
+             operations: [.edit(table: .stations, key: ["9900104"], values: ["lat": "35.641"])],
+             expected: ["station-moved-far stations 9900104"]),
+        Case(rule: .kanaNotKatakana,
+             operations: [.edit(table: .stations, key: ["1120101"], values: ["station_name_k": "ハチノヘ駅"]),
+                          .edit(table: .stations, key: ["1120201"], values: ["station_name_k": "ハチノヘ・ハチノヘセン ー"])],
+             expected: ["kana-not-katakana stations 1120101"]),
+        Case(rule: .groupDangling,
+             operations: [.edit(table: .stations, key: ["1120102"], values: ["station_g_cd": "1999999"])],
+             expected: ["group-dangling stations 1120102"]),
+        Case(rule: .duplicateNameOnLine,
+             operations: [.edit(table: .stations, key: ["9900105"], values: ["station_name": "テスト南"])],
+             expected: ["duplicate-name-on-line stations 9900105"]),
+        Case(rule: .lineWithoutStations,
+             operations: [.add(table: .lines, values: ["line_cd": "99002", "company_cd": "99", "line_name": "テスト支線", "e_status": "0"])],
+             expected: ["line-without-stations lines 99002"]),
+    ]
+
+    private func summary(_ findings: [CheckFinding]) -> [String] { findings.map { "\($0.rule.rawValue) \($0.table) \($0.key)" } }
+
+    @Test func theBaseFixtureIsClean() throws {
+        let database = try scratch.baseDatabase()
+        #expect(try database.check().findings.isEmpty)
+    }
+
+    @Test(arguments: cases) func eachRuleFindsItsCase(_ testCase: Case) throws {
+        let database = try scratch.baseDatabase()
+        let report = try database.apply(testCase.operations.map { LocatedOperation($0) }, memo: testCase.rule.rawValue)
+        let check = try database.check()
+        #expect(summary(check.findings) == testCase.expected)
+        #expect(check.findings.allSatisfy { $0.severity == $0.rule.severity && !$0.waived })
+        // The version's report ends with what it introduced: here, everything.
+        #expect(summary(report.findings) == testCase.expected)
+        // The version before is clean: check reads a past version from the history.
+        #expect(try database.check(version: 1).findings.isEmpty)
+        #expect(check.blocking.count == (testCase.rule.severity == .error ? testCase.expected.count : 0))
+    }
+
+    @Test func findingsSayWhatIsWrongWithTheValuesAndHowToFixIt() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([
+            LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"])),
+            LocatedOperation(.connect(line: 99001, stations: [9900107, 1120120])),
+        ])
+        #expect(try database.check().findings.map(\.line) == [
+            "stations 1120102: dates-out-of-order: 陸奥市川 opens after it closes (open_ymd 2020-01-01, close_ymd 2019-12-31; "
+                + "correct one: station-admin edit stations 1120102 close_ymd=YYYY-MM-DD)",
+            "connections 99001/9900107/1120120: connection-too-long: テスト線: テスト新 – 青森 is 583.7 km long (limit 50 km; "
+                + "if they are not neighbours: station-admin disconnect 99001 9900107 1120120; a real long edge, such as a tunnel under a strait: waive it)",
+        ])
+    }
+
+    @Test func limitsAreOptions() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([
+            LocatedOperation(.connect(line: 99001, stations: [9900107, 1120120])),
+            LocatedOperation(.edit(table: .stations, key: ["9900104"], values: ["lat": "35.641"])),
+        ])
+        #expect(summary(try database.check().findings) == [
+            "connection-too-long connections 99001/9900107/1120120", "station-moved-far stations 9900104",
+        ])
+        #expect(try database.check(limits: CheckLimits(connectionKilometres: 600, moveKilometres: 1.5)).findings.isEmpty)
+        // A move is judged in the version that made it, not later.
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "3"]))])
+        #expect(summary(try database.check().findings) == ["connection-too-long connections 99001/9900107/1120120"])
+        #expect(summary(try database.check(version: 2).findings).contains("station-moved-far stations 9900104"))
+    }
+
+    @Test func aVersionReportsOnlyTheFindingsItIntroduces() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900105"], values: ["station_name": "テスト南"]))])
+        let next = try database.apply([
+            LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_g_cd": "1999999"])),
+        ])
+        #expect(summary(next.findings) == ["group-dangling stations 1120102"])
+        #expect(try database.check().findings.count == 2)
+        // An import ends its report the same way.
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "1120103,1120103,下田,,", with: "1120103,1120103,下田,シモダ駅,")
+        let imported = try database.importSnapshot([snapshot.path])
+        #expect(summary(imported.findings) == ["kana-not-katakana stations 1120103"])
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Model
+
+@Suite struct WaiverTests {
+    let scratch = Scratch()
+
+    /// The base fixture with one error (dates out of order) and one warning (a long connection).
+    private func databaseWithFindings() throws -> MasterDatabase {
+        let database = try scratch.baseDatabase()
+        try database.apply([
+            LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"])),
+            LocatedOperation(.connect(line: 99001, stations: [9900107, 1120120])),
+        ])
+        return database
+    }
+
+    @Test func aWaiverMarksOneFindingAndIsRemovable() throws {
+        let database = try databaseWithFindings()
+        #expect(try database.check().blocking.map(\.key) == ["1120102"])
+        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo, reported")
+        let report = try database.check()
+        #expect(report.findings.map(\.waived) == [true, false])
+        #expect(report.blocking.isEmpty)
+        let waivers = try database.waivers(findings: report)
+        #expect(waivers.map { "\($0.rule) \($0.table) \($0.key) \($0.reason) \($0.stillFound!)" }
+            == ["dates-out-of-order stations 1120102 upstream typo, reported true"])
+        // One rule, one key: the same row under another rule is not waived.
+        try database.waive(rule: "group-dangling", table: "stations", key: "1120102", reason: "not yet")
+        #expect(try database.check().findings.filter(\.waived).count == 1)
+        #expect(try database.waivers(findings: database.check()).map(\.stillFound) == [true, false])
+
+        try database.unwaive(rule: "dates-out-of-order", table: "stations", key: "1120102")
+        #expect(try database.check().blocking.count == 1)
+        #expect(throws: WaiverError.notWaived(FindingIdentity(rule: "dates-out-of-order", table: "stations", key: "1120102"))) {
+            try database.unwaive(rule: "dates-out-of-order", table: "stations", key: "1120102")
+        }
+    }
+
+    @Test func aWaiverIsCuratorDataAndMakesNoVersion() throws {
+        let database = try databaseWithFindings()
+        let version = try database.dataVersion()
+        try database.waive(rule: "connection-too-long", table: "connections", key: "99001/9900107/1120120", reason: "ferry")
+        #expect(try database.dataVersion() == version)
+        #expect(try database.log(LogFilter(version: version)).count == 2)
+    }
+
+    @Test func badWaiversAreRefusedWithTheNearestRule() throws {
+        let database = try databaseWithFindings()
+        #expect(throws: WaiverError.unknownRule("dates-out-of-ordr", suggestion: "dates-out-of-order")) {
+            try database.waive(rule: "dates-out-of-ordr", table: "stations", key: "1120102", reason: "x")
+        }
+        #expect(throws: WaiverError.unknownTable("station")) {
+            try database.waive(rule: "dates-out-of-order", table: "station", key: "1120102", reason: "x")
+        }
+        #expect(throws: WaiverError.emptyReason) {
+            try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "  ")
+        }
+    }
+
+    @Test func releaseRefusesAnUnwaivedErrorAndSkipChecksOverrides() throws {
+        let database = try databaseWithFindings()
+        let folder = scratch.path("release")
+        #expect {
+            try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        } throws: { error in
+            (error as? ReleaseError).map {
+                if case let .checksFailed(version, findings) = $0 { return version == 2 && findings.map(\.key) == ["1120102"] }
+                return false
+            } ?? false
+        }
+        // Nothing was published: no version folder, no manifest.
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasPrefix(".") }
+        #expect(left.isEmpty)
+
+        var skipping = ReleaseOptions(outputFolder: folder, verify: false)
+        skipping.skipChecks = true
+        let skipped = try database.release(skipping)
+        #expect(skipped.checks == nil && skipped.released.version == 2)
+
+        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        let checked = try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        #expect(checked.released.version == 3)
+        #expect(checked.checks?.findings.map(\.waived) == [true, false])
+    }
+
+    @Test func theCommandLineChecksWaivesAndReleases() throws {
+        _ = try databaseWithFindings()
+        let db = scratch.path("master.sqlite")
+        let check = try CommandRunner.run(["check", "--db", db])
+        #expect(check.status == 1)
+        #expect(check.stdout.hasPrefix("Version 2: 1 error, 1 warning.\nerror: stations 1120102: dates-out-of-order: 陸奥市川 opens after it closes"))
+
+        let json = try CommandRunner.run(["check", "--db", db, "--json"])
+        #expect(json.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["version", "findings"] && object["version"] as? Int == 2)
+        let findings = try #require(object["findings"] as? [[String: Any]])
+        #expect(findings.map { Set($0.keys) } == Array(repeating: ["rule", "severity", "table", "key", "message", "waived"], count: 2))
+        #expect(findings.map { $0["severity"] as? String } == ["error", "warning"])
+        #expect(findings.map { $0["key"] as? String } == ["1120102", "99001/9900107/1120120"])
+        #expect(findings.map { $0["waived"] as? Bool } == [false, false])
+
+        let release = try CommandRunner.run(["release", "--db", db, "--out", scratch.path("out"), "--no-verify"])
+        #expect(release.status == 1)
+        #expect(release.stderr.contains("version 2 has 1 error-level finding that no waiver accepts; nothing was released:\n  stations 1120102: dates-out-of-order:"))
+        #expect(release.stderr.contains("or release anyway with --skip-checks"))
+
+        let skipped = try CommandRunner.run(["release", "--db", db, "--out", scratch.path("out"), "--no-verify", "--skip-checks"])
+        #expect(skipped.status == 0)
+        #expect(skipped.stderr.contains("Checks skipped (--skip-checks): this release was not checked."))
+
+        let waive = try CommandRunner.run(["waive", "--db", db, "dates-out-of-order", "stations", "1120102", "--reason", "upstream typo", "--author", "hanako"])
+        #expect(waive.status == 0 && waive.stdout == "Waived dates-out-of-order on stations 1120102.\n")
+        let after = try CommandRunner.run(["check", "--db", db])
+        #expect(after.status == 0)
+        #expect(after.stdout.contains("error: stations 1120102: dates-out-of-order:") && after.stdout.contains("[waived]"))
+        #expect(after.stdout.contains("Waivers (1):\n  dates-out-of-order stations 1120102: upstream typo (hanako, "))
+        let typo = try CommandRunner.run(["check", "--db", db, "--rule", "kana-not-katakan"])
+        #expect(typo.status == 2 && typo.stderr.contains("unknown rule 'kana-not-katakan' (did you mean 'kana-not-katakana'?)"))
+    }
+}
