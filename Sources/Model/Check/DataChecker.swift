@@ -291,7 +291,7 @@ struct DataChecker {
 }
 
 /// A key text in the order of its integer parts (`9/1` before `10/1`).
-private struct KeyOrder: Comparable {
+struct KeyOrder: Comparable {
     let parts: [Int64]
     init(_ key: String) { parts = key.split(separator: "/").map { Int64($0) ?? 0 } }
     static func < (a: KeyOrder, b: KeyOrder) -> Bool { a.parts.lexicographicallyPrecedes(b.parts) }

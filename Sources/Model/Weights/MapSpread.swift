@@ -34,25 +34,43 @@ extension MasterDatabase {
     /// The client's map query (DOMAIN.md): open stations inside the extent, by weight, then by
     /// squared distance from the centre, up to `pins`; and how they spread.
     public func mapSpread(_ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) throws -> [MapSpread] {
-        try read { db in
-            try extents.map { extent in
-                let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT lat, lon, weight, (lat - ?) * (lat - ?) + (lon - ?) * (lon - ?) AS distance FROM stations
-                    WHERE e_status <> \(MasterTable.closedStatus) AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
-                    """, arguments: [centreLat, centreLat, centreLon, centreLon, extent.south, extent.north, extent.west, extent.east])
-                func cell(_ row: Row) -> Int {
-                    let lat: Double = row[0], lon: Double = row[1]
-                    let y = min(grid - 1, Int((lat - extent.south) / (extent.north - extent.south) * Double(grid)))
-                    let x = min(grid - 1, Int((lon - extent.west) / (extent.east - extent.west) * Double(grid)))
-                    return y * grid + x
-                }
-                let byWeight = rows.sorted { ($0[2] as Int, $0[3] as Double) < ($1[2] as Int, $1[3] as Double) }.prefix(pins)
-                let byDistance = rows.sorted { ($0[3] as Double) < ($1[3] as Double) }.prefix(pins)
-                return MapSpread(
-                    extent: extent.name, stationsInView: rows.count, cellsWithStations: Set(rows.map(cell)).count,
-                    coveredByWeight: Set(byWeight.map(cell)).count, coveredWithoutWeights: Set(byDistance.map(cell)).count)
+        try read { db in try Self.mapSpread(db, extents, pins: pins, grid: grid) }
+    }
+
+    /// The same over `stations` (SQL of a table or a past version's rows).
+    static func mapSpread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
+        try extents.map { extent in
+            let rows = try stationsInView(db, extent, stations: stations)
+            func cell(_ station: PinCandidate) -> Int {
+                let y = min(grid - 1, Int((station.latitude - extent.south) / (extent.north - extent.south) * Double(grid)))
+                let x = min(grid - 1, Int((station.longitude - extent.west) / (extent.east - extent.west) * Double(grid)))
+                return y * grid + x
             }
+            let byWeight = rows.sorted { ($0.weight, $0.distance) < ($1.weight, $1.distance) }.prefix(pins)
+            let byDistance = rows.sorted { $0.distance < $1.distance }.prefix(pins)
+            return MapSpread(
+                extent: extent.name, stationsInView: rows.count, cellsWithStations: Set(rows.map(cell)).count,
+                coveredByWeight: Set(byWeight.map(cell)).count, coveredWithoutWeights: Set(byDistance.map(cell)).count)
         }
+    }
+
+    /// Open stations in view `[lat, lon]`, and the top `pins` in the client's order `[lat, lon, weight]`.
+    static func pinsInView(_ db: Database, _ extent: MapExtent, pins: Int, stations: String) throws -> ([[Double]], [[Double]]) {
+        let rows = try stationsInView(db, extent, stations: stations)
+        let top = rows.sorted { ($0.weight, $0.distance) < ($1.weight, $1.distance) }.prefix(pins)
+        return (rows.map { [$0.latitude, $0.longitude] }, top.map { [$0.latitude, $0.longitude, Double($0.weight)] })
+    }
+
+    struct PinCandidate {
+        let latitude: Double, longitude: Double, weight: Int, distance: Double
+    }
+
+    private static func stationsInView(_ db: Database, _ extent: MapExtent, stations: String) throws -> [PinCandidate] {
+        let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
+        return try Row.fetchAll(db, sql: """
+            SELECT lat, lon, weight, (lat - ?) * (lat - ?) + (lon - ?) * (lon - ?) AS distance FROM \(stations)
+            WHERE e_status <> \(MasterTable.closedStatus) AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
+            """, arguments: [centreLat, centreLat, centreLon, centreLon, extent.south, extent.north, extent.west, extent.east]
+        ).map { PinCandidate(latitude: $0[0], longitude: $0[1], weight: $0[2], distance: $0[3]) }
     }
 }

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Writes a review page or its Markdown: atomically, and never over a file we did not write.
+public enum ReviewFile {
+    /// The first line of every review file: how a later review knows it may replace it.
+    static let htmlMark = "<!-- station-admin review -->"
+    static let markdownMark = "<!-- station-admin review -->"
+
+    public static func write(_ text: String, to path: String) throws {
+        let manager = FileManager.default
+        var isFolder: ObjCBool = false
+        if manager.fileExists(atPath: path, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw ReviewFileError.isAFolder(path) }
+            let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: htmlMark.utf8.count)) ?? nil
+            guard head.map({ String(decoding: $0, as: UTF8.self) }) == htmlMark else { throw ReviewFileError.notOurs(path) }
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileChecks.requireWritableFolder(of: path, for: path)
+        try AtomicFile.write(Data(text.utf8), to: path)
+    }
+}
+
+public enum ReviewFileError: Error, LocalizedError, Equatable {
+    case notOurs(String)
+    case isAFolder(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .notOurs(path):
+            return "\(path): exists and is not a review page station-admin wrote; not replaced (choose another --output, or move it away)"
+        case let .isAFolder(path):
+            return "\(path): a folder (expected the path of the file to write, e.g. --output release/review.html)"
+        }
+    }
+}

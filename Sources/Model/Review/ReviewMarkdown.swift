@@ -1,0 +1,63 @@
+import Foundation
+
+/// The summary, the changes and the findings of a version as Markdown: release notes, or a
+/// merge request comment.
+public enum ReviewMarkdown {
+    public static func markdown(_ report: ReviewReport) -> String {
+        let summary = report.summary
+        var lines: [String] = [ReviewFile.markdownMark]
+        lines.append("# Version \(summary.version)" + (summary.memo.map { ": " + escape($0) } ?? ""))
+        lines.append("")
+        lines.append("\(escape(summary.date)) · \(escape(summary.author ?? "unknown author")) · \(summary.changes) changes · "
+            + "\(report.introducedFindings.count) new findings · \(report.suggestions.count) split suggestions")
+        lines.append("")
+        let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
+        lines.append("| table | " + kinds.map(\.rawValue).joined(separator: " | ") + " |")
+        lines.append("|---|" + String(repeating: "---:|", count: kinds.count))
+        for table in MasterTable.all.map(\.name) where summary.counts[table] != nil {
+            lines.append("| \(table) | " + kinds.map { String(summary.counts[table]?[$0.rawValue] ?? 0) }.joined(separator: " | ") + " |")
+        }
+        lines.append("")
+        lines.append("## Changes")
+        for table in MasterTable.all.map(\.name) {
+            let changes = report.changes.filter { $0.table == table }
+            guard !changes.isEmpty else { continue }
+            lines.append("")
+            lines.append("### \(table) (\(changes.count))")
+            lines.append("")
+            for change in changes {
+                lines.append("- \(change.kind.rawValue) `\(change.key)` \(escape(change.title))" + (change.words.isEmpty ? "" : ": " + escape(change.words)))
+            }
+        }
+        lines.append("")
+        lines.append("## Findings introduced by version \(summary.version) (\(report.introducedFindings.count))")
+        lines.append("")
+        if report.introducedFindings.isEmpty { lines.append("None.") }
+        for finding in report.introducedFindings {
+            lines.append("- **\(finding.severity.rawValue)** `\(finding.table) \(finding.key)` `\(finding.rule.rawValue)`: "
+                + escape(finding.message) + (finding.waived ? " *(waived)*" : ""))
+        }
+        lines.append("")
+        lines.append("\(report.inheritedFindings.count) findings were already there before (`station-admin check --version \(summary.version)`).")
+        if !report.suggestions.isEmpty {
+            lines.append("")
+            lines.append("## Split suggestions")
+            lines.append("")
+            for suggestion in report.suggestions {
+                lines.append("- \(String(format: "%.2f", suggestion.confidence)) \(suggestion.old) \(escape(suggestion.oldName)) → "
+                    + "\(suggestion.new) \(escape(suggestion.newName)): \(escape(suggestion.reason)) `\(suggestion.planLine)`")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Backslash before the characters Markdown would read as markup; control characters shown escaped.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text.escapingControlCharacters {
+            if "\\`*_[]<>|#".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}

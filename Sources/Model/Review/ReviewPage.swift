@@ -1,0 +1,345 @@
+import Foundation
+
+/// The review page of a version: one self-contained HTML file (inline CSS, SVG and script;
+/// nothing fetched), which opens from disk.
+public enum ReviewPage {
+    public static func html(_ report: ReviewReport) -> String {
+        let summary = report.summary
+        var page = """
+            \(ReviewFile.htmlMark)
+            <!DOCTYPE html>
+            <html lang="ja">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Review of version \(summary.version)</title>
+            <style>\(style)</style>
+            </head>
+            <body>
+            <header>
+            <h1>Version \(summary.version) <small>\(escape(summary.memo ?? "(no memo)"))</small></h1>
+            <p class="meta">\(escape(summary.date)) · \(escape(summary.author ?? "unknown author")) · \
+            \(summary.changes) changes · \(report.introducedFindings.count) new findings · \(report.suggestions.count) split suggestions</p>
+            </header>
+            <main>
+            <section id="summary"><h2>Summary</h2>\(countsTable(summary.counts))</section>
+            <section id="map-section"><h2>Map of the changes</h2>
+            \(mapLegend(report.changes))
+            <div class="map-wrap">
+            \(changeMap(report))
+            <div class="map-buttons"><button type="button" data-zoom="in" title="Zoom in">+</button>\
+            <button type="button" data-zoom="out" title="Zoom out">−</button><button type="button" data-zoom="reset" title="Show all">⤢</button></div>
+            <aside id="marker-detail" aria-live="polite">Click a marker to see its change. Drag to pan, wheel or +/− to zoom.</aside>
+            </div>
+            </section>
+            <section id="changes"><h2>Changes in words</h2>\(changeFilters(report.changes))\(changeTable(report.changes))</section>
+            <section id="findings"><h2>Check findings</h2>\(findings(report))</section>
+            <section id="suggestions"><h2>Split suggestions</h2>\(suggestions(report.suggestions))</section>
+            <section id="pins"><h2>What a phone shows</h2>
+            <p>The top \(report.pinCount) pins by weight, then by distance from \
+            the centre, as the apps query them; grey dots are the other open stations in view.</p>
+            <div class="pin-maps">\(report.pinMaps.map(pinMap).joined())</div></section>
+            </main>
+            <script>\(script)</script>
+            </body>
+            </html>
+
+            """
+        page = page.replacingOccurrences(of: "\r", with: "")
+        return page
+    }
+
+    // MARK: Sections
+
+    private static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
+
+    private static func countsTable(_ counts: [String: [String: Int]]) -> String {
+        let tables = MasterTable.all.map(\.name).filter { counts[$0] != nil }
+        guard !tables.isEmpty else { return "<p>No changes.</p>" }
+        var html = "<table class=\"counts\"><thead><tr><th>table</th>" + kinds.map { "<th>\($0.rawValue)</th>" }.joined() + "</tr></thead><tbody>"
+        for table in tables {
+            html += "<tr><th>\(table)</th>" + kinds.map { "<td>\(counts[table]?[$0.rawValue] ?? 0)</td>" }.joined() + "</tr>"
+        }
+        return html + "</tbody></table>"
+    }
+
+    static let kindColours: [ReviewChange.MapKind: String] = [
+        .new: "#1b8a3a", .closed: "#c62828", .restored: "#00838f", .moved: "#ef6c00",
+        .renamed: "#6a1b9a", .updated: "#546e7a", .duplicate: "#d81b60",
+    ]
+
+    private static func mapLegend(_ changes: [ReviewChange]) -> String {
+        let counts = Dictionary(grouping: changes.compactMap(\.mapKind), by: { $0 }).mapValues(\.count)
+        return "<div class=\"legend\">" + ReviewChange.MapKind.allCases.map { kind in
+            "<label><input type=\"checkbox\" data-legend=\"\(kind.rawValue)\" checked><span class=\"swatch\" style=\"background:\(kindColours[kind]!)\"></span>"
+                + "\(kind.rawValue) <small>\(counts[kind] ?? 0)</small></label>"
+        }.joined() + "</div>"
+    }
+
+    /// Equirectangular at Japan's middle latitude: a degree of longitude is cos 36° of a degree of latitude.
+    private struct Projection {
+        static let scale = 100.0, lonFactor = cos(36 * Double.pi / 180)
+        static func x(_ lon: Double) -> Double { ((lon - 122) * lonFactor * scale * 10).rounded() / 10 }
+        static func y(_ lat: Double) -> Double { ((46 - lat) * scale * 10).rounded() / 10 }
+    }
+
+    private static func changeMap(_ report: ReviewReport) -> String {
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        func include(_ lon: Double, _ lat: Double) {
+            minX = min(minX, Projection.x(lon)); maxX = max(maxX, Projection.x(lon))
+            minY = min(minY, Projection.y(lat)); maxY = max(maxY, Projection.y(lat))
+        }
+        var network = ""
+        network.reserveCapacity(report.network.count * 30)
+        for segment in report.network {
+            include(segment[0], segment[1]); include(segment[2], segment[3])
+            network += "M\(fmt(Projection.x(segment[0]))) \(fmt(Projection.y(segment[1])))L\(fmt(Projection.x(segment[2]))) \(fmt(Projection.y(segment[3])))"
+        }
+        var links = "", markers = ""
+        var marked = Set<Int64>()
+        // A split's new station is marked as the split (it is new too, which its words say).
+        for change in report.changes.filter({ $0.kind == .duplicate }) + report.changes.filter({ $0.kind != .duplicate }) {
+            guard let code = change.station, let kind = change.mapKind, let lat = change.latitude, let lon = change.longitude else { continue }
+            include(lon, lat)
+            if let fromLat = change.fromLatitude, let fromLon = change.fromLongitude {
+                include(fromLon, fromLat)
+                links += "<line class=\"link \(kind.rawValue)\" data-link=\"\(kind.rawValue)\" x1=\"\(fmt(Projection.x(fromLon)))\" y1=\"\(fmt(Projection.y(fromLat)))\" "
+                    + "x2=\"\(fmt(Projection.x(lon)))\" y2=\"\(fmt(Projection.y(lat)))\" stroke=\"\(kindColours[kind]!)\"/>"
+            }
+            guard marked.insert(code).inserted else { continue }
+            let text = "\(change.title): \(change.words)"
+            markers += "<circle class=\"marker\" data-station=\"\(code)\" data-kind=\"\(kind.rawValue)\" data-text=\"\(escape(text))\" "
+                + "cx=\"\(fmt(Projection.x(lon)))\" cy=\"\(fmt(Projection.y(lat)))\" r=\"6\" fill=\"\(kindColours[kind]!)\"><title>\(escape(text))</title></circle>"
+        }
+        if minX > maxX { minX = 0; minY = 0; maxX = 2600; maxY = 2200 }
+        let pad = 40.0
+        let box = "\(fmt(minX - pad)) \(fmt(minY - pad)) \(fmt(maxX - minX + 2 * pad)) \(fmt(maxY - minY + 2 * pad))"
+        return """
+            <svg id="change-map" viewBox="\(box)" data-home="\(box)" preserveAspectRatio="xMidYMid meet" role="img" aria-label="The network and the changed stations">
+            <path class="network" d="\(network)"/>
+            <g class="links">\(links)</g>
+            <g class="markers">\(markers)</g>
+            </svg>
+            """
+    }
+
+    private static func changeFilters(_ changes: [ReviewChange]) -> String {
+        let tables = MasterTable.all.map(\.name).filter { table in changes.contains { $0.table == table } }
+        let kinds = Self.kinds.filter { kind in changes.contains { $0.kind == kind } }
+        return """
+            <div class="filters">
+            <label>table <select id="filter-table"><option value="">all</option>\(tables.map { "<option>\($0)</option>" }.joined())</select></label>
+            <label>kind <select id="filter-kind"><option value="">all</option>\(kinds.map { "<option>\($0.rawValue)</option>" }.joined())</select></label>
+            <label>search <input id="filter-text" type="search" placeholder="name or code"></label>
+            <span id="filter-count">\(changes.count) of \(changes.count)</span>
+            </div>
+            """
+    }
+
+    private static func changeTable(_ changes: [ReviewChange]) -> String {
+        guard !changes.isEmpty else { return "<p>No changes.</p>" }
+        var html = "<table class=\"changes\"><thead><tr><th>table</th><th>key</th><th>kind</th><th>what</th><th>change</th></tr></thead><tbody>"
+        for change in changes {
+            html += "<tr class=\"change\" data-table=\"\(change.table)\" data-kind=\"\(change.kind.rawValue)\""
+                + (change.station.map { " data-station=\"\($0)\"" } ?? "")
+                + "><td>\(change.table)</td><td class=\"key\">\(escape(change.key))</td><td><span class=\"kind \(change.kind.rawValue.lowercased())\">\(change.kind.rawValue)</span></td>"
+                + "<td>\(escape(change.title))</td><td>\(escape(change.words))</td></tr>"
+        }
+        return html + "</tbody></table>"
+    }
+
+    private static func findings(_ report: ReviewReport) -> String {
+        func list(_ findings: [CheckFinding]) -> String {
+            "<ul class=\"findings\">" + findings.map { finding in
+                "<li class=\"finding \(finding.severity.rawValue)\(finding.waived ? " waived" : "")\" data-rule=\"\(finding.rule.rawValue)\">"
+                    + "<b>\(finding.severity.rawValue)</b> <code>\(finding.table) \(escape(finding.key))</code> <code>\(finding.rule.rawValue)</code> "
+                    + escape(finding.message) + (finding.waived ? " <em>(waived)</em>" : "") + "</li>"
+            }.joined() + "</ul>"
+        }
+        var html = "<h3>Introduced by version \(report.summary.version) (\(report.introducedFindings.count))</h3>"
+        html += report.introducedFindings.isEmpty ? "<p>None: this version brings no new finding.</p>" : list(report.introducedFindings)
+        html += "<details><summary>Already there before (\(report.inheritedFindings.count))</summary>\(list(report.inheritedFindings))</details>"
+        return html
+    }
+
+    private static func suggestions(_ suggestions: [SplitSuggestion]) -> String {
+        guard !suggestions.isEmpty else { return "<p>None: no station of this version looks like a split or a handover.</p>" }
+        return "<ul class=\"suggestions\">" + suggestions.map { suggestion in
+            "<li><b>\(String(format: "%.2f", suggestion.confidence))</b> \(suggestion.old) \(escape(suggestion.oldName)) → "
+                + "\(suggestion.new) \(escape(suggestion.newName)): \(escape(suggestion.reason))<br><code>\(escape(suggestion.planLine))</code></li>"
+        }.joined() + "</ul>"
+    }
+
+    private static func pinMap(_ map: PinMap) -> String {
+        let extent = map.extent
+        let width = 300.0, lonFactor = cos((extent.south + extent.north) / 2 * Double.pi / 180)
+        let height = (width * (extent.north - extent.south) / ((extent.east - extent.west) * lonFactor)).rounded()
+        func x(_ lon: Double) -> String { fmt(((lon - extent.west) / (extent.east - extent.west) * width * 10).rounded() / 10) }
+        func y(_ lat: Double) -> String { fmt(((extent.north - lat) / (extent.north - extent.south) * height * 10).rounded() / 10) }
+        var dots = ""
+        for station in map.stations { dots += "<rect x=\"\(x(station[1]))\" y=\"\(y(station[0]))\" width=\"1.2\" height=\"1.2\"/>" }
+        var pins = ""
+        for pin in map.pins {
+            let weight = Int(pin[2])
+            let colour = weight <= 9 ? "#c62828" : weight == 11 ? "#ef6c00" : weight == 12 ? "#1565c0" : "#455a64"
+            pins += "<circle class=\"pin\" data-weight=\"\(weight)\" cx=\"\(x(pin[1]))\" cy=\"\(y(pin[0]))\" r=\"3\" fill=\"\(colour)\"/>"
+        }
+        let spread = map.spread
+        return """
+            <figure class="pin-map" data-extent="\(escape(extent.name))">
+            <svg viewBox="0 0 \(fmt(width)) \(fmt(height))" role="img" aria-label="Top pins over \(escape(extent.name))"><g class="dots">\(dots)</g>\(pins)</svg>
+            <figcaption><b>\(escape(extent.name))</b>: \(map.pins.count) pins of \(spread.stationsInView) stations reach \
+            \(spread.coveredByWeight) of the \(spread.cellsWithStations) occupied cells of an 8 × 8 grid \
+            (\(spread.coveredWithoutWeights) by distance alone).<br>\
+            <span class="w w1">■ 1–9</span> <span class="w w11">■ 11</span> <span class="w w12">■ 12</span> <span class="w w13">■ 13</span></figcaption>
+            </figure>
+            """
+    }
+
+    // MARK: Text
+
+    /// The five characters HTML gives meaning to, in text and attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped.escapingControlCharacters
+    }
+
+    private static func fmt(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    private static let style = """
+        :root { --ink: #1f2933; --muted: #66788a; --line: #d9e2ec; --paper: #fbfcfd; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 14px/1.5 system-ui, -apple-system, "Hiragino Sans", "Noto Sans CJK JP", sans-serif; color: var(--ink); background: var(--paper); }
+        header { padding: 16px 24px 8px; border-bottom: 1px solid var(--line); background: #fff; }
+        h1 { margin: 0; font-size: 22px; } h1 small { font-weight: normal; color: var(--muted); font-size: 16px; margin-left: 8px; }
+        h2 { font-size: 17px; margin: 24px 0 8px; } h3 { font-size: 15px; margin: 12px 0 4px; }
+        .meta { margin: 4px 0 0; color: var(--muted); }
+        main { padding: 0 24px 40px; max-width: 1400px; }
+        table { border-collapse: collapse; background: #fff; }
+        th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
+        table.counts td { text-align: right; font-variant-numeric: tabular-nums; }
+        .map-wrap { position: relative; border: 1px solid var(--line); background: #f4f7fa; }
+        #change-map { width: 100%; height: 72vh; display: block; cursor: grab; touch-action: none; }
+        #change-map.dragging { cursor: grabbing; }
+        .network { fill: none; stroke: #9fb3c8; stroke-width: 1; vector-effect: non-scaling-stroke; }
+        .link { stroke-width: 2; vector-effect: non-scaling-stroke; stroke-dasharray: 4 3; }
+        .marker { stroke: #fff; stroke-width: 1.5; vector-effect: non-scaling-stroke; cursor: pointer; opacity: .9; }
+        .marker.selected { stroke: #000; stroke-width: 3; }
+        .map-buttons { position: absolute; top: 8px; left: 8px; display: flex; flex-direction: column; gap: 4px; }
+        .map-buttons button { width: 32px; height: 32px; font-size: 18px; border: 1px solid var(--line); background: #fff; border-radius: 4px; cursor: pointer; }
+        #marker-detail { position: absolute; right: 8px; bottom: 8px; max-width: 460px; background: rgba(255,255,255,.95); border: 1px solid var(--line); border-radius: 4px; padding: 8px 12px; }
+        .legend { display: flex; flex-wrap: wrap; gap: 14px; margin-bottom: 6px; }
+        .legend label { cursor: pointer; } .legend small { color: var(--muted); }
+        .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 50%; margin: 0 4px 0 2px; vertical-align: -1px; }
+        .filters { display: flex; gap: 16px; align-items: center; margin-bottom: 8px; }
+        #filter-count { color: var(--muted); }
+        table.changes { width: 100%; } table.changes td.key { white-space: nowrap; font-variant-numeric: tabular-nums; }
+        .kind { font-size: 11px; font-weight: 600; padding: 1px 6px; border-radius: 3px; background: #e4e7eb; }
+        .kind.insert { background: #d3f0dc; } .kind.delete { background: #f8d7d7; } .kind.restore { background: #d0f0f3; }
+        .kind.update { background: #fde8cf; } .kind.duplicate { background: #f9d6e6; }
+        .findings { padding-left: 18px; } .finding.error b { color: #c62828; } .finding.warning b { color: #b26a00; }
+        .finding.waived { opacity: .6; }
+        .pin-maps { display: flex; flex-wrap: wrap; gap: 16px; }
+        .pin-map { margin: 0; width: 320px; } .pin-map svg { width: 300px; background: #fff; border: 1px solid var(--line); }
+        .pin-map .dots rect { fill: #b8c4ce; }
+        .pin { stroke: #fff; stroke-width: .6; }
+        .w1 { color: #c62828; } .w11 { color: #ef6c00; } .w12 { color: #1565c0; } .w13 { color: #455a64; }
+        code { font-size: 12px; background: #eef2f6; padding: 0 3px; border-radius: 3px; }
+        """
+
+    private static let script = """
+        (function () {
+          const svg = document.getElementById('change-map');
+          const home = svg.getAttribute('data-home').split(' ').map(Number);
+          let box = home.slice();
+          function draw() {
+            svg.setAttribute('viewBox', box.join(' '));
+            const radius = Math.max(box[2] / svg.clientWidth, box[3] / svg.clientHeight) * 5;
+            svg.querySelectorAll('.marker').forEach(function (m) { m.setAttribute('r', radius); });
+          }
+          function zoom(factor, cx, cy) {
+            const w = box[2] * factor, h = box[3] * factor;
+            box = [cx - (cx - box[0]) * factor, cy - (cy - box[1]) * factor, w, h];
+            draw();
+          }
+          function toMap(event) {
+            const r = svg.getBoundingClientRect();
+            const scale = Math.max(box[2] / r.width, box[3] / r.height);
+            const offsetX = (r.width * scale - box[2]) / 2, offsetY = (r.height * scale - box[3]) / 2;
+            return [box[0] - offsetX + (event.clientX - r.left) * scale, box[1] - offsetY + (event.clientY - r.top) * scale, scale];
+          }
+          svg.addEventListener('wheel', function (event) {
+            event.preventDefault();
+            const p = toMap(event);
+            zoom(event.deltaY < 0 ? 0.8 : 1.25, p[0], p[1]);
+          }, { passive: false });
+          let drag = null;
+          svg.addEventListener('pointerdown', function (event) {
+            if (event.target.classList.contains('marker')) return;
+            drag = { x: event.clientX, y: event.clientY, box: box.slice(), scale: toMap(event)[2] };
+            svg.classList.add('dragging');
+            svg.setPointerCapture(event.pointerId);
+          });
+          svg.addEventListener('pointermove', function (event) {
+            if (!drag) return;
+            box = [drag.box[0] - (event.clientX - drag.x) * drag.scale, drag.box[1] - (event.clientY - drag.y) * drag.scale, box[2], box[3]];
+            draw();
+          });
+          svg.addEventListener('pointerup', function () { drag = null; svg.classList.remove('dragging'); });
+          document.querySelectorAll('[data-zoom]').forEach(function (button) {
+            button.addEventListener('click', function () {
+              const kind = button.getAttribute('data-zoom');
+              if (kind === 'reset') { box = home.slice(); draw(); return; }
+              zoom(kind === 'in' ? 0.6 : 1 / 0.6, box[0] + box[2] / 2, box[1] + box[3] / 2);
+            });
+          });
+          const detail = document.getElementById('marker-detail');
+          svg.addEventListener('click', function (event) {
+            const marker = event.target.closest('.marker');
+            if (!marker) return;
+            svg.querySelectorAll('.marker.selected').forEach(function (m) { m.classList.remove('selected'); });
+            marker.classList.add('selected');
+            detail.textContent = marker.getAttribute('data-station') + ' · ' + marker.getAttribute('data-kind') + ' · ' + marker.getAttribute('data-text');
+          });
+          document.querySelectorAll('[data-legend]').forEach(function (box) {
+            box.addEventListener('change', function () {
+              const kind = box.getAttribute('data-legend');
+              svg.querySelectorAll('[data-kind="' + kind + '"], [data-link="' + kind + '"]').forEach(function (m) {
+                m.style.display = box.checked ? '' : 'none';
+              });
+            });
+          });
+          const rows = Array.from(document.querySelectorAll('tr.change'));
+          const table = document.getElementById('filter-table'), kind = document.getElementById('filter-kind');
+          const text = document.getElementById('filter-text'), count = document.getElementById('filter-count');
+          function filter() {
+            let shown = 0;
+            const needle = text.value.trim().toLowerCase();
+            rows.forEach(function (row) {
+              const visible = (!table.value || row.dataset.table === table.value) && (!kind.value || row.dataset.kind === kind.value)
+                && (!needle || row.textContent.toLowerCase().indexOf(needle) >= 0);
+              row.style.display = visible ? '' : 'none';
+              if (visible) shown += 1;
+            });
+            count.textContent = shown + ' of ' + rows.length;
+          }
+          [table, kind].forEach(function (e) { e.addEventListener('change', filter); });
+          text.addEventListener('input', filter);
+          draw();
+          document.body.setAttribute('data-ready', 'true');
+        })();
+        """
+}

@@ -1,0 +1,243 @@
+import Foundation
+import GRDB
+
+/// Everything a curator reviews about one version before publishing it: what the review
+/// page and its Markdown show (`ReviewPage`, `ReviewMarkdown`).
+public struct ReviewReport: Sendable {
+    public var summary: VersionSummary
+    /// Open connections at the version, as segments `[lon1, lat1, lon2, lat2]`: the railways draw Japan.
+    public var network: [[Double]]
+    public var changes: [ReviewChange]
+    /// Findings the version brought, then the ones it inherited.
+    public var introducedFindings: [CheckFinding]
+    public var inheritedFindings: [CheckFinding]
+    public var suggestions: [SplitSuggestion]
+    /// What a phone shows at three extents: the top pins by weight, then distance.
+    public var pinMaps: [PinMap]
+    /// The most pins a phone draws (the apps' default).
+    public var pinCount: Int
+}
+
+/// One change of the version in words, with what the map needs to mark it.
+public struct ReviewChange: Sendable, Equatable {
+    /// How the map marks a changed station.
+    public enum MapKind: String, Sendable, CaseIterable {
+        case new, closed, restored, moved, renamed, updated, duplicate
+    }
+
+    public var table: String
+    public var key: String
+    public var kind: Update.Kind
+    /// `八戸 (JR八戸線)`: the row's name, with its line for a station.
+    public var title: String
+    /// `line_cd 11415 JR北陸本線 → 99426 IRいしかわ鉄道線; moved 1.2 km`.
+    public var words: String
+    /// For a station (or a split's new station): its code, map kind and place.
+    public var station: Int64?
+    public var mapKind: MapKind?
+    public var latitude: Double?, longitude: Double?
+    /// Where a moved station was, or a split's old station is.
+    public var fromLatitude: Double?, fromLongitude: Double?
+}
+
+public struct PinMap: Sendable {
+    public var extent: MapExtent
+    public var spread: MapSpread
+    /// Open stations in view `[lat, lon]`, and the top pins `[lat, lon, weight]` in the client's order.
+    public var stations: [[Double]]
+    public var pins: [[Double]]
+}
+
+public enum ReviewError: Error, LocalizedError, Equatable {
+    case noVersions
+
+    public var errorDescription: String? {
+        "the master has no version to review yet (import or apply something first)"
+    }
+}
+
+extension MasterDatabase {
+    /// Reads what `review` shows of `version` (default: the newest), in one read.
+    public func review(version requested: Int? = nil, pins: Int = 150) throws -> ReviewReport {
+        let newest = try dataVersion()
+        guard newest > 0 else { throw ReviewError.noVersions }
+        let version = requested ?? newest
+        guard (1...newest).contains(version) else { throw LogError.noSuchVersion(requested: version, newest: newest) }
+        let summary = try versions().first { $0.version == version }!
+        return try read { db in
+            let reader = ReviewReader(version: version, newest: newest)
+            let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
+            let before = version > 1
+                ? Set(try DataChecker(version: version - 1, newest: newest, limits: CheckLimits()).findings(db).map(\.identity)) : []
+            return ReviewReport(
+                summary: summary,
+                network: try reader.network(db),
+                changes: try reader.changes(db),
+                introducedFindings: findings.filter { !before.contains($0.identity) },
+                inheritedFindings: findings.filter { before.contains($0.identity) },
+                suggestions: try Self.suggestSplits(db, version: version),
+                pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins)
+        }
+    }
+}
+
+/// Reads one version's rows, changes and pins for a review.
+struct ReviewReader {
+    let version: Int
+    let newest: Int
+
+    private func state(_ table: MasterTable, version: Int, keys: String? = nil) -> String {
+        "(\(VersionedState(table: table, version: version, isNewest: version == newest).select(restrictedTo: keys)))"
+    }
+
+    func network(_ db: Database) throws -> [[Double]] {
+        try Row.fetchAll(db, sql: """
+            SELECT a.lon, a.lat, b.lon, b.lat FROM \(state(.connections, version: version)) c
+            JOIN \(state(.lines, version: version)) l ON l.line_cd = c.line_cd
+            JOIN \(state(.stations, version: version)) a ON a.station_cd = c.station_cd1
+            JOIN \(state(.stations, version: version)) b ON b.station_cd = c.station_cd2
+            WHERE l.e_status <> \(MasterTable.closedStatus)
+              AND a.lon IS NOT NULL AND a.lat IS NOT NULL AND b.lon IS NOT NULL AND b.lat IS NOT NULL
+            """).map { [$0[0], $0[1], $0[2], $0[3]] }
+    }
+
+    /// Names of lines and companies before and at the version, for words like `11415 JR北陸本線`.
+    private func names(_ db: Database, _ table: MasterTable, key: String, name: String, at version: Int) throws -> [Int64: String] {
+        Dictionary(try Row.fetchAll(db, sql: "SELECT \(key), \(name) FROM \(state(table, version: version))").map { ($0[0] as Int64, $0[1] as String) },
+                   uniquingKeysWith: { a, _ in a })
+    }
+
+    func changes(_ db: Database) throws -> [ReviewChange] {
+        let lineNames = try names(db, .lines, key: "line_cd", name: "line_name", at: version)
+        let companyNames = try names(db, .companies, key: "company_cd", name: "company_name", at: version)
+        let lineNamesBefore = try names(db, .lines, key: "line_cd", name: "line_name", at: version - 1)
+        let companyNamesBefore = try names(db, .companies, key: "company_cd", name: "company_name", at: version - 1)
+        let stationNames = try Dictionary(
+            Row.fetchAll(db, sql: "SELECT station_cd, station_name FROM stations").map { ($0[0] as Int64, $0[1] as String) },
+            uniquingKeysWith: { a, _ in a })
+        func named(_ column: String, _ value: DatabaseValue, before: Bool) -> String {
+            guard let code = Int64.fromDatabaseValue(value) else { return Self.text(value) }
+            switch column {
+            case "line_cd": return "\(code) \((before ? lineNamesBefore[code] : nil) ?? lineNames[code] ?? "?")"
+            case "company_cd": return "\(code) \((before ? companyNamesBefore[code] : nil) ?? companyNames[code] ?? "?")"
+            case "station_g_cd", "station_cd1", "station_cd2": return "\(code) \(stationNames[code] ?? "?")"
+            default: return Self.text(value)
+            }
+        }
+
+        var changes: [ReviewChange] = []
+        for table in MasterTable.all {
+            let keys = """
+                (SELECT key_id FROM updates WHERE user_version = \(version) AND \(UpdateLog.rowChangeCondition(table)))
+                """
+            let kinds = Dictionary(try Row.fetchAll(db, sql: """
+                SELECT key_id, type FROM updates WHERE user_version = \(version) AND \(UpdateLog.rowChangeCondition(table))
+                """).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, b in b })
+            if kinds.isEmpty { continue }
+            let before = try rowsByKey(db, state(table, version: version - 1, keys: keys))
+            let after = try rowsByKey(db, state(table, version: version, keys: keys))
+            for key in kinds.keys.sorted(by: { KeyOrder($0) < KeyOrder($1) }) {
+                let kind = kinds[key]!, old = before[key], new = after[key]
+                let row = new ?? old!
+                var change = ReviewChange(table: table.name, key: key, kind: kind, title: "", words: "")
+                switch table.name {
+                case "stations":
+                    let name: String = row["station_name"]
+                    change.title = "\(name) (\(lineNames[row["line_cd"]] ?? "?"))"
+                    change.station = row["station_cd"]
+                    change.latitude = row["lat"]; change.longitude = row["lon"]
+                case "lines": change.title = row["line_name"]
+                case "companies": change.title = row["company_name"]
+                case "prefectures": change.title = row["pref_name"]
+                default:
+                    change.title = "\(lineNames[row["line_cd"]] ?? "?"): \(stationNames[row["station_cd1"]] ?? "?") – \(stationNames[row["station_cd2"]] ?? "?")"
+                }
+                var words: [String] = []
+                switch kind {
+                case .insert:
+                    words.append(table == .connections ? "connected" : "new")
+                    change.mapKind = .new
+                case .delete:
+                    words.append(table == .connections ? "disconnected" : "closed")
+                    change.mapKind = .closed
+                case .restore:
+                    words.append("restored")
+                    change.mapKind = .restored
+                default:
+                    change.mapKind = .updated
+                }
+                if let old, let new, kind != .insert {
+                    var moved: Double?
+                    for column in table.nonKeyColumns.map(\.name) where column != "e_status" {
+                        let a = old[column] as DatabaseValue, b = new[column] as DatabaseValue
+                        if column == "lat" || column == "lon" {
+                            if let x = Double.fromDatabaseValue(a), let y = Double.fromDatabaseValue(b),
+                               abs(x - y) <= MasterTable.coordinateTolerance { continue }
+                        }
+                        if a == b { continue }
+                        if (column == "lat" || column == "lon") && table == .stations {
+                            if let la: Double = old["lat"], let lo: Double = old["lon"], let na: Double = new["lat"], let no: Double = new["lon"] {
+                                moved = Geography.metres(latitude: la, longitude: lo, toLatitude: na, longitude: no)
+                                change.fromLatitude = la; change.fromLongitude = lo
+                            }
+                            continue
+                        }
+                        words.append("\(column) \(named(column, a, before: true)) → \(named(column, b, before: false))")
+                        if column == "station_name", change.mapKind == .updated { change.mapKind = .renamed }
+                    }
+                    if let moved {
+                        words.append("moved \(Self.distance(moved))")
+                        if change.mapKind == .updated || change.mapKind == .renamed { change.mapKind = .moved }
+                    }
+                }
+                change.words = words.joined(separator: "; ")
+                if table != .stations { change.mapKind = nil }
+                changes.append(change)
+            }
+        }
+        for split in try UpdateLog.splits(db, after: version - 1, through: version) {
+            let ends = try Row.fetchAll(db, sql: """
+                SELECT s.station_cd, s.station_name, s.lat, s.lon, s.line_cd FROM \(state(.stations, version: version)) s
+                WHERE s.station_cd IN (?, ?)
+                """, arguments: [split.old, split.new])
+            let old = ends.first { $0["station_cd"] == split.old }, new = ends.first { $0["station_cd"] == split.new }
+            func describe(_ row: Row?, _ code: Int64) -> String {
+                guard let row else { return "\(code)" }
+                return "\(code) \(row["station_name"] as String) (\(lineNames[row["line_cd"]] ?? "?"))"
+            }
+            changes.append(ReviewChange(
+                table: "stations", key: "\(split.old) → \(split.new)", kind: .duplicate,
+                title: describe(new, split.new),
+                words: "DUPLICATE \(describe(old, split.old)) → \(describe(new, split.new)): visits of the old station count for the new one",
+                station: split.new, mapKind: .duplicate,
+                latitude: new?["lat"], longitude: new?["lon"], fromLatitude: old?["lat"], fromLongitude: old?["lon"]))
+        }
+        return changes
+    }
+
+    private func rowsByKey(_ db: Database, _ sql: String) throws -> [String: Row] {
+        Dictionary(try Row.fetchAll(db, sql: "SELECT * FROM \(sql)").map { ($0["key_id"] as String, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {
+        let spreads = try MasterDatabase.mapSpread(db, MapExtent.examples, pins: pins, stations: state(.stations, version: version))
+        return try MapExtent.examples.enumerated().map { index, extent in
+            let (inView, top) = try MasterDatabase.pinsInView(db, extent, pins: pins, stations: state(.stations, version: version))
+            return PinMap(extent: extent, spread: spreads[index], stations: inView, pins: top)
+        }
+    }
+
+    static func text(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: return "NULL"
+        case .int64(let number): return String(number)
+        case .double(let number): return String(number)
+        case .string(let text): return text
+        case .blob(let data): return "\(data.count) bytes"
+        }
+    }
+
+    static func distance(_ metres: Double) -> String {
+        metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f km", metres / 1000)
+    }
+}

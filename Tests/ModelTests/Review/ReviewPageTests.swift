@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import Model
+
+/// The review page in a real browser: headless Chromium loads the file, runs its script, and
+/// the test reads the DOM it dumps; a screenshot is kept for a person to look at.
+@Suite struct ReviewPageTests {
+    let scratch = Scratch()
+
+    /// Version 2 of the base fixture with one station of every map kind.
+    private func reviewedDatabase() throws -> MasterDatabase {
+        let database = try scratch.baseDatabase()
+        try database.apply([
+            LocatedOperation(.add(table: .stations, values: [
+                "station_cd": "9900108", "station_g_cd": "9900108", "station_name": "テスト港", "line_cd": "99001",
+                "lat": "35.62", "lon": "139.75", "e_status": "0",
+            ])),
+            LocatedOperation(.connect(line: 99001, stations: [9900107, 9900108])),
+            LocatedOperation(.close(table: .stations, key: ["1120206"], date: "2024-03-16", cascade: false)),
+            LocatedOperation(.edit(table: .stations, key: ["9900104"], values: ["lat": "35.641"])),
+            LocatedOperation(.edit(table: .stations, key: ["1120202"], values: ["station_name": "長苗代<script>"])),
+            LocatedOperation(.edit(table: .stations, key: ["1120203"], values: ["weight": "3"])),
+            LocatedOperation(.split(old: 1120101, new: 9920607, line: 11201, values: ["station_name": "八戸（青い森）"], connectTo: [1120102])),
+            LocatedOperation(.edit(table: .lines, key: ["99001"], values: ["company_cd": "2"])),
+        ], memo: "review fixture")
+        return database
+    }
+
+    private static func chromium(_ arguments: [String]) throws -> CommandRunner.Result {
+        let program = URL(fileURLWithPath: "/usr/bin/chromium")
+        guard FileManager.default.isExecutableFile(atPath: program.path) else {
+            Issue.record("Debian's chromium is not installed (scripts/test installs it)")
+            throw CancellationError()
+        }
+        return try CommandRunner.run(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"] + arguments, program: program)
+    }
+
+    private static func matches(_ pattern: String, in text: String) -> [[String]] {
+        let expression = try! NSRegularExpression(pattern: pattern)
+        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+            (1..<match.numberOfRanges).map { String(text[Range(match.range(at: $0), in: text)!]) }
+        }
+    }
+
+    @Test func thePageMarksEveryChangedStationListsEveryChangeAndFetchesNothing() throws {
+        let database = try reviewedDatabase()
+        let report = try database.review()
+        let page = scratch.path("review-2.html")
+        try ReviewFile.write(ReviewPage.html(report), to: page)
+
+        let dom = try Self.chromium(["--dump-dom", "file://" + page])
+        #expect(dom.status == 0)
+        let html = dom.stdout
+        #expect(html.contains("data-ready=\"true\""), "the page's script ran to its end")
+        let markers = Self.matches(#"<circle class="marker[^"]*" data-station="(\d+)" data-kind="([a-z]+)""#, in: html)
+        #expect(Dictionary(uniqueKeysWithValues: markers.map { ($0[0], $0[1]) }) == [
+            "9900108": "new", "1120206": "closed", "9900104": "moved", "1120202": "renamed",
+            "1120203": "updated", "9920607": "duplicate",
+        ])
+        #expect(markers.count == 6, "one marker per changed station")
+        let rows = Self.matches(#"<tr class="change" data-table="([a-z]+)" data-kind="([A-Z]+)""#, in: html)
+        #expect(rows.count == report.changes.count)
+        let logged = try database.log(LogFilter(version: 2)).count
+        #expect(rows.count == logged)
+        #expect(Set(rows.map { $0[1] }) == ["INSERT", "UPDATE", "DELETE", "DUPLICATE"])
+        // Nothing fetched from anywhere: no src or href, no CSS url(), no import.
+        #expect(Self.matches(#"(?:src|href)\s*=\s*"([^"]*)""#, in: html).isEmpty)
+        #expect(!html.contains("url(") && !html.contains("@import"))
+        // A name is text, never markup.
+        #expect(html.contains("長苗代&lt;script&gt;") && !html.contains("長苗代<script>"))
+        // The words a curator reads.
+        #expect(html.contains("company_cd 99 テスト鉄道 → 2 JR東日本"))
+        #expect(html.contains("moved 1.2 km"))
+        #expect(html.contains("DUPLICATE 1120101 八戸 (JR東北本線(八戸～青森)) → 9920607 八戸（青い森） (JR東北本線(八戸～青森))"))
+        #expect(Self.matches(#"<figure class="pin-map" data-extent="([^"]+)""#, in: html).map { $0[0] } == ["all Japan", "Kanto", "Tokyo 23 wards"])
+
+        let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/test-screenshots")
+        try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
+        let shot = screenshots.appendingPathComponent("review-fixture.png").path
+        try? FileManager.default.removeItem(atPath: shot)
+        let screenshot = try Self.chromium(["--screenshot=" + shot, "--window-size=1400,1000", "file://" + page])
+        #expect(screenshot.status == 0)
+        let png = try Data(contentsOf: URL(fileURLWithPath: shot))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000)
+    }
+
+    @Test func aRestoreIsMarkedAndAPastVersionIsReviewedAsItWas() throws {
+        let database = try reviewedDatabase()
+        try database.apply([LocatedOperation(.restore(table: .stations, key: ["1120206"]))])
+        let restored = try database.review()
+        #expect(restored.changes.compactMap { change in change.mapKind.map { "\(change.station!) \($0.rawValue)" } } == ["1120206 restored"])
+        let past = try database.review(version: 2)
+        let logged = try database.log(LogFilter(version: 2)).count
+        #expect(past.summary.version == 2 && past.changes.count == logged)
+        #expect(past.changes.first { $0.station == 1120206 }?.mapKind == .closed)
+        #expect(throws: LogError.noSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
+    }
+
+    @Test func markdownHasTheSummaryTheChangesAndTheFindings() throws {
+        let database = try reviewedDatabase()
+        let markdown = ReviewMarkdown.markdown(try database.review())
+        #expect(markdown.hasPrefix("<!-- station-admin review -->\n# Version 2: review fixture\n"))
+        #expect(markdown.contains("| stations | 2 | 3 | 1 | 0 | 1 |"))
+        #expect(markdown.contains("- UPDATE `1120202` 長苗代\\<script\\> (JR八戸線): station\\_name 長苗代 → 長苗代\\<script\\>"))
+        #expect(markdown.contains("## Findings introduced by version 2 (2)"))
+        #expect(markdown.contains("`station-moved-far`"))
+    }
+
+    @Test func theCommandWritesThePageAndNeverReplacesAFileNotOurs() throws {
+        _ = try reviewedDatabase()
+        let db = scratch.path("master.sqlite")
+        let written = try CommandRunner.run(["review", "--db", db], in: scratch.url)
+        #expect(written.status == 0)
+        #expect(written.stderr.hasPrefix("Wrote release/review-2.html ("))
+        #expect(FileManager.default.fileExists(atPath: scratch.path("release/review-2.html")))
+        // Again: it replaces its own page.
+        #expect(try CommandRunner.run(["review", "--db", db], in: scratch.url).status == 0)
+
+        let notes = scratch.path("notes.md")
+        try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: notes))
+        let refused = try CommandRunner.run(["review", "--db", db, "--markdown", "--output", notes])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "\(notes): exists and is not a review page station-admin wrote; not replaced (choose another --output, or move it away)\n")
+        #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
+        let stdout = try CommandRunner.run(["review", "--db", db, "--markdown", "--output", "-"])
+        #expect(stdout.status == 0 && stdout.stdout.contains("# Version 2: review fixture"))
+    }
+}
