@@ -4,32 +4,42 @@ import Model
 struct WeightsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "weights",
-        abstract: "Assign map weights: hand weights 1–9 stay; 11 for one station per ~80 km grid square, 12 per ~10 km square, 13 for the rest.",
+        abstract: "Assign map weights: hand weights 1–9 stay; 11 for one station per ~80 km grid square, 12 per ~5 km cell, 13 for the rest.",
         discussion: """
-            Then shows, for a few real map extents, how the top 150 pins spread over the view.
-            Example: station-admin weights --seed 1 --dry-run
+            --propose-major also gives 1–9 to major stations that have no hand weight (junctions, line ends,
+            each municipality's main station), spread over prefectures and grid squares; try it with --dry-run first.
+            Then shows, for three real map extents, how the top 150 pins spread over the view before and after.
+            Example: station-admin weights --seed 1 --propose-major --dry-run
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The random seed: the same seed gives the same weights.") var seed: UInt64 = 1
+    @Flag(help: "Propose 1–9 for major stations without a hand weight.") var proposeMajor = false
     @OptionGroup var curation: CurationOptions
 
     func run() throws {
         let database = try global.openDatabase(author: curation.who)
-        let report = try database.assignWeights(seed: seed, memo: curation.memo, dryRun: curation.dryRun)
+        let report = try database.assignWeights(seed: seed, proposeMajor: proposeMajor, memo: curation.memo, dryRun: curation.dryRun)
         if curation.output.json { return try Console.printJSON(report) }
-        print("\(report.firstOrderSquares) first-order and \(report.secondOrderSquares) second-order grid squares hold open stations.")
-        print("Open stations by weight: " + report.stationsByWeight.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
+        if proposeMajor {
+            print("Major stations: \(report.proposedMajors) proposed 1–9, \(report.keptHandWeights) hand weights kept.")
+        }
+        print("\(report.firstOrderSquares) first-order squares and \(report.sampleCells) ~5 km cells hold open stations.")
+        let levels = report.stationsByWeight.keys.sorted()
+        let major = report.stationsByWeight.filter { MapWeight.handAssigned.contains($0.key) }.values.reduce(0, +)
+        print("Open stations by weight: " + levels.map { "\($0): \(report.stationsByWeight[$0]!)" }.joined(separator: ", ")
+            + " (1–9: \(major), 11–12: \((report.stationsByWeight[11] ?? 0) + (report.stationsByWeight[12] ?? 0)))")
         print(report.change.totalChanges == 0 ? "No weight changes."
             : (report.change.committed ? "Committed version \(report.change.version)" : "Dry run: would commit version \(report.change.version)")
-                + ": \(report.change.totalChanges) stations change weight.")
-        print("\nTop 150 pins over an 8 × 8 grid of each view (cells reached / cells with stations)"
-            + (report.change.committed ? "" : ", with the weights as stored") + ":")
-        print("extent           stations  by weight  by distance only")
-        for spread in try database.mapSpread() {
-            print(spread.extent.padding(toLength: 16, withPad: " ", startingAt: 0)
-                + String(spread.stationsInView).leftPadded(9)
-                + "\(spread.coveredByWeight)/\(spread.cellsWithStations)".leftPadded(11)
-                + "\(spread.coveredWithoutWeights)/\(spread.cellsWithStations)".leftPadded(18))
+                + ": \(plural(report.change.totalChanges, "station")) change weight.")
+        print("\nTop 150 pins over an 8 × 8 grid of each view: cells reached of the cells with stations")
+        print("extent           stations  before  after  by distance only")
+        for (before, after) in zip(report.spreadBefore, report.spreadAfter) {
+            func share(_ spread: MapSpread, _ covered: Int) -> String { "\(covered)/\(spread.cellsWithStations)" }
+            print(before.extent.padding(toLength: 16, withPad: " ", startingAt: 0)
+                + String(before.stationsInView).leftPadded(9)
+                + share(before, before.coveredByWeight).leftPadded(8)
+                + share(after, after.coveredByWeight).leftPadded(7)
+                + share(after, after.coveredWithoutWeights).leftPadded(18))
         }
     }
 }

@@ -7,7 +7,7 @@ public enum MapWeight {
     public static let handAssigned = 1...9
     /// One open station per first-order standard grid square (~80 km).
     public static let firstOrderSample = 11
-    /// One more per second-order square (~10 km) that has no first-order sample.
+    /// One more per ~5 km cell that has no first-order sample.
     public static let secondOrderSample = 12
     /// Every other station, and the weight a new station starts with.
     public static let unsampled = 13

@@ -39,8 +39,22 @@ extension MasterDatabase {
 
     /// The same over `stations` (SQL of a table or a past version's rows).
     static func mapSpread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
-        try extents.map { extent in
-            let rows = try stationsInView(db, extent, stations: stations)
+        let open = try Row.fetchAll(db, sql: """
+            SELECT lat, lon, weight FROM \(stations) WHERE e_status <> \(MasterTable.closedStatus) AND lat IS NOT NULL AND lon IS NOT NULL
+            """).map { MapPoint(latitude: $0[0], longitude: $0[1], weight: $0[2]) }
+        return mapSpread(of: open, extents, pins: pins, grid: grid)
+    }
+
+    /// The same over open stations in memory (weights not committed yet).
+    static func mapSpread(of open: [MapPoint], _ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) -> [MapSpread] {
+        extents.map { extent in
+            let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
+            let rows = open.filter {
+                (extent.south...extent.north).contains($0.latitude) && (extent.west...extent.east).contains($0.longitude)
+            }.map {
+                PinCandidate(latitude: $0.latitude, longitude: $0.longitude, weight: $0.weight,
+                             distance: ($0.latitude - centreLat) * ($0.latitude - centreLat) + ($0.longitude - centreLon) * ($0.longitude - centreLon))
+            }
             func cell(_ station: PinCandidate) -> Int {
                 let y = min(grid - 1, Int((station.latitude - extent.south) / (extent.north - extent.south) * Double(grid)))
                 let x = min(grid - 1, Int((station.longitude - extent.west) / (extent.east - extent.west) * Double(grid)))
@@ -52,6 +66,10 @@ extension MasterDatabase {
                 extent: extent.name, stationsInView: rows.count, cellsWithStations: Set(rows.map(cell)).count,
                 coveredByWeight: Set(byWeight.map(cell)).count, coveredWithoutWeights: Set(byDistance.map(cell)).count)
         }
+    }
+
+    struct MapPoint {
+        let latitude: Double, longitude: Double, weight: Int
     }
 
     /// Open stations in view `[lat, lon]`, and the top `pins` in the client's order `[lat, lon, weight]`.

@@ -7,41 +7,74 @@ public struct WeightReport: Codable, Sendable {
     /// Weight → open stations with it, after the assignment.
     public var stationsByWeight: [Int: Int]
     public var firstOrderSquares: Int
-    public var secondOrderSquares: Int
+    /// Sampling cells (~5 km) that hold open stations.
+    public var sampleCells: Int
+    /// Stations that get a proposed 1–9 (`proposeMajor`), and hand weights 1–9 kept as they were.
+    public var proposedMajors: Int
+    public var keptHandWeights: Int
+    /// How the top pins spread over the example extents with the weights before and after.
+    public var spreadBefore: [MapSpread]
+    public var spreadAfter: [MapSpread]
     public var change: ChangeReport
+
+    enum CodingKeys: String, CodingKey {
+        case seed, change
+        case stationsByWeight = "stations_by_weight", firstOrderSquares = "first_order_squares", sampleCells = "sample_cells"
+        case proposedMajors = "proposed_majors", keptHandWeights = "kept_hand_weights"
+        case spreadBefore = "spread_before", spreadAfter = "spread_after"
+    }
 }
 
 extension MasterDatabase {
-    /// Assigns map weights (DOMAIN.md): hand weights 1–9 stay; in every first-order standard
-    /// grid square (~80 km) one open station, chosen at random, gets 11; in every second-order
-    /// square (~10 km) without one, one more gets 12; every other station gets 13.
+    /// Assigns map weights (DOMAIN.md): hand weights 1–9 stay; with `proposeMajor`, the major
+    /// stations without one get 1–9 from the network's structure (`MajorStationProposal`);
+    /// in every first-order standard grid square (~80 km) one open station, chosen at random,
+    /// gets 11; in every ~5 km cell (a quarter of a second-order square) without an 11, one more
+    /// station (not a major one) gets 12; every other station gets 13. That gives 11–12 to about 3,000 of
+    /// the real data's 9,000 open stations, the proportion of the original service.
     ///
-    /// The choice in a square depends only on the seed and the square's code, so the same
-    /// seed gives the same weights, and a new station elsewhere moves nothing. Committed as
-    /// one version like any change (only stations whose weight changes are logged).
+    /// The choice in a cell depends only on the seed and the cell, so the same seed gives the
+    /// same weights, and a new station elsewhere moves nothing. Committed as one version like
+    /// any change (only stations whose weight changes are logged).
     @discardableResult
-    public func assignWeights(seed: UInt64 = 1, memo: String? = nil, dryRun: Bool = false) throws -> WeightReport {
-        let stations = try read { db in
-            try Row.fetchAll(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd")
+    public func assignWeights(seed: UInt64 = 1, proposeMajor: Bool = false, memo: String? = nil, dryRun: Bool = false) throws -> WeightReport {
+        let (stations, proposals) = try read { db in
+            (try Row.fetchAll(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd"),
+             proposeMajor ? try MajorStationProposal.propose(db) : [:])
         }
         var weights: [Int64: Int] = [:]
-        var first: [Int: [Int64]] = [:], second: [Int: [Int64]] = [:]
+        var first: [Int: [Int64]] = [:], cells: [Int: [Int64]] = [:]
+        var proposed = 0, kept = 0
         for row in stations {
             let code: Int64 = row[0], weight: Int = row[3]
-            if MapWeight.handAssigned.contains(weight) { weights[code] = weight; continue }
+            let isOpen = row[4] as Int != MasterTable.closedStatus
+            if MapWeight.handAssigned.contains(weight) {
+                weights[code] = weight
+                if isOpen { kept += 1 }
+                continue
+            }
+            if let major = proposals[code] {
+                weights[code] = major
+                proposed += 1
+                continue
+            }
             weights[code] = MapWeight.unsampled
-            guard row[4] as Int != MasterTable.closedStatus, let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
+            guard isOpen, let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
             first[StandardMesh.first(latitude: lat, longitude: lon), default: []].append(code)
-            second[StandardMesh.second(latitude: lat, longitude: lon), default: []].append(code)
+            cells[StandardMesh.quarterOfSecond(latitude: lat, longitude: lon), default: []].append(code)
         }
-        var chosenSquares = Set<Int>()
         for (square, codes) in first {
-            let code = codes[Self.pick(seed: seed, square: square, count: codes.count)]
-            weights[code] = MapWeight.firstOrderSample
-            chosenSquares.insert(square)
+            weights[codes[Self.pick(seed: seed, square: square, count: codes.count)]] = MapWeight.firstOrderSample
         }
-        for (square, codes) in second where !codes.contains(where: { weights[$0] == 11 }) {
-            weights[codes[Self.pick(seed: seed, square: square, count: codes.count)]] = MapWeight.secondOrderSample
+        // A cell that already shows an 11 needs no 12.
+        var shown = Set<Int>()
+        for row in stations where row[4] as Int != MasterTable.closedStatus {
+            guard let weight = weights[row[0]], weight == MapWeight.firstOrderSample,
+                  let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
+            shown.insert(StandardMesh.quarterOfSecond(latitude: lat, longitude: lon))
+        }
+        for (cell, codes) in cells where !shown.contains(cell) {
+            weights[codes[Self.pick(seed: seed, square: cell, count: codes.count)]] = MapWeight.secondOrderSample
         }
         var operations: [LocatedOperation] = []
         for row in stations {
@@ -50,10 +83,20 @@ extension MasterDatabase {
                 operations.append(LocatedOperation(.edit(table: .stations, key: [String(code)], values: ["weight": String(weights[code]!)])))
             }
         }
-        let change = try apply(operations, memo: memo ?? "map weights, seed \(seed)", dryRun: dryRun)
+        let change = try apply(operations, memo: memo ?? "map weights, seed \(seed)" + (proposeMajor ? ", major stations proposed" : ""), dryRun: dryRun)
         var byWeight: [Int: Int] = [:]
-        for row in stations where row[4] as Int != MasterTable.closedStatus { byWeight[weights[row[0]]!, default: 0] += 1 }
-        return WeightReport(seed: seed, stationsByWeight: byWeight, firstOrderSquares: first.count, secondOrderSquares: second.count, change: change)
+        var before: [MapPoint] = [], after: [MapPoint] = []
+        for row in stations where row[4] as Int != MasterTable.closedStatus {
+            let code: Int64 = row[0]
+            byWeight[weights[code]!, default: 0] += 1
+            guard let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
+            before.append(MapPoint(latitude: lat, longitude: lon, weight: row[3]))
+            after.append(MapPoint(latitude: lat, longitude: lon, weight: weights[code]!))
+        }
+        return WeightReport(
+            seed: seed, stationsByWeight: byWeight, firstOrderSquares: first.count, sampleCells: cells.count,
+            proposedMajors: proposed, keptHandWeights: kept,
+            spreadBefore: Self.mapSpread(of: before), spreadAfter: Self.mapSpread(of: after), change: change)
     }
 
     /// A deterministic index in 0..<count from the seed and the square alone.

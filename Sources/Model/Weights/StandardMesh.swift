@@ -14,4 +14,12 @@ enum StandardMesh {
         return first(latitude: latitude, longitude: longitude) * 100
             + Int((latitudeInFirst * 8).rounded(.down)) * 10 + Int((longitudeInFirst * 8).rounded(.down))
     }
+
+    /// A second-order square cut 2 × 2 (about 5 km; JIS X 0410's "2 倍地域メッシュ" grid).
+    static func quarterOfSecond(latitude: Double, longitude: Double) -> Int {
+        let latitudeInSecond = latitude * 12 - (latitude * 12).rounded(.down)
+        let longitudeInSecond = (longitude - 100) * 8 - ((longitude - 100) * 8).rounded(.down)
+        return second(latitude: latitude, longitude: longitude) * 10
+            + Int((latitudeInSecond * 2).rounded(.down)) * 2 + Int((longitudeInSecond * 2).rounded(.down))
+    }
 }

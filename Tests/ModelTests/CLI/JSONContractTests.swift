@@ -36,17 +36,20 @@ import Testing
     }
 
     @Test func everyDocumentedCommandPrintsTheDocumentedKeys() throws {
-        // Version 1 the base fixture, version 2 a split by "taro"; a release; a snapshot with a rename.
+        // Version 1 the base fixture, version 2 a split by "taro", version 3 a long connection; a release;
+        // a snapshot with a rename.
         let path = scratch.path("m.sqlite")
         _ = try MasterDatabase.create(at: path)
         #expect(try CommandRunner.run(["import", "--db", path, Fixtures.base.path, "--memo", "base"]).status == 0)
         #expect(try CommandRunner.run(["split", "--db", path, "1120101", "9920607", "--memo", "Aoimori", "--author", "taro"]).status == 0)
+        // Version 3: a connection that check warns about.
+        #expect(try CommandRunner.run(["connect", "--db", path, "99001", "9900107", "1120120", "--memo", "long"]).status == 0)
         #expect(try CommandRunner.run(["release", "--db", path, "--out", scratch.path("release"), "--no-verify"]).status == 0)
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
 
         let examples = try Self.examples()
-        #expect(examples.count == 6)
+        #expect(examples.count == 7)
         for example in examples {
             var arguments = example.command.replacingOccurrences(of: "{SCRATCH}", with: scratch.url.path)
                 .split(separator: " ").map(String.init)

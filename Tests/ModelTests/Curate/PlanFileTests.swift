@@ -18,6 +18,8 @@ import Testing
         ("{\"op\": \"teleport\"}\n", ":1: unknown op \"teleport\" (expected one of: add, edit, transfer_line, move_stations, close, restore, split, record_split, connect, disconnect)"),
         ("\n\n{\"op\": \"close\", \"table\": \"platforms\", \"key\": 1}\n", ":3: unknown table \"platforms\" (expected one of: prefectures, companies, lines, stations, connections)"),
         ("{\"op\": \"close\", \"table\": \"stations\", \"key\": 1, \"when\": \"now\"}\n", ":1: unknown field \"when\" for close (expected: table, key, date, cascade)"),
+        ("{\"op\": \"clsoe\", \"table\": \"stations\", \"key\": 1}\n", ":1: unknown op \"clsoe\" (did you mean \"close\"? expected one of: add, edit, transfer_line, move_stations, close, restore, split, record_split, connect, disconnect)"),
+        ("{\"op\": \"close\", \"table\": \"stations\", \"key\": 1, \"dates\": \"2024-03-16\"}\n", ":1: unknown field \"dates\" for close (did you mean \"date\"? expected: table, key, date, cascade)"),
         ("{\"op\": \"split\", \"old\": \"abc\", \"new\": 2}\n", ":1: \"old\" is not a code (expected a whole number)"),
         ("{\"op\": \"connect\", \"line\": 11201, \"stations\": [1, \"x\"]}\n", ":1: \"stations\" holds x, which is not a code (expected whole numbers)"),
         ("{\"plan\": \"nothing\"}\n# only comments\n", ": no operations (expected one JSON object per line with an \"op\")"),

@@ -32,6 +32,11 @@ import Testing
             "1120825 盛 → 9920801 盛", "1180430 海部 → 9980101 海部",
         ])
         #expect(report.suggestions.first?.reason == "JR東日本 left the station: its 盛 closed, and 三陸鉄道's open 盛 (same name and group) carries on")
+        // The JSON of docs/json.md: every key, snake_case.
+        let json = try CommandRunner.run(["suggest", "--db", scratch.path("m.sqlite"), "--json"])
+        let first = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])?.first)
+        #expect(Set(first.keys) == ["version", "old", "old_name", "new", "new_name", "reason", "confidence", "metres", "plan_line"])
+        #expect(first["old"] as? Int == 1120825 && first["confidence"] as? Double == 0.6)
     }
 
     /// Applies a plan with every `split` replaced by what it does short of the DUPLICATE: the
@@ -142,5 +147,50 @@ import Testing
         for spread in try database.mapSpread() {
             #expect(spread.coveredByWeight > spread.coveredWithoutWeights * 2, "\(spread.extent)")
         }
+    }
+
+    @Test func proposedMajorStationsSpreadThePinsAtEveryScaleAndKeepHandWeights() throws {
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        // A curator's hand weight on 鳴子温泉 (no junction, so never proposed anything).
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1122115"], values: ["weight": "9"]))])
+        let before = try database.settledSHA256()
+        let dryRun = try database.assignWeights(seed: 1, proposeMajor: true, dryRun: true)
+        #expect(try database.settledSHA256() == before, "a dry run writes nothing")
+        #expect(!dryRun.change.committed)
+
+        let report = try database.assignWeights(seed: 1, proposeMajor: true)
+        #expect(report.change.committed && report.keptHandWeights == 1)
+        #expect(try database.read { try Int.fetchOne($0, sql: "SELECT weight FROM stations WHERE station_cd = 1122115") } == 9)
+        // The goal of the issue: the top 150 pins reach 60 % of the occupied cells of an 8 × 8 grid over
+        // all Japan and Kanto, 40 % over Tokyo's 23 wards; what the stored weights give is what a phone sees.
+        let spread = try database.mapSpread()
+        let share = Dictionary(uniqueKeysWithValues: spread.map { ($0.extent, Double($0.coveredByWeight) / Double($0.cellsWithStations)) })
+        #expect(share["all Japan"]! >= 0.6 && share["Kanto"]! >= 0.6 && share["Tokyo 23 wards"]! >= 0.4, "\(share)")
+        #expect(spread.map(\.coveredByWeight) == report.spreadAfter.map(\.coveredByWeight))
+        // Near the original service's proportions: 1–9 for about 15 % of the stations, 11–12 for about 30 %.
+        let open = Double(report.stationsByWeight.values.reduce(0, +))
+        let major = Double(report.stationsByWeight.filter { (1...9).contains($0.key) }.values.reduce(0, +))
+        let sampled = Double((report.stationsByWeight[11] ?? 0) + (report.stationsByWeight[12] ?? 0))
+        #expect((0.12...0.18).contains(major / open) && (0.25...0.35).contains(sampled / open), "\(major) \(sampled) of \(open)")
+        // One station per place: every group carries at most one proposed weight.
+        let crowded = try database.read { db in
+            try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM (SELECT COALESCE(station_g_cd, station_cd) AS place FROM stations
+                WHERE weight BETWEEN 1 AND 9 AND e_status <> 2 GROUP BY place HAVING COUNT(*) > 1)
+                """)
+        }
+        #expect(crowded == 0)
+        // Each prefecture's first station gets 1.
+        #expect(report.stationsByWeight[1] == 47)
+    }
+
+    @Test func municipalitiesAreReadFromEkidataAddresses() {
+        #expect(Municipality.name(in: "八戸市市川町") == "八戸市")
+        #expect(Municipality.name(in: "上北郡おいらせ町") == "おいらせ町")
+        #expect(Municipality.name(in: "東京都千代田区丸の内1-9-1") == "千代田区")
+        #expect(Municipality.name(in: "横浜市港北区新横浜") == "横浜市")
+        #expect(Municipality.name(in: "青森県八戸市尻内町") == "八戸市")
+        #expect(Municipality.name(in: nil) == nil)
     }
 }
