@@ -1,7 +1,7 @@
 import ArgumentParser
 import Model
 
-struct DiffCommand: ParsableCommand {
+struct DiffCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "Show what importing station CSVs would change; writes nothing.",
@@ -11,6 +11,7 @@ struct DiffCommand: ParsableCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var progress: ProgressOptions
     @OptionGroup var snapshot: SnapshotArguments
     @Option(help: "How many changes to describe in words (default: all).") var show: Int?
     @Option(help: "Only describe changes of this table.") var table: TableArgument?

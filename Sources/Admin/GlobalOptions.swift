@@ -53,12 +53,15 @@ enum Console {
     static func printJSONLine<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
     static func printJSON<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // The manifest's style: one contract for every key the tool prints (docs/json.md).
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }

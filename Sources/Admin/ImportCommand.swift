@@ -1,13 +1,14 @@
 import ArgumentParser
 import Model
 
-struct ImportCommand: ParsableCommand {
+struct ImportCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import station CSVs as one new data version, every change logged in `updates`.",
         discussion: "Example: station-admin import datasets/ekidata/2021-03-12 --memo \"ekidata 2021-03-12\"")
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var progress: ProgressOptions
     @OptionGroup var snapshot: SnapshotArguments
     @Option(help: "The curator's note stored with every updates row (never published).")
     var memo: String?

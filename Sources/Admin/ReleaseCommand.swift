@@ -1,13 +1,14 @@
 import ArgumentParser
 import Model
 
-struct ReleaseCommand: ParsableCommand {
+struct ReleaseCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "release",
         abstract: "Build the client database of a version, and the gzip SQL delta from every older version.",
         discussion: "Example: station-admin release --out release (writes release/N/…, release/manifest.json)")
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var progress: ProgressOptions
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
     @Option(help: "The data version to build (default: the newest; 0 is the empty schema).") var version: Int?
     @Flag(help: "Skip applying every delta with sqlite3 (see `verify`).") var noVerify = false

@@ -30,7 +30,11 @@ struct StationAdmin: ParsableCommand {
                 Foundation.exit(2)
             }
             var command = try parseAsRoot()
-            try command.run()
+            if let long = command as? ShowsProgress {
+                try TerminalProgress.around(quiet: long.progress.quiet) { try command.run() }
+            } else {
+                try command.run()
+            }
         } catch {
             let code = exitCode(for: error)
             if code == .success {

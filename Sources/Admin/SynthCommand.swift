@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Model
 
-struct SynthCommand: ParsableCommand {
+struct SynthCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "synth",
         abstract: "Generate an ekidata-shaped snapshot, or a next snapshot of one with some stations changed.",
@@ -10,6 +10,7 @@ struct SynthCommand: ParsableCommand {
             Examples: station-admin synth --stations 1000000 --seed 1 --out /tmp/s1
                       station-admin synth --from /tmp/s1 --change 1 --seed 2 --out /tmp/s2
             """)
+    @OptionGroup var progress: ProgressOptions
     @Option(help: "How many stations to generate.") var stations: Int?
     @Option(help: "The random seed: the same arguments give the same bytes.") var seed: UInt64 = 1
     @Option(help: ArgumentHelp("The folder to write.", valueName: "dir")) var out: String

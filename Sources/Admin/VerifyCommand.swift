@@ -1,13 +1,14 @@
 import ArgumentParser
 import Model
 
-struct VerifyCommand: ParsableCommand {
+struct VerifyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Apply every delta of a release folder with sqlite3 and check content, user records and guards.",
         discussion: "Example: station-admin verify --out release")
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var progress: ProgressOptions
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
     @OptionGroup var output: OutputOptions
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Model
 
-struct WeightsCommand: ParsableCommand {
+struct WeightsCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "weights",
         abstract: "Assign map weights: hand weights 1–9 stay; 11 for one station per ~80 km grid square, 12 per ~5 km cell, 13 for the rest.",
@@ -12,6 +12,7 @@ struct WeightsCommand: ParsableCommand {
             Example: station-admin weights --seed 1 --propose-major --dry-run
             """)
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var progress: ProgressOptions
     @Option(help: "The random seed: the same seed gives the same weights.") var seed: UInt64 = 1
     @Flag(help: "Propose 1–9 for major stations without a hand weight.") var proposeMajor = false
     @OptionGroup var curation: CurationOptions

@@ -9,10 +9,16 @@ extension MasterDatabase {
     /// - Throws: `PlanError` naming the plan's line, `CurationError`, `MasterDatabaseError`.
     @discardableResult
     public func apply(_ operations: [LocatedOperation], memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
-        try write { db in
+        defer { Progress.finish() }
+        return try write { db in
             let state = WorkingState(db: db)
             var applier = PlanApplier(state: state)
-            for operation in operations { try applier.apply(operation) }
+            Progress.phase("applying operations", total: operations.count)
+            for (index, operation) in operations.enumerated() {
+                try applier.apply(operation)
+                Progress.update(index + 1)
+            }
+            Progress.phase("writing and checking the version")
             var report = try commit(state.batch, memo: memo, dryRun: dryRun, in: db)
             report.warnings += applier.notes
             return (report, report.committed)

@@ -20,6 +20,27 @@ public struct ChangeReport: Codable, Sendable, Equatable {
     public var findings: [CheckFinding] = []
 
     public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
+
+    enum CodingKeys: String, CodingKey {
+        case version, committed, counts, warnings, changes, totalChanges, suggestions, findings
+    }
+
+    /// The JSON contract (docs/json.md): every table and kind in `counts`, 0 for none.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(committed, forKey: .committed)
+        var full: [String: [String: Int]] = [:]
+        for table in MasterTable.all {
+            for kind in Update.Kind.allCases { full[table.name, default: [:]][kind.rawValue] = count(table.name, kind) }
+        }
+        try container.encode(full, forKey: .counts)
+        try container.encode(warnings, forKey: .warnings)
+        try container.encode(changes, forKey: .changes)
+        try container.encode(totalChanges, forKey: .totalChanges)
+        try container.encode(suggestions, forKey: .suggestions)
+        try container.encode(findings, forKey: .findings)
+    }
 }
 
 /// One changed row in words.
@@ -32,6 +53,22 @@ public struct DescribedChange: Codable, Sendable, Equatable {
     /// For UPDATE, DELETE and RESTORE: the columns that changed, old → new;
     /// for INSERT: the new row's non-NULL columns.
     public var fields: [FieldChange]
+
+    enum CodingKeys: String, CodingKey {
+        case table, key, kind, name, fields
+    }
+
+    /// Every key (`name` null when the row has none), and the values typed as their column:
+    /// numbers for codes and coordinates, text for text, null for NULL.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(table, forKey: .table)
+        try container.encode(key, forKey: .key)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(name, forKey: .name)
+        let columns = MasterTable.named(table)
+        try container.encode(fields.map { TypedFieldChange(change: $0, kind: columns?.column(named: $0.column)?.kind) }, forKey: .fields)
+    }
 
     /// `stations 1122903 佐貫 UPDATE: station_name 佐貫 → 龍ケ崎市`
     public var summary: String {
@@ -57,5 +94,32 @@ public struct FieldChange: Codable, Sendable, Equatable {
         try container.encode(column, forKey: .column)
         try container.encode(old, forKey: .old)
         try container.encode(new, forKey: .new)
+    }
+}
+
+/// A `FieldChange` as JSON: its values as numbers where the column holds numbers.
+private struct TypedFieldChange: Encodable {
+    let change: FieldChange
+    let kind: MasterTable.Kind?
+
+    enum CodingKeys: String, CodingKey { case column, old, new }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(change.column, forKey: .column)
+        try encode(change.old, .old, &container)
+        try encode(change.new, .new, &container)
+    }
+
+    private func encode(_ text: String?, _ key: CodingKeys, _ container: inout KeyedEncodingContainer<CodingKeys>) throws {
+        guard let text else { return try container.encodeNil(forKey: key) }
+        switch kind {
+        case .integer?:
+            if let number = Int64(text) { return try container.encode(number, forKey: key) }
+        case .coordinate?, .real?:
+            if let number = Double(text) { return try container.encode(number, forKey: key) }
+        default: break
+        }
+        try container.encode(text, forKey: key)
     }
 }

@@ -69,7 +69,8 @@ struct ImportChecks {
             }
         }
         guard count > 0 else { return [] }
-        return ["\(file.displayName): \(count) connections name a station or line that does not exist; imported anyway "
+        let subject = count == 1 ? "1 connection names" : "\(count) connections name"
+        return ["\(file.displayName): \(subject) a station or line that does not exist; imported anyway "
             + "(the free ekidata leaves out Shinkansen stations), e.g. \(shown.joined(separator: "; "))"]
     }
 }

@@ -37,6 +37,7 @@ extension MasterDatabase {
     }
 
     private func runImport(_ paths: [String], options: ImportOptions, commit: Bool) throws -> ChangeReport {
+        defer { Progress.finish() }
         var phases = PhaseLog()
         let files = try ImportSource.files(from: paths)
         phases.done("headers read")
@@ -45,16 +46,19 @@ extension MasterDatabase {
             for file in files {
                 try StagingLoader(file: file).load(into: db)
                 phases.done("\(file.table.name) loaded")
+                Progress.phase("comparing \(file.table.name)")
                 try TableDiff(table: file.table, givenColumns: file.header.columns).stage(db)
                 phases.done("\(file.table.name) diffed")
             }
             let checks = ImportChecks(files: files)
             if !options.allowMassClose { try checks.checkMassClosures(db) }
             let version = try Self.dataVersion(db) + 1
+            Progress.phase("writing version \(version)")
             try VersionWriter(version: version, memo: options.memo, author: author).write(db)
             phases.done("version written")
             try checks.checkReferences(db)
             let tables = files.map(\.table)
+            Progress.phase("describing and checking version \(version)")
             let describer = ChangeDescriber(version: version)
             let counts = try describer.counts(db, tables: tables)
             let total = counts.values.flatMap(\.values).reduce(0, +)

@@ -16,6 +16,27 @@ struct StagingLoader {
     /// Smaller files are read on the inserting thread: a second one would cost more than it saves.
     static let threadedFromBytes = 8 << 20
 
+    /// Lines in a file (a quoted newline counts too: a progress estimate), read in large blocks.
+    static func lineCount(_ path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var lines = 0
+        while let block = try? handle.read(upToCount: 4 << 20), !block.isEmpty {
+            lines += block.withUnsafeBytes { bytes in
+                guard var next = bytes.baseAddress else { return 0 }
+                var count = 0, rest = bytes.count
+                while rest > 0, let found = memchr(next, 0x0A, rest) {
+                    count += 1
+                    let after = UnsafeRawPointer(found) + 1
+                    rest -= after - next
+                    next = after
+                }
+                return count
+            }
+        }
+        return lines
+    }
+
     /// Returns the number of data rows read.
     @discardableResult
     func load(into db: Database) throws -> Int {
@@ -46,6 +67,7 @@ struct StagingLoader {
             reading.wait()
         }
         var rows = 0
+        Progress.phase("reading \(URL(fileURLWithPath: file.path).lastPathComponent)", total: Progress.observer == nil ? nil : Self.lineCount(file.path))
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         let width = header.columns.count
         while let batch = try channel.take() {
@@ -72,6 +94,7 @@ struct StagingLoader {
                 }
             }
             rows += batch.count
+            if let last = batch.lines.last { Progress.update(last) }
         }
         return rows
     }

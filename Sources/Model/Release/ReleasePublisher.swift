@@ -58,6 +58,7 @@ extension MasterDatabase {
     ///   verification); the folder is unchanged then.
     @discardableResult
     public func release(_ options: ReleaseOptions = ReleaseOptions()) throws -> ReleaseResult {
+        defer { Progress.finish() }
         let folder = try ReleaseFolder.prepare(options.outputFolder)
         try stampIfNeeded()
         guard let lineage = try lineage() else { throw MasterDatabaseError.notAMaster(path) }
@@ -118,16 +119,20 @@ extension MasterDatabase {
             let version = requested ?? newest
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
             if let checks, version > 0 {
+                Progress.phase("checking version \(version)")
                 let report = try DataChecker(version: version, newest: newest, limits: checks).report(db)
                 if !report.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, report.blocking) }
                 checkReport = report
             }
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+            Progress.phase("building the client database of version \(version)")
             let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
             try step(.clientTablesBuilt)
             // Version 0 is no client: a new install downloads the database.
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
+            Progress.phase("writing deltas", total: max(version - 1, 0))
             for from in 1..<max(version, 1) {
+                Progress.update(from - 1)
                 let deltaPath = "\(version)/delta-from-\(from).sql.gz"
                 written.append((from, deltaPath, try Self.writeDelta(
                     db, from: from, to: version, newest: newest, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
@@ -136,6 +141,7 @@ extension MasterDatabase {
             return (version, rows, written)
         }
         phases.done("client tables and deltas")
+        Progress.phase("compacting, hashing and compressing")
         let databasePath = "\(version)/stations.sqlite"
         try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
         try ReleaseDatabaseBuilder.compact(building.url(databasePath))

@@ -28,7 +28,9 @@ struct ReleaseVerifier {
         if targetHash != released.contentHash {
             report.failures.append("\(released.database.path): content hash \(targetHash), expected \(released.contentHash)")
         }
-        for delta in released.deltas {
+        Progress.phase("verifying the deltas of version \(released.version) with sqlite3", total: released.deltas.count)
+        for (index, delta) in released.deltas.enumerated() {
+            Progress.update(index)
             let base = try baseDatabase(delta.from, olderDatabases)
             let failuresBefore = report.failures.count
             try check(delta, base: base, target: released, into: &report)
@@ -166,6 +168,7 @@ extension MasterDatabase {
     /// - Throws: `ReleaseError` for a missing, corrupt or disagreeing folder;
     ///   failed checks are in the report, not thrown.
     public func verifyRelease(folder path: String = "release") throws -> VerificationReport {
+        defer { Progress.finish() }
         let folder = ReleaseFolder(path: path)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {

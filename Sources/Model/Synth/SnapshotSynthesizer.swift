@@ -25,11 +25,13 @@ public enum SnapshotSynthesizer {
     @discardableResult
     public static func generate(stations: Int, seed: UInt64, into folder: String) throws -> SynthSummary {
         precondition(stations > 0, "at least one station")
+        defer { Progress.finish() }
         try prepareEmptyFolder(folder)
         func path(_ name: String) -> String { (folder as NSString).appendingPathComponent(name) }
         var random = SplitMix64(seed: seed)
         let lineCount = (stations + stationsPerLine - 1) / stationsPerLine
         let companyCount = max(3, lineCount / 40)
+        Progress.phase("generating \(stations) stations", total: stations)
 
         let prefectures = try CSVFileWriter(path: path("pref.csv"))
         try prefectures.write(["pref_cd", "pref_name"])
@@ -64,6 +66,7 @@ public enum SnapshotSynthesizer {
             try lines.write([String(lineCode), String(line % companyCount + 1), SynthVocabulary.name(&random) + "線", "", "", "", "", "",
                              SynthVocabulary.degrees(longitude), SynthVocabulary.degrees(latitude), "10", "0", String(lineCode)])
             var previous: Int?
+            Progress.update(written)
             for index in 0..<count {
                 let code = lineCode * 100 + index
                 let prefecture = region.prefectures.lowerBound + random.below(region.prefectures.count)

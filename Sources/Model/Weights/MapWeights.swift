@@ -38,6 +38,7 @@ extension MasterDatabase {
     /// any change (only stations whose weight changes are logged).
     @discardableResult
     public func assignWeights(seed: UInt64 = 1, proposeMajor: Bool = false, memo: String? = nil, dryRun: Bool = false) throws -> WeightReport {
+        Progress.phase(proposeMajor ? "reading stations, proposing major stations" : "reading stations")
         let (stations, proposals) = try read { db in
             (try Row.fetchAll(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd"),
              proposeMajor ? try MajorStationProposal.propose(db) : [:])

@@ -208,7 +208,7 @@ import Testing
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
         let report = try database.importSnapshot([Fixtures.base.path])
         #expect(report.warnings.count == 1)
-        #expect(report.warnings[0].contains("1 connections name a station or line that does not exist"))
+        #expect(report.warnings[0].contains("1 connection names a station or line that does not exist"))
         #expect(report.warnings[0].contains("line 16: 1002,100201,100202"))
         #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 1002") == 1)
     }

@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import Model
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--quiet`, for the commands that show progress.
+struct ProgressOptions: ParsableArguments {
+    @Flag(name: .long, help: "Show no progress on a terminal (none is shown in a pipe, a file or CI anyway).")
+    var quiet = false
+}
+
+/// A command whose long work shows progress on a terminal.
+protocol ShowsProgress {
+    var progress: ProgressOptions { get }
+}
+
+/// Draws the phase and a progress bar with rate and time left on stderr, in place, when
+/// stderr is a terminal; clears it when the command ends. Nothing in a pipe, a file, CI
+/// (`CI` set), a dumb terminal, or with `--quiet`.
+final class TerminalProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var phase = ""
+    private var total: Int?
+    private var completed = 0
+    private var phaseStart = Date()
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+    private let output: Int32
+
+    private init(output: Int32) { self.output = output }
+
+    static func isWanted(quiet: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        !quiet && isatty(STDERR_FILENO) == 1 && environment["CI"] == nil && environment["TERM"] != "dumb"
+    }
+
+    /// Runs `body` with progress drawn, if wanted.
+    static func around<T>(quiet: Bool, _ body: () throws -> T) throws -> T {
+        guard isWanted(quiet: quiet) else { return try body() }
+        let progress = TerminalProgress(output: STDERR_FILENO)
+        defer { progress.clear() }
+        let observer = ProgressObserver(begin: { progress.begin($0, $1) }, update: { progress.update($0) }, finish: { progress.clear() })
+        return try Progress.$observer.withValue(observer) { try body() }
+    }
+
+    private func begin(_ name: String, _ total: Int?) {
+        lock.withLock {
+            phase = name
+            self.total = total
+            completed = 0
+            phaseStart = Date()
+            draw(force: true)
+        }
+    }
+
+    private func update(_ completed: Int) {
+        lock.withLock {
+            self.completed = completed
+            draw(force: false)
+        }
+    }
+
+    /// Redraws at most ten times a second (a phase change at once).
+    private func draw(force: Bool) {
+        let now = Date()
+        guard force || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
+        lastDraw = now
+        let elapsed = now.timeIntervalSince(phaseStart)
+        var line = phase
+        if let total, total > 0 {
+            let fraction = min(1, Double(completed) / Double(total))
+            let width = 24, filled = Int(fraction * Double(width))
+            line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+            line += String(format: " %3d%%  %@/%@", Int(fraction * 100), Self.count(completed), Self.count(total))
+            if elapsed > 0.5, completed > 0 {
+                let rate = Double(completed) / elapsed
+                line += "  \(Self.count(Int(rate)))/s"
+                if fraction < 1 { line += "  \(Self.duration(Double(total - completed) / rate)) left" }
+            }
+        } else {
+            line += " …"
+            if elapsed >= 1 { line += "  \(Self.duration(elapsed))" }
+        }
+        let columns = Self.columns(output)
+        if line.count > columns - 1 { line = String(line.prefix(columns - 2)) + "…" }
+        write("\r\u{1B}[K" + line)
+        drawn = true
+    }
+
+    private func clear() {
+        lock.withLock {
+            if drawn { write("\r\u{1B}[K") }
+            drawn = false
+        }
+    }
+
+    private func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress, $0.count) }
+    }
+
+    private static func columns(_ descriptor: Int32) -> Int {
+        var size = winsize()
+        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10 else { return 80 }
+        return Int(size.ws_col)
+    }
+
+    private static func count(_ value: Int) -> String {
+        value >= 10_000_000 ? "\(value / 1_000_000)M" : value >= 10_000 ? "\(value / 1_000)k" : String(value)
+    }
+
+    private static func duration(_ seconds: Double) -> String {
+        seconds < 60 ? "\(Int(seconds.rounded(.up)))s" : "\(Int(seconds) / 60)m\(String(format: "%02d", Int(seconds) % 60))s"
+    }
+}

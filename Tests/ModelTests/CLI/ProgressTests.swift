@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import Model
+
+/// Progress on a real pseudo-terminal (`script` runs the command with stdout and stderr on a
+/// TTY and records what it drew), and none in a pipe, with --quiet, or in CI.
+@Suite struct ProgressTests {
+    let scratch = Scratch()
+
+    /// What a terminal received while `arguments` ran on it.
+    private func onTerminal(_ arguments: [String], environment: [String: String] = [:], unset: [String] = ["CI"]) throws -> String {
+        let typescript = scratch.path("typescript-\(UUID().uuidString)")
+        let command = ([CommandRunner.executable.path] + arguments).joined(separator: " ")
+        let result = try CommandRunner.run(["-qfec", command, typescript], environment: environment, unset: unset,
+                                           program: URL(fileURLWithPath: "/usr/bin/script"))
+        #expect(result.status == 0, "\(command): \(result.stdout)")
+        return try String(contentsOfFile: typescript, encoding: .utf8)
+    }
+
+    private static let redraw = "\r\u{1B}[K"
+
+    @Test func anImportOnATerminalShowsItsPhasesAndClearsThemBeforeTheReport() throws {
+        let db = scratch.path("m.sqlite")
+        _ = try MasterDatabase.create(at: db)
+        let drawn = try onTerminal(["import", "--db", db, Fixtures.ekidata2021, "--show", "1"], environment: ["TERM": "xterm"])
+        #expect(drawn.contains(Self.redraw + "reading station20210312free.csv ["))
+        #expect(drawn.contains("/10k"), "the total is counted before reading: \(drawn.prefix(400))")
+        #expect(drawn.contains(Self.redraw + "comparing stations"))
+        #expect(drawn.contains(Self.redraw + "writing version 1"))
+        // Cleared before the report, so that no result shares a line with a bar.
+        #expect(drawn.contains(Self.redraw + "Committed version 1: "))
+        #expect(!drawn.contains("…Committed"))
+    }
+
+    @Test func aReleaseAndAVerifyShowTheirStepsOnATerminal() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        let release = try onTerminal(["release", "--db", database.path, "--out", scratch.path("release")], environment: ["TERM": "xterm"])
+        #expect(release.contains(Self.redraw + "checking version 2"))
+        #expect(release.contains(Self.redraw + "writing deltas ["))
+        #expect(release.contains(Self.redraw + "verifying the deltas of version 2 with sqlite3 ["))
+        #expect(release.contains(Self.redraw + "Release 2 in "))
+        let verify = try onTerminal(["verify", "--db", database.path, "--out", scratch.path("release")], environment: ["TERM": "xterm"])
+        #expect(verify.contains(Self.redraw + "verifying the deltas of version 2 with sqlite3 ["))
+    }
+
+    @Test func nothingIsDrawnInAPipeWithQuietOrInCI() throws {
+        let db = scratch.path("m.sqlite")
+        _ = try MasterDatabase.create(at: db)
+        let piped = try CommandRunner.run(["import", "--db", db, Fixtures.base.path], unset: ["CI"])
+        #expect(piped.status == 0)
+        #expect(!piped.stderr.contains("\u{1B}") && !piped.stderr.contains("\r") && !piped.stdout.contains("\u{1B}"))
+
+        let quiet = try onTerminal(["diff", "--db", db, Fixtures.base.path, "--quiet"], environment: ["TERM": "xterm"])
+        #expect(!quiet.contains("\u{1B}[K"))
+        let ci = try onTerminal(["diff", "--db", db, Fixtures.base.path], environment: ["TERM": "xterm", "CI": "true"], unset: [])
+        #expect(!ci.contains("\u{1B}[K"))
+        let dumb = try onTerminal(["diff", "--db", db, Fixtures.base.path], environment: ["TERM": "dumb"])
+        #expect(!dumb.contains("\u{1B}[K"))
+    }
+}
