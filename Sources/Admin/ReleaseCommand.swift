@@ -35,14 +35,15 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         if output.json { return try Console.printJSON(result.released) }
         let released = result.released
         print("Release \(released.version) in \(out)/\(released.version):")
-        print("  stations.sqlite     \(released.database.bytes.formattedBytes) (gzip \(released.databaseGzip.bytes.formattedBytes))")
-        print("  rows                " + released.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-        print("  content hash        \(released.contentHash)")
+        var table = TextTable(alignments: [.left, .left], indent: "  ")
+        table.append(["stations.sqlite", "\(released.database.bytes.formattedBytes) (gzip \(released.databaseGzip.bytes.formattedBytes))"])
+        table.append(["rows", released.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")])
+        table.append(["content hash", released.contentHash])
         for delta in released.deltas {
-            print("  delta-from-\(delta.from).sql.gz".padding(toLength: 22, withPad: " ", startingAt: 0)
-                + "\(delta.file.bytes.formattedBytes) gzip, \(delta.sqlBytes.formattedBytes) SQL, "
-                + "\(plural(delta.statements.values.flatMap(\.values).reduce(0, +) + delta.duplicates, "statement")), \(delta.duplicates) DUPLICATE")
+            table.append(["delta-from-\(delta.from).sql.gz", "\(delta.file.bytes.formattedBytes) gzip, \(delta.sqlBytes.formattedBytes) SQL, "
+                + "\(plural(delta.statements.values.flatMap(\.values).reduce(0, +) + delta.duplicates, "statement")), \(delta.duplicates) DUPLICATE"])
         }
+        table.print()
         let full = released.downloads.filter { $0.kind == .full }.map { String($0.from) }
         if !full.isEmpty {
             print("  versions \(full.joined(separator: ", ")): the full download (a delta would be larger)")

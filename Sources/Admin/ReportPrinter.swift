@@ -10,15 +10,9 @@ enum ReportPrinter {
     static func print(_ report: ChangeReport, heading: String, shownChanges: [DescribedChange]? = nil, matchingChanges: Int? = nil) {
         Swift.print("\(heading): \(plural(report.totalChanges, "change"))")
         let tables = report.counts.keys.sorted { order($0) < order($1) }
-        let header = ["table"] + kinds.map(\.rawValue)
-        let rows = tables.map { table in [table] + kinds.map { String(report.counts[table]?[$0.rawValue] ?? 0) } }
-        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
-        for row in [header] + rows {
-            Swift.print(row.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: widths[column] - cell.count) + cell
-            }.joined(separator: "  "))
-        }
+        var table = TextTable(header: ["table"] + kinds.map(\.rawValue))
+        for name in tables { table.append([name] + kinds.map { String(report.counts[name]?[$0.rawValue] ?? 0) }) }
+        table.print()
         for warning in report.warnings { Console.error("warning: \(warning.escapingControlCharacters)") }
         let shown = shownChanges ?? report.changes
         if !shown.isEmpty {

@@ -13,13 +13,10 @@ struct StatusCommand: ParsableCommand {
         let status = try global.openDatabase().status()
         if output.json { return try Console.printJSON(status) }
         print("\(global.databasePath): data version \(status.version), \(status.updates) updates rows")
+        var rows = TextTable(alignments: [.left, .right, .left], indent: "  ")
         for table in status.tables {
-            print("  \(table.table.padding(toLength: 12, withPad: " ", startingAt: 0)) \(String(table.rows).leftPadded(8)) rows"
-                + (table.closed > 0 ? ", \(table.closed) closed" : ""))
+            rows.append([table.table, String(table.rows), "rows" + (table.closed > 0 ? ", \(table.closed) closed" : "")])
         }
+        rows.print()
     }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
 }

@@ -33,14 +33,12 @@ struct WeightsCommand: ParsableCommand, ShowsProgress {
             : (report.change.committed ? "Committed version \(report.change.version)" : "Dry run: would commit version \(report.change.version)")
                 + ": \(plural(report.change.totalChanges, "station")) change weight.")
         print("\nTop 150 pins over an 8 × 8 grid of each view: cells reached of the cells with stations")
-        print("extent           stations  before  after  by distance only")
+        var table = TextTable(header: ["extent", "stations", "before", "after", "by distance only"])
         for (before, after) in zip(report.spreadBefore, report.spreadAfter) {
             func share(_ spread: MapSpread, _ covered: Int) -> String { "\(covered)/\(spread.cellsWithStations)" }
-            print(before.extent.padding(toLength: 16, withPad: " ", startingAt: 0)
-                + String(before.stationsInView).leftPadded(9)
-                + share(before, before.coveredByWeight).leftPadded(8)
-                + share(after, after.coveredByWeight).leftPadded(7)
-                + share(after, after.coveredWithoutWeights).leftPadded(18))
+            table.append([before.extent, String(before.stationsInView), share(before, before.coveredByWeight),
+                          share(after, after.coveredByWeight), share(after, after.coveredWithoutWeights)])
         }
+        table.print()
     }
 }
