@@ -21,11 +21,18 @@ extension MasterDatabase {
     /// version before did not have, waivers applied: what an import or a plan ends its report with.
     static func introducedFindings(_ db: Database, version: Int, limits: CheckLimits = CheckLimits()) throws -> [CheckFinding] {
         let now = try DataChecker(version: version, newest: version, limits: limits).report(db).findings
+        let recorded = limits == CheckLimits() ? try RecordedFindings.identities(db, version: version - 1) : nil
+        if limits == CheckLimits() { try RecordedFindings.record(now, version: version, db) }
         guard version > 1, !now.isEmpty else { return now }
-        // Only a rule that finds something now can have introduced it: the version before is read
-        // for those rules alone (rebuilding a past version costs a pass over the history).
-        let before = Set(try DataChecker(version: version - 1, newest: version, limits: limits)
-            .findings(db, rules: Set(now.map(\.rule))).map(\.identity))
+        let before: Set<FindingIdentity>
+        if let recorded {
+            before = recorded
+        } else {
+            // Only a rule that finds something now can have introduced it: the version before is
+            // read for those rules alone (rebuilding a past version costs a pass over the history).
+            before = Set(try DataChecker(version: version - 1, newest: version, limits: limits)
+                .findings(db, rules: Set(now.map(\.rule))).map(\.identity))
+        }
         return now.filter { !before.contains($0.identity) }
     }
 }
@@ -83,8 +90,15 @@ struct DataChecker {
         }.joined(separator: ",\n") + "\n"
     }
 
-    private func rows(_ db: Database, _ sql: String, _ arguments: StatementArguments = []) throws -> [Row] {
-        try Row.fetchAll(db, sql: state(for: sql) + sql, arguments: arguments)
+    /// Each row of `sql` at this version through `transform`, read with a cursor: a rule may
+    /// scan a million rows, and only its findings are kept.
+    private func rows<T>(_ db: Database, _ sql: String, _ transform: (Row) throws -> T?) throws -> [T] {
+        var results: [T] = []
+        let cursor = try Row.fetchCursor(db, sql: state(for: sql) + sql)
+        while let row = try cursor.next() {
+            if let result = try transform(row) { results.append(result) }
+        }
+        return results
     }
 
     private func openUnderClosed(_ db: Database) throws -> [CheckFinding] {
@@ -92,7 +106,7 @@ struct DataChecker {
             SELECT l.line_cd, l.line_name, c.company_cd, c.company_name FROM lines l
             JOIN companies c ON c.company_cd = l.company_cd
             WHERE l.e_status <> \(Self.closed) AND c.e_status = \(Self.closed)
-            """).map { row -> CheckFinding in
+            """) { row -> CheckFinding in
             let line: Int64 = row[0], company: Int64 = row[2]
             return CheckFinding(.openUnderClosed, .lines, key: String(line), """
                 open line \(name(row[1])) belongs to closed company \(company) \(name(row[3])) \
@@ -103,7 +117,7 @@ struct DataChecker {
             SELECT s.station_cd, s.station_name, l.line_cd, l.line_name FROM stations s
             JOIN lines l ON l.line_cd = s.line_cd
             WHERE s.e_status <> \(Self.closed) AND l.e_status = \(Self.closed)
-            """).map { row -> CheckFinding in
+            """) { row -> CheckFinding in
             let station: Int64 = row[0], line: Int64 = row[2]
             return CheckFinding(.openUnderClosed, .stations, key: String(station), """
                 open station \(name(row[1])) is on closed line \(line) \(name(row[3])) \
@@ -118,7 +132,7 @@ struct DataChecker {
         try rows(db, """
             SELECT station_cd, station_name, open_ymd, close_ymd FROM stations
             WHERE open_ymd IS NOT NULL AND close_ymd IS NOT NULL AND open_ymd > close_ymd
-            """).map { row in
+            """) { row in
             let station: Int64 = row[0]
             return CheckFinding(.datesOutOfOrder, .stations, key: String(station), """
                 \(name(row[1])) opens after it closes (open_ymd \(row[2] as String), close_ymd \(row[3] as String); \
@@ -134,14 +148,14 @@ struct DataChecker {
                  OR lon NOT BETWEEN \(JapanBounds.longitude.lowerBound) AND \(JapanBounds.longitude.upperBound))
             """
         let bounds = "expected latitude 20–46 °N and longitude 122–154 °E"
-        let stations = try rows(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)").map { row in
+        let stations = try rows(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)") { row in
             let station: Int64 = row[0]
             return CheckFinding(.coordinatesOutsideJapan, .stations, key: String(station), """
                 \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
                 correct it: station-admin edit stations \(station) lat=… lon=…)
                 """)
         }
-        let lines = try rows(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)").map { row in
+        let lines = try rows(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)") { row in
             let line: Int64 = row[0]
             return CheckFinding(.coordinatesOutsideJapan, .lines, key: String(line), """
                 the map centre of \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
@@ -152,7 +166,7 @@ struct DataChecker {
     }
 
     private func closedWithoutDate(_ db: Database) throws -> [CheckFinding] {
-        try rows(db, "SELECT station_cd, station_name FROM stations WHERE e_status = \(Self.closed) AND close_ymd IS NULL").map { row in
+        try rows(db, "SELECT station_cd, station_name FROM stations WHERE e_status = \(Self.closed) AND close_ymd IS NULL") { row in
             let station: Int64 = row[0]
             return CheckFinding(.closedWithoutDate, .stations, key: String(station), """
                 closed station \(name(row[1])) has no close_ymd (the apps show when a station closed; \
@@ -163,16 +177,15 @@ struct DataChecker {
 
     /// `connection-too-long` and `connection-to-closed-station`: one pass over the connections.
     private func connections(_ db: Database) throws -> [CheckFinding] {
-        let rows = try rows(db, """
+        var findings: [CheckFinding] = []
+        _ = try rows(db, """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.line_name, l.e_status,
                    a.station_name, a.lat, a.lon, a.e_status, b.station_name, b.lat, b.lon, b.e_status
             FROM connections c
             JOIN stations a ON a.station_cd = c.station_cd1
             JOIN stations b ON b.station_cd = c.station_cd2
             LEFT JOIN lines l ON l.line_cd = c.line_cd
-            """)
-        var findings: [CheckFinding] = []
-        for row in rows {
+            """) { row -> Void? in
             let line: Int64 = row[0], first: Int64 = row[1], second: Int64 = row[2]
             let key = "\(line)/\(first)/\(second)"
             let lineName = (row[3] as String?).map { name($0) } ?? "(no such line)"
@@ -195,6 +208,7 @@ struct DataChecker {
                     (remove it: station-admin disconnect \(line) \(first) \(second); or restore the station)
                     """))
             }
+            return nil
         }
         return findings
     }
@@ -230,16 +244,16 @@ struct DataChecker {
         ]
         var findings: [CheckFinding] = []
         for (table, keyColumn, column) in readings {
-            for row in try rows(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL") {
+            findings += try rows(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL") { row in
                 let key: Int64 = row[0], reading: String = row[1]
                 let strangers = Katakana.characters(notAllowedIn: reading)
-                guard !strangers.isEmpty else { continue }
+                guard !strangers.isEmpty else { return nil }
                 let shown = strangers.prefix(5).map { String($0).escapingControlCharacters }.joined(separator: " ")
-                findings.append(CheckFinding(.kanaNotKatakana, table, key: String(key), """
+                return CheckFinding(.kanaNotKatakana, table, key: String(key), """
                     \(column) \(name(reading)) has \(strangers.count) character\(strangers.count == 1 ? "" : "s") that \
                     \(strangers.count == 1 ? "is" : "are") not katakana (\(shown)\(strangers.count > 5 ? " …" : ""); \
                     expected katakana, ー, ・ and spaces; station-admin edit \(table.name) \(key) \(column)=…)
-                    """))
+                    """)
             }
         }
         return findings
@@ -249,7 +263,7 @@ struct DataChecker {
         try rows(db, """
             SELECT s.station_cd, s.station_name, s.station_g_cd FROM stations s
             WHERE s.station_g_cd IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stations g WHERE g.station_cd = s.station_g_cd)
-            """).map { row in
+            """) { row in
             let station: Int64 = row[0], group: Int64 = row[2]
             return CheckFinding(.groupDangling, .stations, key: String(station), """
                 \(name(row[1]))'s station_g_cd \(group) names no station (a group is named after one of its \
@@ -265,7 +279,7 @@ struct DataChecker {
                 AND o.station_cd < s.station_cd AND o.e_status <> \(Self.closed)
             WHERE s.e_status <> \(Self.closed)
             GROUP BY s.station_cd
-            """).map { row in
+            """) { row in
             let station: Int64 = row[0], line: Int64 = row[2], other: Int64 = row[3]
             return CheckFinding(.duplicateNameOnLine, .stations, key: String(station), """
                 \(name(row[1])) is the second open station of that name on line \(line) (the first is \(other); \
@@ -279,7 +293,7 @@ struct DataChecker {
             SELECT l.line_cd, l.line_name FROM lines l
             WHERE l.e_status <> \(Self.closed)
             AND NOT EXISTS (SELECT 1 FROM stations s WHERE s.line_cd = l.line_cd AND s.e_status <> \(Self.closed))
-            """).map { row in
+            """) { row in
             let line: Int64 = row[0]
             return CheckFinding(.lineWithoutStations, .lines, key: String(line), """
                 open line \(name(row[1])) has no open station (the apps list it empty; \

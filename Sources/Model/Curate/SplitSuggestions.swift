@@ -104,6 +104,8 @@ struct SplitFinder {
     }
 
     func suggestions(_ db: Database) throws -> [SplitSuggestion] {
+        // The first version has no stations before it, so none of them can have split.
+        guard version > 1 else { return [] }
         let closed = try changed(.delete, db), added = try changed(.insert, db)
         if added.isEmpty && closed.isEmpty { return [] }
         var transfers = try movedAcrossOperators(db)

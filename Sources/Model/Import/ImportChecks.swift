@@ -5,6 +5,8 @@ import GRDB
 /// mass closures, and connections naming what the free data leaves out.
 struct ImportChecks {
     let files: [ImportFile]
+    /// The line of each key in each file, from `StreamingTableDiff`.
+    let keyLines: [MasterTable: KeyLines]
     /// More closures than this share of a table's open rows needs `allowMassClose`.
     static let massCloseShare = 0.05
 
@@ -48,26 +50,23 @@ struct ImportChecks {
     }
 
     /// Connections naming a missing station or line are imported, and counted here.
+    ///
+    /// Run after the batch is written: the master's connections are then the file's.
     func connectionWarnings(_ db: Database, examples: Int = 3) throws -> [String] {
-        guard let file = file(for: .connections) else { return [] }
-        let missing = """
-            FROM \(StagingTables.importTable(.connections)) i
-            WHERE NOT EXISTS (SELECT 1 FROM main.lines l WHERE l.line_cd = i.line_cd)
-               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = i.station_cd1)
-               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = i.station_cd2)
-            """
-        // One pass: count them all, keep the first few as examples.
-        var count = 0
-        var shown: [String] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT source_line, line_cd, station_cd1, station_cd2 \(missing) ORDER BY source_line")
+        guard let file = file(for: .connections), let lines = keyLines[.connections] else { return [] }
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT line_cd, station_cd1, station_cd2 FROM main.connections c
+            WHERE NOT EXISTS (SELECT 1 FROM main.lines l WHERE l.line_cd = c.line_cd)
+               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = c.station_cd1)
+               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = c.station_cd2)
+            """)
+        var missing: [(line: Int, key: RowKey)] = []
         while let row = try rows.next() {
-            count += 1
-            if shown.count < examples {
-                let line: Int = row[0]
-                let values: [Int64] = [row[1], row[2], row[3]]
-                shown.append("line \(line): \(values.map(String.init).joined(separator: ","))")
-            }
+            let key = RowKey([row[0], row[1], row[2]])
+            missing.append((lines[key] ?? 0, key))
         }
+        let count = missing.count
+        let shown = missing.sorted { $0.line < $1.line }.prefix(examples).map { "line \($0.line): \($0.key.values.map(String.init).joined(separator: ","))" }
         guard count > 0 else { return [] }
         let subject = count == 1 ? "1 connection names" : "\(count) connections name"
         return ["\(file.displayName): \(subject) a station or line that does not exist; imported anyway "

@@ -43,14 +43,12 @@ extension MasterDatabase {
         phases.done("headers read")
         return try write { db in
             try StagingTables.create(db)
+            var keyLines: [MasterTable: KeyLines] = [:]
             for file in files {
-                try StagingLoader(file: file).load(into: db)
-                phases.done("\(file.table.name) loaded")
-                Progress.phase("comparing \(file.table.name)")
-                try TableDiff(table: file.table, givenColumns: file.header.columns).stage(db)
-                phases.done("\(file.table.name) diffed")
+                keyLines[file.table] = try StreamingTableDiff(file: file).stage(db)
+                phases.done("\(file.table.name) compared")
             }
-            let checks = ImportChecks(files: files)
+            let checks = ImportChecks(files: files, keyLines: keyLines)
             if !options.allowMassClose { try checks.checkMassClosures(db) }
             let version = try Self.dataVersion(db) + 1
             Progress.phase("writing version \(version)")

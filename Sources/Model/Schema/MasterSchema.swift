@@ -40,6 +40,19 @@ public enum MasterSchema {
                 ) WITHOUT ROWID
                 """)
         }
+        // Curator data, never published: the findings of the newest version, so that the next
+        // version's report names what it introduces without rebuilding this one (RecordedFindings).
+        migrator.registerMigration("recordFindings") { db in
+            try db.execute(sql: """
+                CREATE TABLE recorded_findings (
+                    rule TEXT NOT NULL,
+                    table_name TEXT NOT NULL,
+                    key_id TEXT NOT NULL,
+                    PRIMARY KEY (rule, table_name, key_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE recorded_findings_version (version INTEGER NOT NULL);
+                """)
+        }
         return migrator
     }
 

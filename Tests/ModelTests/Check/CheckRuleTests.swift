@@ -87,6 +87,23 @@ import Testing
         ])
     }
 
+    /// A version's report names only the findings it brings: the version before's are read from
+    /// the set recorded at its commit, or, for a master without one, rebuilt from the history.
+    @Test func aReportNamesOnlyTheFindingsItsVersionBrings() throws {
+        let database = try scratch.baseDatabase()
+        let first = try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_g_cd": "1999999"]))])
+        #expect(summary(first.findings) == ["group-dangling stations 1120102"])
+        let second = try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120103"], values: ["station_g_cd": "1999998"]))])
+        #expect(summary(second.findings) == ["group-dangling stations 1120103"])
+        // A master whose set was not recorded (an older StationAdmin wrote it): the same answer.
+        let queue = try DatabaseQueue(path: database.path)
+        try queue.write { try $0.execute(sql: "DELETE FROM recorded_findings; DELETE FROM recorded_findings_version") }
+        try queue.close()
+        let third = try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120104"], values: ["station_g_cd": "1999997"]))])
+        #expect(summary(third.findings) == ["group-dangling stations 1120104"])
+        #expect(summary(try database.check().findings).count == 3)
+    }
+
     @Test func limitsAreOptions() throws {
         let database = try scratch.baseDatabase()
         try database.apply([

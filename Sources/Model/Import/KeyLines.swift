@@ -1,0 +1,52 @@
+/// A master row's key: the one, two or three integer codes of its key columns.
+///
+/// Stored inline, not as an array: an import keeps a million of them.
+struct RowKey: Hashable {
+    private let first: Int64
+    private let second: Int64
+    private let third: Int64
+    private let count: Int8
+
+    init(_ values: [Int64]) {
+        precondition((1...3).contains(values.count), "master keys have one to three columns")
+        first = values[0]
+        second = values.count > 1 ? values[1] : 0
+        third = values.count > 2 ? values[2] : 0
+        count = Int8(values.count)
+    }
+
+    init(count: Int, value: (Int) -> Int64) {
+        first = value(0)
+        second = count > 1 ? value(1) : 0
+        third = count > 2 ? value(2) : 0
+        self.count = Int8(count)
+    }
+
+    var values: [Int64] { Array([first, second, third].prefix(Int(count))) }
+
+    /// As in `updates.key_id` and in messages: `11201/1120101/1120102`.
+    var text: String { values.map(String.init).joined(separator: "/") }
+}
+
+/// The line of a file on which each key stands: finds a key given twice, the rows a
+/// file leaves out, and the line to name in a warning about a row that was not staged.
+struct KeyLines {
+    private var lines: [RowKey: Int] = [:]
+
+    subscript(key: RowKey) -> Int? { lines[key] }
+
+    /// Records a key's line; returns the earlier line if the key was already recorded.
+    mutating func record(_ key: RowKey, line: Int) -> Int? {
+        lines.updateValue(line, forKey: key).map { earlier in
+            lines[key] = earlier
+            return earlier
+        }
+    }
+}
+
+extension ParsedBatch.Field {
+    var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+}

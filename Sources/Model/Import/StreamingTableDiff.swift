@@ -1,0 +1,283 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Compares one CSV file with its master table as the file is read, and stages in
+/// `temp.staged_<table>` only the rows that change (by the diff rules of the core issue).
+///
+/// Each row is looked up in the master through the primary key and compared column by
+/// column; a row that did not change costs one lookup and is written nowhere. A table
+/// that is empty skips the lookups: every row is an INSERT. Rows of the master that the
+/// file lacks are staged last, as closures (or removals, for connections).
+///
+/// A second thread reads and checks the file (libcsv, field rules) while this one looks
+/// rows up: the two halves of an import take about as long each.
+///
+/// - Throws: `CSVError` naming the file, line and column: wrong field count, a bad value,
+///   or a key that appears twice (both lines named). Of several problems, the one on
+///   the earliest line is reported, as a reader going line by line would.
+struct StreamingTableDiff {
+    let file: ImportFile
+    static let batchSize = 2048
+    /// Smaller files are read on the inserting thread: a second one would cost more than it saves.
+    static let threadedFromBytes = 8 << 20
+
+    /// Stages the file's changes; returns the line of every key the file holds.
+    func stage(_ db: Database) throws -> KeyLines {
+        let table = file.table
+        let header = file.header
+        let columns = table.columns
+        // For each master column, the field of the file that gives it (nil: the stored value stays).
+        let fieldOfColumn = columns.map { column in header.columns.firstIndex(of: column) }
+        let keyFields = table.keyColumns.map { key in header.columns.firstIndex { $0.name == key }! }
+        let statusColumn = table.closesByStatus ? columns.firstIndex { $0.name == "e_status" } : nil
+        let closed = Int64(MasterTable.closedStatus)
+
+        let tableIsEmpty = try Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
+        let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
+        let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
+        let insert = try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: columns.count + 2).joined(separator: ", ")))
+            """)
+        let lookupHandle = lookup.sqliteStatement
+        let insertHandle = insert.sqliteStatement
+
+        var lines = KeyLines()
+        let width = header.columns.count
+        Progress.phase("comparing \(URL(fileURLWithPath: file.path).lastPathComponent)",
+                       total: Progress.observer == nil ? nil : Self.lineCount(file.path))
+        try forEachBatch { batch in
+            try batch.text.withUnsafeBufferPointer { text in
+                for row in 0..<batch.count {
+                    let base = row * width
+                    let key = RowKey(count: keyFields.count) { batch.fields[base + keyFields[$0]].integerValue ?? 0 }
+                    if let firstLine = lines.record(key, line: batch.lines[row]) {
+                        throw CSVError(
+                            file: file.displayName, line: batch.lines[row],
+                            message: "duplicate key \(table.keyColumns.joined(separator: "/")) \(key.text), already on line \(firstLine) (expected each key once per file)")
+                    }
+                    var stored = false
+                    if !tableIsEmpty {
+                        sqlite3_reset(lookupHandle)
+                        for (index, field) in keyFields.enumerated() {
+                            sqlite3_bind_int64(lookupHandle, Int32(index + 1), batch.fields[base + field].integerValue ?? 0)
+                        }
+                        switch sqlite3_step(lookupHandle) {
+                        case SQLITE_ROW: stored = true
+                        case SQLITE_DONE: stored = false
+                        default: try Self.throwLastError(db, lookup)
+                        }
+                    }
+                    let kind: Update.Kind
+                    if stored {
+                        var changed = false
+                        for (column, field) in fieldOfColumn.enumerated() {
+                            guard let field, !table.keyColumns.contains(columns[column].name) else { continue }
+                            if Self.differs(batch.fields[base + field], text, stored: lookupHandle, column: Int32(column), kind: columns[column].kind) {
+                                changed = true
+                                break
+                            }
+                        }
+                        guard changed else { continue }
+                        if let statusColumn, let field = fieldOfColumn[statusColumn] {
+                            let old = sqlite3_column_int64(lookupHandle, Int32(statusColumn))
+                            let new = batch.fields[base + field].integerValue
+                            kind = old == closed && new != nil && new != closed ? .restore
+                                : old != closed && new == closed ? .delete : .update
+                        } else {
+                            kind = .update
+                        }
+                    } else {
+                        kind = .insert
+                    }
+                    sqlite3_reset(insertHandle)
+                    sqlite3_bind_text(insertHandle, 1, kind.rawValue, -1, Self.transient)
+                    sqlite3_bind_int64(insertHandle, 2, Int64(batch.lines[row]))
+                    for (column, field) in fieldOfColumn.enumerated() {
+                        let index = Int32(column + 3)
+                        if let field {
+                            Self.bind(batch.fields[base + field], text, to: insertHandle, at: index)
+                        } else if stored {
+                            sqlite3_bind_value(insertHandle, index, sqlite3_column_value(lookupHandle, Int32(column)))
+                        } else if let value = columns[column].defaultValue {
+                            sqlite3_bind_int64(insertHandle, index, Int64(value))
+                        } else {
+                            sqlite3_bind_null(insertHandle, index)
+                        }
+                    }
+                    try StatementBinding.step(insert, db)
+                }
+            }
+            if let last = batch.lines.last { Progress.update(last) }
+        }
+        sqlite3_reset(lookupHandle)
+        if !tableIsEmpty { try stageMissingRows(db, keeping: lines) }
+        return lines
+    }
+
+    /// Rows of the master that the file lacks: closed (e_status 2, the rest unchanged) or,
+    /// for a table that does not close by status, removed.
+    private func stageMissingRows(_ db: Database, keeping lines: KeyLines) throws {
+        let table = file.table
+        let closed = MasterTable.closedStatus
+        let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
+        let values = table.columns.map { table.closesByStatus && $0.name == "e_status" ? "\(closed)" : $0.name }
+        let stageMissing = try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+            SELECT 'DELETE', NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
+            """)
+        var missing: [RowKey] = []
+        let keys = try Row.fetchCursor(db, sql: """
+            SELECT \(table.keyOrder) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(closed)" : "")
+            """)
+        while let row = try keys.next() {
+            let key = RowKey((0..<table.keyColumns.count).map { row[$0] as Int64 })
+            if lines[key] == nil { missing.append(key) }
+        }
+        for key in missing {
+            try stageMissing.execute(arguments: StatementArguments(key.values))
+        }
+    }
+
+    /// Reads the file on a second thread when it is large, and hands its batches to `body` here.
+    private func forEachBatch(_ body: (ParsedBatch) throws -> Void) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
+        let threaded = size >= Self.threadedFromBytes
+        let channel = BatchChannel(capacity: threaded ? 4 : .max)
+        let reading = DispatchGroup()
+        let file = self.file
+        if threaded {
+            reading.enter()
+            DispatchQueue.global().async {
+                channel.finish(Self.read(file, into: channel))
+                reading.leave()
+            }
+        } else {
+            channel.finish(Self.read(file, into: channel))
+        }
+        defer {
+            channel.cancel()
+            reading.wait()
+        }
+        while let batch = try channel.take() { try body(batch) }
+    }
+
+    /// True when a file's field and the stored column differ under the diff rules:
+    /// NULL-aware, text byte for byte, coordinates equal within `MasterTable.coordinateTolerance`
+    /// (as `TableDiff.differs` says in SQL for curated batches).
+    private static func differs(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>,
+                                stored: SQLiteStatement, column: Int32, kind: MasterTable.Kind) -> Bool {
+        let type = sqlite3_column_type(stored, column)
+        switch field {
+        case .null:
+            return type != SQLITE_NULL
+        case .integer(let value):
+            switch type {
+            case SQLITE_INTEGER: return sqlite3_column_int64(stored, column) != value
+            case SQLITE_FLOAT: return sqlite3_column_double(stored, column) != Double(value)
+            default: return true
+            }
+        case .real(let value):
+            guard type == SQLITE_INTEGER || type == SQLITE_FLOAT else { return true }
+            let old = sqlite3_column_double(stored, column)
+            switch kind {
+            case .coordinate, .real: return abs(value - old) >= MasterTable.coordinateTolerance
+            default: return value != old
+            }
+        case let .text(start, count):
+            guard type == SQLITE_TEXT else { return true }
+            let bytes = sqlite3_column_text(stored, column)
+            guard Int(sqlite3_column_bytes(stored, column)) == count else { return true }
+            guard count > 0, let bytes else { return false }
+            return memcmp(bytes, text.baseAddress! + start, count) != 0
+        }
+    }
+
+    private static func bind(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>, to handle: SQLiteStatement, at index: Int32) {
+        switch field {
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let value): sqlite3_bind_int64(handle, index, value)
+        case .real(let value): sqlite3_bind_double(handle, index, value)
+        case let .text(start, count):
+            sqlite3_bind_text(handle, index, UnsafeRawPointer(text.baseAddress! + start).assumingMemoryBound(to: CChar.self),
+                              Int32(count), transient)
+        }
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func throwLastError(_ db: Database, _ statement: Statement) throws -> Never {
+        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+        throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)), message: message, sql: statement.sql)
+    }
+
+    /// Lines in a file (a quoted newline counts too: a progress estimate), read in large blocks.
+    static func lineCount(_ path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var lines = 0
+        while let block = try? handle.read(upToCount: 4 << 20), !block.isEmpty {
+            lines += block.withUnsafeBytes { bytes in
+                guard var next = bytes.baseAddress else { return 0 }
+                var count = 0, rest = bytes.count
+                while rest > 0, let found = memchr(next, 0x0A, rest) {
+                    count += 1
+                    let after = UnsafeRawPointer(found) + 1
+                    rest -= after - next
+                    next = after
+                }
+                return count
+            }
+        }
+        return lines
+    }
+
+    /// Reads and checks the file, handing rows over in batches. Returns the error that
+    /// stopped it (nil at the end of a good file).
+    private static func read(_ file: ImportFile, into channel: BatchChannel) -> Error? {
+        struct Cancelled: Error {}
+        let header = file.header
+        let decoder = FieldDecoder(file: file.displayName)
+        var batch = ParsedBatch(capacity: batchSize, fieldsPerRow: header.columns.count)
+        var isHeader = true
+        do {
+            try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
+                if isHeader {
+                    isHeader = false
+                    return
+                }
+                guard record.fieldCount == header.columns.count else {
+                    throw CSVError(
+                        file: file.displayName, line: record.line,
+                        message: "\(record.fieldCount) fields, expected \(header.columns.count) as in the header (\(header.columns.map(\.name).joined(separator: ",")))")
+                }
+                for (index, column) in header.columns.enumerated() {
+                    switch try decoder.parse(record.field(index), as: column, line: record.line) {
+                    case .null: batch.fields.append(.null)
+                    case .integer(let value): batch.fields.append(.integer(value))
+                    case .real(let value): batch.fields.append(.real(value))
+                    case .text(let bytes):
+                        batch.fields.append(.text(start: batch.text.count, count: bytes.count))
+                        batch.text.append(contentsOf: bytes)
+                    }
+                }
+                batch.lines.append(record.line)
+                if batch.count == batchSize {
+                    guard channel.put(batch) else { throw Cancelled() }
+                    batch = ParsedBatch(capacity: batchSize, fieldsPerRow: header.columns.count)
+                }
+            }
+        } catch is Cancelled {
+            return nil
+        } catch {
+            if batch.count > 0 { _ = channel.put(batch) }
+            return error
+        }
+        if isHeader {
+            return CSVError(file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
+        }
+        if batch.count > 0 { _ = channel.put(batch) }
+        return nil
+    }
+}
