@@ -49,7 +49,7 @@ import Testing
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
 
         let examples = try Self.examples()
-        #expect(examples.count == 10)
+        #expect(examples.count == 11)
         for example in examples {
             var arguments = example.command.replacingOccurrences(of: "{SCRATCH}", with: scratch.url.path)
                 .split(separator: " ").map(String.init)
