@@ -214,10 +214,7 @@ struct DataChecker {
     }
 
     private func stationsMovedFar(_ db: Database) throws -> [CheckFinding] {
-        let changedInVersion = """
-            SELECT key_id FROM updates WHERE user_version = \(version) AND table_name = 'stations'
-            AND type IN ('\(Update.Kind.update.rawValue)', '\(Update.Kind.delete.rawValue)', '\(Update.Kind.restore.rawValue)')
-            """
+        let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
         let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: "(\(changedInVersion))")
         let now = VersionedState(table: .stations, version: version, isNewest: version == newest)
             .select(restrictedTo: "(\(changedInVersion))")

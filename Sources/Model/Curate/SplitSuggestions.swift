@@ -185,7 +185,7 @@ struct SplitFinder {
     /// The stations the version inserted or closed, with their operator before the version
     /// (a closed station's line may close with it).
     private func changed(_ kind: Update.Kind, _ db: Database) throws -> [Station] {
-        let keys = "(SELECT key_id FROM updates WHERE user_version = \(version) AND table_name = 'stations' AND type = '\(kind.rawValue)')"
+        let keys = "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])))"
         let lines = kind == .insert ? "lines" : "(\(VersionedState(table: .lines, version: version - 1).select()))"
         return try Row.fetchAll(db, sql: """
             SELECT \(Self.columns) FROM stations s
@@ -199,7 +199,7 @@ struct SplitFinder {
     /// Stations the version moved to a line of another operator: operator before → after,
     /// with the lines they left.
     private func movedAcrossOperators(_ db: Database) throws -> [Transfer: TransferEvidence] {
-        let keys = "(SELECT key_id FROM updates WHERE user_version = \(version) AND table_name = 'stations' AND type = '\(Update.Kind.update.rawValue)')"
+        let keys = "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update])))"
         let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: keys)
         let linesBefore = VersionedState(table: .lines, version: version - 1).select()
         var transfers: [Transfer: TransferEvidence] = [:]

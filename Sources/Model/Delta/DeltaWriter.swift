@@ -90,8 +90,7 @@ struct DeltaWriter {
             DROP TABLE IF EXISTS temp.delta_new;
             DROP TABLE IF EXISTS temp.delta_old;
             CREATE TEMP TABLE delta_touched (key_id TEXT PRIMARY KEY) WITHOUT ROWID;
-            INSERT INTO temp.delta_touched SELECT DISTINCT key_id FROM updates
-            WHERE \(UpdateLog.rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to);
+            INSERT INTO temp.delta_touched \(UpdateLog.changedKeys(of: table, after: from, through: to, distinct: true));
             CREATE TEMP TABLE delta_new AS \(newState);
             CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
             CREATE TEMP TABLE delta_old AS \(oldState);

@@ -1,3 +1,5 @@
+import GRDB
+
 /// What a batch of changes does: the data version it makes, counts per table and kind,
 /// warnings, and the changes in words (`1122903 佐貫 → 龍ケ崎市`).
 ///
@@ -94,6 +96,33 @@ public struct FieldChange: Codable, Sendable, Equatable {
         try container.encode(column, forKey: .column)
         try container.encode(old, forKey: .old)
         try container.encode(new, forKey: .new)
+    }
+}
+
+extension FieldChange {
+    /// Whether two stored values of a column differ under the diff rules: coordinates are
+    /// equal within `MasterTable.coordinateTolerance`.
+    static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
+        switch kind {
+        case .coordinate, .real:
+            guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
+                return new.isNull != old.isNull
+            }
+            return abs(a - b) >= MasterTable.coordinateTolerance
+        default:
+            return new != old
+        }
+    }
+
+    /// A stored value as the change report shows it (a blob by its size).
+    static func text(_ value: DatabaseValue) -> String? {
+        switch value.storage {
+        case .null: return nil
+        case .int64(let number): return String(number)
+        case .double(let number): return String(number)
+        case .string(let string): return string
+        case .blob(let data): return "<\(data.count) bytes>"
+        }
     }
 }
 

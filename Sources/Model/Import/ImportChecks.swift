@@ -1,51 +1,40 @@
 import Foundation
 import GRDB
 
-/// Checks of a staged import that need the whole batch: references between tables,
+/// Checks of a pending import version that need every file: references between tables,
 /// mass closures, and connections naming what the free data leaves out.
 struct ImportChecks {
     let files: [ImportFile]
-    /// The line of each key in each file, from `StreamingTableDiff`.
+    /// The line of each key in each file, from `PendingVersion.stage(_:)`.
     let keyLines: [MasterTable: KeyLines]
     /// More closures than this share of a table's open rows needs `allowMassClose`.
     static let massCloseShare = 0.05
 
     func file(for table: MasterTable) -> ImportFile? { files.first { $0.table == table } }
 
-    /// Run before the batch is written: open rows are counted in the current state.
-    func checkMassClosures(_ db: Database) throws {
+    /// Run before the version is written: open rows are counted in the current state.
+    func checkMassClosures(_ version: PendingVersion, _ db: Database) throws {
         for file in files {
             let table = file.table
             let open = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : "")") ?? 0
-            let closing = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
+            let closing = try version.closingCount(of: table)
             if open > 0 && Double(closing) > Double(open) * Self.massCloseShare {
                 throw ImportError.massClosure(file: file.displayName, table: table.name, closing: closing, open: open)
             }
         }
     }
 
-    /// Run after the batch is written: every row the files changed must name an existing parent.
-    func checkReferences(_ db: Database) throws {
-        try checkReference(db, child: .stations, column: "line_cd", parent: .lines)
-        try checkReference(db, child: .lines, column: "company_cd", parent: .companies)
-    }
-
-    private func checkReference(_ db: Database, child: MasterTable, column: String, parent: MasterTable) throws {
-        guard let file = file(for: child) else { return }
-        let parentKey = parent.keyColumns[0]
-        let row = try Row.fetchOne(db, sql: """
-            SELECT s.source_line, s.\(column) FROM \(StagingTables.stagedTable(child)) s
-            WHERE s.source_line IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM main.\(parent.name) p WHERE p.\(parentKey) = s.\(column))
-            ORDER BY s.source_line LIMIT 1
-            """)
-        if let row {
-            let code: Int64 = row[1]
+    /// Run after the version is written: every row the files changed must name an existing parent.
+    func checkReferences(_ version: PendingVersion) throws {
+        for reference in MasterTable.references {
+            let (column, parent) = (reference.column, reference.parent)
+            guard let file = file(for: reference.child),
+                  let dangling = try version.firstDanglingRow(reference, fromFilesOnly: true)
+            else { continue }
             throw CSVError(
-                file: file.displayName, line: row[0],
-                message: "\(column) \(code) names no row of \(parent.name) (expected a \(parentKey) that exists in the database or in the \(parent.name) file)")
+                file: file.displayName, line: dangling.sourceLine ?? 0,
+                message: "\(column) \(dangling.value) names no row of \(parent.name) (expected a \(parent.keyColumns[0]) that exists in the database or in the \(parent.name) file)")
         }
     }
 

@@ -42,34 +42,24 @@ extension MasterDatabase {
         let files = try ImportSource.files(from: paths)
         phases.done("headers read")
         return try write { db in
-            try StagingTables.create(db)
+            let version = try PendingVersion(db)
             var keyLines: [MasterTable: KeyLines] = [:]
             for file in files {
-                keyLines[file.table] = try StreamingTableDiff(file: file).stage(db)
+                keyLines[file.table] = try version.stage(file)
                 phases.done("\(file.table.name) compared")
             }
             let checks = ImportChecks(files: files, keyLines: keyLines)
-            if !options.allowMassClose { try checks.checkMassClosures(db) }
-            let version = try Self.dataVersion(db) + 1
-            Progress.phase("writing version \(version)")
-            try VersionWriter(version: version, memo: options.memo, author: author).write(db)
+            if !options.allowMassClose { try checks.checkMassClosures(version, db) }
+            Progress.phase("writing version \(version.number)")
+            try version.write(memo: options.memo, author: author)
             phases.done("version written")
-            try checks.checkReferences(db)
-            let tables = files.map(\.table)
-            Progress.phase("describing and checking version \(version)")
-            let describer = ChangeDescriber(version: version)
-            let counts = try describer.counts(db, tables: tables)
-            let total = counts.values.flatMap(\.values).reduce(0, +)
-            var report = ChangeReport(
-                version: version, committed: commit && total > 0, counts: counts,
-                warnings: try checks.connectionWarnings(db),
-                changes: try describer.describe(db, tables: tables, limit: options.describeLimit),
-                totalChanges: total)
+            try checks.checkReferences(version)
+            Progress.phase("describing and checking version \(version.number)")
+            var report = try version.report(tables: files.map(\.table), describeLimit: options.describeLimit, committing: commit)
+            report.warnings = try checks.connectionWarnings(db)
             if files.contains(where: { $0.table == .stations }) {
-                report.suggestions = try Self.suggestSplits(db, version: version)
+                report.suggestions = try Self.suggestSplits(db, version: version.number)
             }
-            if total > 0 { report.findings = try Self.introducedFindings(db, version: version) }
-            try StagingTables.drop(db)
             phases.done("checked and described")
             return (report, report.committed)
         }

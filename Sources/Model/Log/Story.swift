@@ -40,15 +40,15 @@ extension MasterDatabase {
                     let old: DatabaseValue = before?[column.name] ?? .null
                     let new: DatabaseValue = after?[column.name] ?? .null
                     if update.type == .insert {
-                        if !table.keyColumns.contains(column.name), let value = ChangeDescriber.text(new) {
+                        if !table.keyColumns.contains(column.name), let value = FieldChange.text(new) {
                             fields.append(FieldChange(column: column.name, old: nil, new: value))
                         }
-                    } else if ChangeDescriber.differ(new, old, column.kind) {
-                        fields.append(FieldChange(column: column.name, old: ChangeDescriber.text(old), new: ChangeDescriber.text(new)))
+                    } else if FieldChange.differ(new, old, column.kind) {
+                        fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
                     }
                 }
                 let nameColumn = table.columns.first { $0.name.hasSuffix("_name") }?.name
-                let name = nameColumn.flatMap { (after ?? before)?[$0] }.flatMap(ChangeDescriber.text)
+                let name = nameColumn.flatMap { (after ?? before)?[$0] }.flatMap(FieldChange.text)
                 return StoryEntry(update: update, change: DescribedChange(table: table.name, key: update.keyID, kind: update.type, name: name, fields: fields))
             }
         }

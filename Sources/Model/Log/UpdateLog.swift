@@ -1,96 +1,76 @@
 import GRDB
 
-/// Rows and closed rows of one master table.
-public struct TableStatus: Codable, Sendable, Equatable {
-    public var table: String
-    public var rows: Int
-    /// Rows with `e_status = 2`; always 0 for tables whose rows are removed instead.
-    public var closed: Int
-}
-
-public struct DatabaseStatus: Codable, Sendable, Equatable {
-    public var version: Int
-    public var tables: [TableStatus]
-    public var updates: Int
-}
-
-/// Which `updates` rows `log` shows; nil means any.
-public struct LogFilter: Sendable {
-    public var version: Int?
-    public var table: String?
-    public var key: String?
-    public var type: Update.Kind?
-    /// At most this many rows (after the order is applied).
-    public var limit: Int?
-    /// Newest first, as `git log`; a key's story reads oldest first.
-    public var newestFirst: Bool
-
-    public init(version: Int? = nil, table: String? = nil, key: String? = nil, type: Update.Kind? = nil,
-                limit: Int? = nil, newestFirst: Bool = false) {
-        self.version = version
-        self.table = table
-        self.key = key
-        self.type = type
-        self.limit = limit
-        self.newestFirst = newestFirst
-    }
-}
-
-extension MasterDatabase {
-    public func status() throws -> DatabaseStatus {
-        try read { db in
-            let tables = try MasterTable.all.map { table in
-                TableStatus(
-                    table: table.name,
-                    rows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0,
-                    closed: table.closesByStatus
-                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name) WHERE e_status = \(MasterTable.closedStatus)") ?? 0 : 0)
-            }
-            return DatabaseStatus(
-                version: try Self.dataVersion(db), tables: tables,
-                updates: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM updates") ?? 0)
-        }
+/// Reads the `updates` log: the one place that knows its layout (a split is a `DUPLICATE` row
+/// whose `table_name` holds the old station code and `key_id` the new one). Queries that join
+/// the log with other tables take their SQL from here.
+enum UpdateLog {
+    /// The newest data version (0 for an empty log).
+    static func newestVersion(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(user_version), 0) FROM updates") ?? 0
     }
 
-    /// The `updates` rows matching `filter`, oldest first unless `newestFirst`.
-    ///
-    /// A key filter also finds the DUPLICATE rows that name the key as the original
-    /// station (`table_name`), so `log --key 1120101` tells a station's whole story.
-    ///
-    /// - Throws: `LogError` for a version or a key the log does not have (rather than an
-    ///   empty answer that looks like "nothing happened").
-    public func log(_ filter: LogFilter = LogFilter()) throws -> [Update] {
-        var conditions: [String] = []
-        var arguments: StatementArguments = []
-        if let version = filter.version {
-            conditions.append("user_version = ?")
-            arguments += [version]
+    /// SQL subquery: the keys (`key_id`) of `table` that versions after `from` up to and
+    /// including `to` changed, optionally only by the given kinds; never a split.
+    static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil, distinct: Bool = false) -> String {
+        let kindCondition = kinds.map { " AND type IN (\($0.map { "'\($0.rawValue)'" }.joined(separator: ", ")))" } ?? ""
+        return "SELECT \(distinct ? "DISTINCT " : "")key_id FROM updates WHERE \(rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to)\(kindCondition)"
+    }
+
+    /// How `version` changed each key of `table` (key_id → kind).
+    static func changeKinds(_ db: Database, of table: MasterTable, in version: Int) throws -> [String: Update.Kind] {
+        Dictionary(try Row.fetchAll(db, sql: """
+            SELECT key_id, type FROM updates WHERE user_version = ? AND \(rowChangeCondition(table))
+            """, arguments: [version]).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// SQL subquery: the keys of `table` that `version` changed, optionally only by `kinds`.
+    static func changedKeys(of table: MasterTable, in version: Int, kinds: [Update.Kind]? = nil) -> String {
+        changedKeys(of: table, after: version - 1, through: version, kinds: kinds)
+    }
+
+    /// The splits recorded after `from` up to and including `to`, in the order they were
+    /// recorded (a delta must replay them in that order).
+    static func splits(_ db: Database, after from: Int = 0, through to: Int = .max) throws -> [StationSplit] {
+        try Row.fetchAll(db, sql: """
+            SELECT CAST(table_name AS INTEGER), CAST(key_id AS INTEGER), user_version FROM updates
+            WHERE type = '\(Update.Kind.duplicate.rawValue)' AND user_version > ? AND user_version <= ? ORDER BY up_id
+            """, arguments: [from, to]).map { StationSplit(old: $0[0], new: $0[1], version: $0[2]) }
+    }
+
+    /// Whether the split old → new is recorded already, in any version.
+    static func hasSplit(_ db: Database, old: Int64, new: Int64) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM updates WHERE type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ? AND key_id = ?)
+            """, arguments: [String(old), String(new)]) ?? false
+    }
+
+    /// Version → table → kind → rows; a split counts under stations.
+    static func countsByVersion(_ db: Database) throws -> [Int: [String: [String: Int]]] {
+        var counts: [Int: [String: [String: Int]]] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT user_version,
+                   CASE WHEN type = '\(Update.Kind.duplicate.rawValue)' THEN '\(MasterTable.stations.name)' ELSE table_name END,
+                   type, COUNT(*)
+            FROM updates GROUP BY 1, 2, 3
+            """) {
+            counts[row[0], default: [:]][row[1], default: [:]][row[2]] = row[3]
         }
-        if let table = filter.table {
-            conditions.append(UpdateLog.tableCondition())
-            arguments += [table, table]
-        }
-        if let key = filter.key {
-            conditions.append(UpdateLog.keyCondition())
-            arguments += [key, key]
-        }
-        if let type = filter.type {
-            conditions.append("type = ?")
-            arguments += [type.rawValue]
-        }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let order = " ORDER BY up_id\(filter.newestFirst ? " DESC" : "")\(filter.limit.map { " LIMIT \($0)" } ?? "")"
-        return try read { db in
-            if let version = filter.version {
-                let newest = try Self.dataVersion(db)
-                guard (1...max(newest, 1)).contains(version), newest > 0 else {
-                    throw LogError.noSuchVersion(requested: version, newest: newest)
-                }
-            }
-            if let key = filter.key, try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM updates WHERE \(UpdateLog.keyCondition()))", arguments: [key, key])! {
-                throw LogError.noSuchKey(key)
-            }
-            return try Update.fetchAll(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
-        }
+        return counts
+    }
+
+    /// SQL condition: the row (aliased `alias`) changed a row of `table`, not a split.
+    static func rowChangeCondition(_ table: MasterTable, alias: String? = nil) -> String {
+        let prefix = alias.map { $0 + "." } ?? ""
+        return "\(prefix)table_name = '\(table.name)' AND \(prefix)type <> '\(Update.Kind.duplicate.rawValue)'"
+    }
+
+    /// SQL conditions for `log`: rows of a table, or of a key, where a split belongs to the
+    /// stations table and to its original station.
+    static func tableCondition() -> String {
+        "(table_name = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND ? = '\(MasterTable.stations.name)'))"
+    }
+
+    static func keyCondition() -> String {
+        "(key_id = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ?))"
     }
 }

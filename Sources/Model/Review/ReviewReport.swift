@@ -127,12 +127,8 @@ struct ReviewReader {
 
         var changes: [ReviewChange] = []
         for table in MasterTable.all {
-            let keys = """
-                (SELECT key_id FROM updates WHERE user_version = \(version) AND \(UpdateLog.rowChangeCondition(table)))
-                """
-            let kinds = Dictionary(try Row.fetchAll(db, sql: """
-                SELECT key_id, type FROM updates WHERE user_version = \(version) AND \(UpdateLog.rowChangeCondition(table))
-                """).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, b in b })
+            let keys = "(\(UpdateLog.changedKeys(of: table, in: version)))"
+            let kinds = try UpdateLog.changeKinds(db, of: table, in: version)
             if kinds.isEmpty { continue }
             let before = try rowsByKey(db, state(table, version: version - 1, keys: keys))
             let after = try rowsByKey(db, state(table, version: version, keys: keys))

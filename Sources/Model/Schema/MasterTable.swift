@@ -186,4 +186,18 @@ extension MasterTable {
     public static let all: [MasterTable] = [prefectures, companies, lines, stations, connections]
 
     public static func named(_ name: String) -> MasterTable? { all.first { $0.name == name } }
+
+    /// A column whose value must name a row of another table.
+    struct Reference {
+        let child: MasterTable
+        let column: String
+        let parent: MasterTable
+    }
+
+    /// The references every imported or curated row must keep. A connection may name a
+    /// station the free data leaves out (Shinkansen), so connections are only warned about.
+    static let references = [
+        Reference(child: .stations, column: "line_cd", parent: .lines),
+        Reference(child: .lines, column: "company_cd", parent: .companies),
+    ]
 }

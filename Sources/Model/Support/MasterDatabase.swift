@@ -92,7 +92,7 @@ public final class MasterDatabase: Sendable {
     }
 
     static func dataVersion(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(user_version), 0) FROM updates") ?? 0
+        try UpdateLog.newestVersion(db)
     }
 
     /// The random id `init` gave this master; a release folder belongs to one lineage.

@@ -1,39 +1,4 @@
-import Foundation
 import GRDB
-
-/// A curated change the rules refuse.
-public enum CurationError: Error, LocalizedError, Equatable {
-    case danglingReference(table: String, key: String, column: String, value: Int64, parent: String)
-    case splitRefused(old: Int64, new: Int64, reason: String)
-
-    public var errorDescription: String? {
-        switch self {
-        case let .danglingReference(table, key, column, value, parent):
-            return "\(table) \(key): \(column) \(value) names no row of \(parent) (expected an existing \(column))"
-        case let .splitRefused(old, new, reason):
-            return "split \(old) → \(new) refused: \(reason)"
-        }
-    }
-}
-
-/// References every curated row must keep, checked after the batch is written.
-enum CurationChecks {
-    static func checkReferences(_ db: Database) throws {
-        try check(db, child: .stations, column: "line_cd", parent: .lines)
-        try check(db, child: .lines, column: "company_cd", parent: .companies)
-    }
-
-    private static func check(_ db: Database, child: MasterTable, column: String, parent: MasterTable) throws {
-        let parentKey = parent.keyColumns[0]
-        if let row = try Row.fetchOne(db, sql: """
-            SELECT \(child.keyText(alias: "s")), s.\(column) FROM \(StagingTables.stagedTable(child)) s
-            WHERE NOT EXISTS (SELECT 1 FROM main.\(parent.name) p WHERE p.\(parentKey) = s.\(column))
-            ORDER BY \(child.keyOrder) LIMIT 1
-            """) {
-            throw CurationError.danglingReference(table: child.name, key: row[0], column: column, value: row[1], parent: parent.name)
-        }
-    }
-}
 
 /// What makes a station split (DUPLICATE) acceptable.
 enum SplitRules {

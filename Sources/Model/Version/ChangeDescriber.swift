@@ -1,8 +1,8 @@
 import GRDB
 
-/// Reads a staged batch after `VersionWriter` has run (inside the same transaction)
-/// and counts and describes it: the old state of each changed row is the history row
-/// the batch wrote.
+/// Reads what a `PendingVersion` staged, after `VersionWriter` has run (inside the same
+/// transaction), and counts and describes it: the old state of each changed row is the
+/// history row the version wrote.
 struct ChangeDescriber {
     let version: Int
 
@@ -50,45 +50,23 @@ struct ChangeDescriber {
                 var fields: [FieldChange] = []
                 if kind == .insert {
                     for (index, column) in table.columns.enumerated() where !table.keyColumns.contains(column.name) {
-                        if let value = Self.text(row[2 + index]) { fields.append(FieldChange(column: column.name, old: nil, new: value)) }
+                        if let value = FieldChange.text(row[2 + index]) { fields.append(FieldChange(column: column.name, old: nil, new: value)) }
                     }
                 } else {
                     for (index, column) in table.columns.enumerated() {
                         let new: DatabaseValue = row[2 + index]
                         let old: DatabaseValue = row[2 + columns.count + index]
-                        if Self.differ(new, old, column.kind) {
-                            fields.append(FieldChange(column: column.name, old: Self.text(old), new: Self.text(new)))
+                        if FieldChange.differ(new, old, column.kind) {
+                            fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
                         }
                     }
                 }
                 let nameIndex = table.columns.firstIndex { $0.name.hasSuffix("_name") }
                 changes.append(DescribedChange(
                     table: table.name, key: row[1], kind: kind,
-                    name: nameIndex.flatMap { Self.text(row[2 + $0]) }, fields: fields))
+                    name: nameIndex.flatMap { FieldChange.text(row[2 + $0]) }, fields: fields))
             }
         }
         return changes
-    }
-
-    static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
-        switch kind {
-        case .coordinate, .real:
-            guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
-                return new.isNull != old.isNull
-            }
-            return abs(a - b) >= MasterTable.coordinateTolerance
-        default:
-            return new != old
-        }
-    }
-
-    static func text(_ value: DatabaseValue) -> String? {
-        switch value.storage {
-        case .null: return nil
-        case .int64(let number): return String(number)
-        case .double(let number): return String(number)
-        case .string(let string): return string
-        case .blob(let data): return "<\(data.count) bytes>"
-        }
     }
 }

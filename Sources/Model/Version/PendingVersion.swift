@@ -1,0 +1,141 @@
+import GRDB
+
+/// A data version being written, inside the caller's write transaction: the one home of
+/// the staging tables (`temp.staged_*`, `temp.import_*`), which no code outside this
+/// folder names.
+///
+/// Producers stage into it: an import file by file, a curated batch row by row, splits as
+/// pairs. Then `write` moves the staged rows into the master, their old states into
+/// history and one `updates` row per changed key into the log, and `report` counts and
+/// describes what the version changes. For example, an import is
+///
+///     let version = try PendingVersion(db)
+///     for file in files { _ = try version.stage(file) }
+///     try version.write(memo: nil, author: "kato")
+///     let report = try version.report(tables: files.map(\.table), describeLimit: 20, committing: true)
+///
+/// and the caller commits the transaction when `report.committed`.
+struct PendingVersion {
+    /// The data version this becomes: the master's newest plus one.
+    let number: Int
+    private let db: Database
+
+    init(_ db: Database) throws {
+        self.db = db
+        number = try MasterDatabase.dataVersion(db) + 1
+        try StagingTables.create(db)
+    }
+
+    // MARK: Staging
+
+    /// Stages what importing `file` changes (the file is the whole table: rows it lacks
+    /// close or go); returns the line of each key the file holds.
+    func stage(_ file: ImportFile) throws -> KeyLines {
+        try StreamingTableDiff(file: file).stage(db)
+    }
+
+    /// Stages a curated table: `rows` are whole new states (what equals the stored row stages
+    /// nothing), `removals` keys of rows to remove; rows the batch does not name stay.
+    func stage(rows: [[DatabaseValue]], removals: [[DatabaseValue]], of table: MasterTable) throws {
+        let columns = table.columnNames.joined(separator: ", ")
+        let insert = try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.importTable(table)) (source_line, \(columns))
+            VALUES (\(Array(repeating: "?", count: table.columns.count + 1).joined(separator: ", ")))
+            """)
+        for (index, row) in rows.enumerated() {
+            StatementBinding.bind([(index + 1).databaseValue] + row, to: insert)
+            try StatementBinding.step(insert, db)
+        }
+        try CuratedRowDiff(table: table).stage(db)
+        let keyCondition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
+        let remove = try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(columns))
+            SELECT 'DELETE', NULL, \(columns) FROM main.\(table.name) WHERE \(keyCondition)
+            """)
+        for key in removals {
+            try remove.execute(arguments: StatementArguments(key))
+        }
+    }
+
+    /// Records station splits (DUPLICATE), in order, once `SplitRules` accepts them.
+    ///
+    /// - Throws: `CurationError.splitRefused`.
+    func stage(splits: [(old: Int64, new: Int64)]) throws {
+        try SplitRules.check(splits, db)
+        let insert = try db.makeStatement(sql: "INSERT INTO temp.staged_duplicates (seq, old_cd, new_cd) VALUES (?, ?, ?)")
+        for (index, split) in splits.enumerated() {
+            try insert.execute(arguments: [index + 1, split.old, split.new])
+        }
+    }
+
+    /// How many rows of `table` the staged changes close (or, for connections, remove).
+    func closingCount(of table: MasterTable) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
+    }
+
+    // MARK: Writing
+
+    /// Writes the staged changes as version `number` and checks what only the written
+    /// state can tell (every new station of a split exists).
+    func write(memo: String?, author: String?) throws {
+        try VersionWriter(version: number, memo: memo, author: author).write(db)
+        try SplitRules.checkNewStationsExist(try stagedSplits(), db)
+    }
+
+    /// A staged row that, once written, names a parent row that does not exist.
+    struct DanglingRow {
+        /// The row's key as in `updates.key_id`.
+        let key: String
+        /// The line of the file it came from; nil for a curated row.
+        let sourceLine: Int?
+        let value: Int64
+    }
+
+    /// The first staged row whose reference names no row of its parent, after `write`.
+    ///
+    /// - Parameter fromFilesOnly: look only at rows that came from a file (rows an import
+    ///   closes keep the reference they had), and take the earliest line first.
+    func firstDanglingRow(_ reference: MasterTable.Reference, fromFilesOnly: Bool) throws -> DanglingRow? {
+        let (child, column, parent) = (reference.child, reference.column, reference.parent)
+        let parentKey = parent.keyColumns[0]
+        let row = try Row.fetchOne(db, sql: """
+            SELECT \(child.keyText(alias: "s")), s.source_line, s.\(column) FROM \(StagingTables.stagedTable(child)) s
+            WHERE \(fromFilesOnly ? "s.source_line IS NOT NULL AND " : "")
+                  NOT EXISTS (SELECT 1 FROM main.\(parent.name) p WHERE p.\(parentKey) = s.\(column))
+            ORDER BY \(fromFilesOnly ? "s.source_line" : child.keyColumns.map { "s." + $0 }.joined(separator: ", ")) LIMIT 1
+            """)
+        return row.map { DanglingRow(key: $0[0], sourceLine: $0[1], value: $0[2]) }
+    }
+
+    // MARK: Reporting
+
+    /// Counts and describes the version after `write`, with the findings it introduces,
+    /// and drops the staging tables.
+    ///
+    /// - Parameters:
+    ///   - tables: the tables the producer staged (their counts are listed even when zero).
+    ///   - describeLimit: how many changes to describe in words (nil: all).
+    ///   - committing: whether the caller will commit; a version with no change never is.
+    func report(tables: [MasterTable], describeLimit: Int?, committing: Bool) throws -> ChangeReport {
+        let splits = try stagedSplits()
+        let counted = splits.isEmpty || tables.contains(.stations) ? tables : tables + [.stations]
+        let describer = ChangeDescriber(version: number)
+        let counts = try describer.counts(db, tables: counted)
+        let total = counts.values.flatMap(\.values).reduce(0, +)
+        let limit = describeLimit.map { max($0 - splits.count, 0) }
+        var report = ChangeReport(
+            version: number, committed: committing && total > 0, counts: counts, warnings: [],
+            changes: try describer.describe(db, tables: tables, limit: limit)
+                + splits.prefix(describeLimit ?? splits.count).map {
+                    DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
+                },
+            totalChanges: total)
+        if total > 0 { report.findings = try MasterDatabase.introducedFindings(db, version: number) }
+        try StagingTables.drop(db)
+        return report
+    }
+
+    private func stagedSplits() throws -> [(old: Int64, new: Int64)] {
+        try Row.fetchAll(db, sql: "SELECT old_cd, new_cd FROM temp.staged_duplicates ORDER BY seq").map { ($0[0], $0[1]) }
+    }
+}
