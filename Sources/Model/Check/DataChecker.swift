@@ -175,45 +175,76 @@ struct DataChecker {
         }
     }
 
-    /// `connection-too-long` and `connection-to-closed-station`: one pass over the connections.
+    /// `connection-too-long` and `connection-to-closed-station`: one pass over the connections
+    /// reading numbers only; the names are read for the few that are findings.
     private func connections(_ db: Database) throws -> [CheckFinding] {
-        var findings: [CheckFinding] = []
-        _ = try rows(db, """
-            SELECT c.line_cd, c.station_cd1, c.station_cd2, l.line_name, l.e_status,
-                   a.station_name, a.lat, a.lon, a.e_status, b.station_name, b.lat, b.lon, b.e_status
+        struct Edge {
+            let line: Int64, first: Int64, second: Int64
+            let kilometres: Double?
+            let closedEnds: [Int64]
+        }
+        let edges = try rows(db, """
+            SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
+                   a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status
             FROM connections c
             JOIN stations a ON a.station_cd = c.station_cd1
             JOIN stations b ON b.station_cd = c.station_cd2
             LEFT JOIN lines l ON l.line_cd = c.line_cd
-            """) { row -> Void? in
-            let line: Int64 = row[0], first: Int64 = row[1], second: Int64 = row[2]
-            let key = "\(line)/\(first)/\(second)"
-            let lineName = (row[3] as String?).map { name($0) } ?? "(no such line)"
-            let edge = "\(lineName): \(name(row[5])) – \(name(row[9]))"
-            if let a = row[6] as Double?, let b = row[7] as Double?, let c = row[10] as Double?, let d = row[11] as Double? {
-                let kilometres = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d) / 1000
-                if kilometres > limits.connectionKilometres {
-                    findings.append(CheckFinding(.connectionTooLong, .connections, key: key, """
-                        \(edge) is \(String(format: "%.1f", kilometres)) km long (limit \(Self.kilometres(limits.connectionKilometres)) km; \
-                        if they are not neighbours: station-admin disconnect \(line) \(first) \(second); \
-                        a real long edge, such as a tunnel under a strait: waive it)
-                        """))
-                }
+            """) { row -> Edge? in
+            var kilometres: Double?
+            if let a = row[4] as Double?, let b = row[5] as Double?, let c = row[7] as Double?, let d = row[8] as Double? {
+                let length = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d) / 1000
+                if length > limits.connectionKilometres { kilometres = length }
             }
-            let lineOpen = (row[4] as Int?).map { $0 != Self.closed } ?? false
-            let closedEnds = [(first, row[5] as String, row[8] as Int), (second, row[9] as String, row[12] as Int)].filter { $0.2 == Self.closed }
-            if lineOpen, !closedEnds.isEmpty {
+            let lineOpen = (row[3] as Int?).map { $0 != Self.closed } ?? false
+            let first: Int64 = row[1], second: Int64 = row[2]
+            let closedEnds = lineOpen ? [(first, row[6] as Int), (second, row[9] as Int)].filter { $0.1 == Self.closed }.map(\.0) : []
+            guard kilometres != nil || !closedEnds.isEmpty else { return nil }
+            return Edge(line: row[0], first: first, second: second, kilometres: kilometres, closedEnds: closedEnds)
+        }
+        guard !edges.isEmpty else { return [] }
+        let lineNames = try names(db, table: "lines", key: "line_cd", name: "line_name", of: Set(edges.map(\.line)))
+        let stationNames = try names(db, table: "stations", key: "station_cd", name: "station_name", of: Set(edges.flatMap { [$0.first, $0.second] }))
+        var findings: [CheckFinding] = []
+        for edge in edges {
+            let (line, first, second) = (edge.line, edge.first, edge.second)
+            let key = "\(line)/\(first)/\(second)"
+            let lineName = lineNames[line].map { name($0) } ?? "(no such line)"
+            let stationName = { (station: Int64) in name(stationNames[station] ?? "") }
+            let description = "\(lineName): \(stationName(first)) – \(stationName(second))"
+            if let kilometres = edge.kilometres {
+                findings.append(CheckFinding(.connectionTooLong, .connections, key: key, """
+                    \(description) is \(String(format: "%.1f", kilometres)) km long (limit \(Self.kilometres(limits.connectionKilometres)) km; \
+                    if they are not neighbours: station-admin disconnect \(line) \(first) \(second); \
+                    a real long edge, such as a tunnel under a strait: waive it)
+                    """))
+            }
+            if !edge.closedEnds.isEmpty {
                 findings.append(CheckFinding(.connectionToClosedStation, .connections, key: key, """
-                    open line \(edge) runs to closed \(closedEnds.map { "\($0.0) \(name($0.1))" }.joined(separator: " and ")) \
+                    open line \(description) runs to closed \(edge.closedEnds.map { "\($0) \(stationName($0))" }.joined(separator: " and ")) \
                     (remove it: station-admin disconnect \(line) \(first) \(second); or restore the station)
                     """))
             }
-            return nil
         }
         return findings
     }
 
+    /// The names of the given rows of `table` at `version`, a few thousand keys per query.
+    private func names(_ db: Database, table: String, key: String, name: String, of keys: Set<Int64>) throws -> [Int64: String] {
+        var names: [Int64: String] = [:]
+        let sorted = keys.sorted()
+        for start in stride(from: 0, to: sorted.count, by: 4096) {
+            let chunk = sorted[start..<min(start + 4096, sorted.count)].map(String.init).joined(separator: ", ")
+            _ = try rows(db, "SELECT \(key), \(name) FROM \(table) WHERE \(key) IN (\(chunk))") { row -> Void? in
+                names[row[0]] = row[1]
+                return nil
+            }
+        }
+        return names
+    }
+
     private func stationsMovedFar(_ db: Database) throws -> [CheckFinding] {
+        guard version > 1 else { return [] }  // the first version moves nothing
         let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
         let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: "(\(changedInVersion))")
         let now = VersionedState(table: .stations, version: version, isNewest: version == newest)
@@ -269,17 +300,26 @@ struct DataChecker {
         }
     }
 
+    /// One pass over the open stations in line order, the first of each name remembered per
+    /// line (a self-join on line and name visited every station of a line once per station: 2.4 s
+    /// at a million stations, against 0.9 s). Names compare as bytes, as SQLite compares text.
     private func duplicateNamesOnLines(_ db: Database) throws -> [CheckFinding] {
-        try rows(db, """
-            SELECT s.station_cd, s.station_name, s.line_cd, MIN(o.station_cd) FROM stations s
-            JOIN stations o ON o.line_cd = s.line_cd AND o.station_name = s.station_name
-                AND o.station_cd < s.station_cd AND o.e_status <> \(Self.closed)
-            WHERE s.e_status <> \(Self.closed)
-            GROUP BY s.station_cd
+        var currentLine: Int64?
+        var firstOfName: [[UInt8]: Int64] = [:]
+        return try rows(db, """
+            SELECT station_cd, station_name, line_cd FROM stations WHERE e_status <> \(Self.closed) ORDER BY line_cd, station_cd
             """) { row in
-            let station: Int64 = row[0], line: Int64 = row[2], other: Int64 = row[3]
+            let station: Int64 = row[0], stationName: String = row[1], line: Int64 = row[2]
+            if line != currentLine {
+                currentLine = line
+                firstOfName.removeAll(keepingCapacity: true)
+            }
+            guard let other = firstOfName[Array(stationName.utf8)] else {
+                firstOfName[Array(stationName.utf8)] = station
+                return nil
+            }
             return CheckFinding(.duplicateNameOnLine, .stations, key: String(station), """
-                \(name(row[1])) is the second open station of that name on line \(line) (the first is \(other); \
+                \(name(stationName)) is the second open station of that name on line \(line) (the first is \(other); \
                 close the one that is wrong: station-admin close stations \(station); or rename it)
                 """)
         }

@@ -87,6 +87,39 @@ import Testing
         ])
     }
 
+    /// Names repeat per line, among open stations only: the second and third 陸奥市川 of line 11201
+    /// both name the first, a closed one and the 八戸 of another line do not count. A closed
+    /// station's connections name both ends by name (names are read only for findings). Rules come in their fixed order.
+    @Test func duplicateNamesAndClosedEndsAreFoundPerLine() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([
+            LocatedOperation(.edit(table: .stations, key: ["1120105"], values: ["station_name": "陸奥市川"])),
+            LocatedOperation(.edit(table: .stations, key: ["1120103"], values: ["station_name": "陸奥市川"])),
+            LocatedOperation(.edit(table: .stations, key: ["1120107"], values: ["station_name": "陸奥市川"])),
+            LocatedOperation(.close(table: .stations, key: ["1120107"], date: "2020-03-14", cascade: false)),
+        ])
+        let lines = try database.check().findings.map(\.line)
+        #expect(lines == [
+            "stations 1120103: duplicate-name-on-line: 陸奥市川 is the second open station of that name on line 11201 (the first is 1120102; "
+                + "close the one that is wrong: station-admin close stations 1120103; or rename it)",
+            "stations 1120105: duplicate-name-on-line: 陸奥市川 is the second open station of that name on line 11201 (the first is 1120102; "
+                + "close the one that is wrong: station-admin close stations 1120105; or rename it)",
+            "connections 11201/1120106/1120107: connection-to-closed-station: open line JR東北本線(八戸～青森): 小川原 – 陸奥市川 runs to closed 1120107 陸奥市川 "
+                + "(remove it: station-admin disconnect 11201 1120106 1120107; or restore the station)",
+            "connections 11201/1120107/1120108: connection-to-closed-station: open line JR東北本線(八戸～青森): 陸奥市川 – 乙供 runs to closed 1120107 陸奥市川 "
+                + "(remove it: station-admin disconnect 11201 1120107 1120108; or restore the station)",
+        ], "\(lines.joined(separator: "\n"))")
+        // Version 2 read back from the history once version 3 renamed and reopened everything.
+        try database.apply([
+            LocatedOperation(.edit(table: .stations, key: ["1120103"], values: ["station_name": "下田"])),
+            LocatedOperation(.edit(table: .stations, key: ["1120105"], values: ["station_name": "三沢"])),
+            LocatedOperation(.restore(table: .stations, key: ["1120107"])),
+            LocatedOperation(.edit(table: .stations, key: ["1120107"], values: ["station_name": "上北町"])),
+        ])
+        #expect(try database.check().findings.isEmpty)
+        #expect(try database.check(version: 2).findings.map(\.line) == lines)
+    }
+
     /// A version's report names only the findings it brings: the version before's are read from
     /// the set recorded at its commit, or, for a master without one, rebuilt from the history.
     @Test func aReportNamesOnlyTheFindingsItsVersionBrings() throws {
