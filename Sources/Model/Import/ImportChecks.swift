@@ -32,8 +32,9 @@ struct ImportChecks {
             guard let file = file(for: reference.child),
                   let dangling = try version.firstDanglingRow(reference, fromFilesOnly: true)
             else { continue }
+            let line = dangling.sourceLine ?? Int64(dangling.key).flatMap { keyLines[reference.child]?[RowKey([$0])] } ?? 0
             throw CSVError(
-                file: file.displayName, line: dangling.sourceLine ?? 0,
+                file: file.displayName, line: line,
                 message: "\(column) \(dangling.value) names no row of \(parent.name) (expected a \(parent.keyColumns[0]) that exists in the database or in the \(parent.name) file)")
         }
     }

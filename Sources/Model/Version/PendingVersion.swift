@@ -31,7 +31,7 @@ struct PendingVersion {
     /// Stages what importing `file` changes (the file is the whole table: rows it lacks
     /// close or go); returns the line of each key the file holds.
     func stage(_ file: ImportFile) throws -> KeyLines {
-        try StreamingTableDiff(file: file).stage(db)
+        try StreamingTableDiff(file: file).stage(db).keyLines
     }
 
     /// Stages a curated table: `rows` are whole new states (what equals the stored row stages
@@ -86,7 +86,8 @@ struct PendingVersion {
     struct DanglingRow {
         /// The row's key as in `updates.key_id`.
         let key: String
-        /// The line of the file it came from; nil for a curated row.
+        /// The line of the file it came from; nil for a curated row or a file loaded into an
+        /// empty table (its line is in the file's `KeyLines`).
         let sourceLine: Int?
         let value: Int64
     }
@@ -98,6 +99,8 @@ struct PendingVersion {
     func firstDanglingRow(_ reference: MasterTable.Reference, fromFilesOnly: Bool) throws -> DanglingRow? {
         let (child, column, parent) = (reference.child, reference.column, reference.parent)
         let parentKey = parent.keyColumns[0]
+        // A file loaded straight into the master has no lines staged: every row is from the file.
+        let fromFilesOnly = try fromFilesOnly && !StagingTables.isLoaded(child, db)
         let row = try Row.fetchOne(db, sql: """
             SELECT \(child.keyText(alias: "s")), s.source_line, s.\(column) FROM \(StagingTables.stagedTable(child)) s
             WHERE \(fromFilesOnly ? "s.source_line IS NOT NULL AND " : "")

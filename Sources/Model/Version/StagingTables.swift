@@ -10,6 +10,7 @@ enum StagingTables {
     static func stagedTable(_ table: MasterTable) -> String { "temp.staged_\(table.name)" }
 
     static func create(_ db: Database) throws {
+        try dropLoadedViews(db)
         for table in MasterTable.all {
             // Typed like the master tables: an untyped column's affinity keeps SQLite off its key index.
             let columns = table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
@@ -26,7 +27,32 @@ enum StagingTables {
             """)
     }
 
+    /// After a file was loaded straight into its empty master table: the staged rows are the
+    /// master's rows, all INSERTs, read through a view of the same name and shape.
+    static func stageAsLoaded(_ table: MasterTable, _ db: Database) throws {
+        let staged = stagedTable(table)
+        let name = "staged_\(table.name)"
+        try db.execute(sql: """
+            DROP TABLE \(staged);
+            CREATE TEMP VIEW \(name) AS
+            SELECT '\(Update.Kind.insert.rawValue)' AS kind, NULL AS source_line, \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name);
+            """)
+    }
+
+    /// Whether `table` was loaded straight into the master (`stageAsLoaded`).
+    static func isLoaded(_ table: MasterTable, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = ?)",
+                          arguments: ["staged_\(table.name)"]) ?? false
+    }
+
+    private static func dropLoadedViews(_ db: Database) throws {
+        for table in MasterTable.all where try isLoaded(table, db) {
+            try db.execute(sql: "DROP VIEW \(stagedTable(table))")
+        }
+    }
+
     static func drop(_ db: Database) throws {
+        try dropLoadedViews(db)
         for table in MasterTable.all {
             try db.execute(sql: "DROP TABLE IF EXISTS \(importTable(table)); DROP TABLE IF EXISTS \(stagedTable(table));")
         }

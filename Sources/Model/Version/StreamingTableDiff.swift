@@ -7,7 +7,7 @@ import GRDBSQLite
 ///
 /// Each row is looked up in the master through the primary key and compared column by
 /// column; a row that did not change costs one lookup and is written nowhere. A table
-/// that is empty skips the lookups: every row is an INSERT. Rows of the master that the
+/// that is empty skips the lookups: every row is an INSERT, written straight into the master. Rows of the master that the
 /// file lacks are staged last, as closures (or removals, for connections).
 ///
 /// A second thread reads and checks the file (libcsv, field rules) while this one looks
@@ -22,8 +22,16 @@ struct StreamingTableDiff {
     /// Smaller files are read on the inserting thread: a second one would cost more than it saves.
     static let threadedFromBytes = 8 << 20
 
-    /// Stages the file's changes; returns the line of every key the file holds.
-    func stage(_ db: Database) throws -> KeyLines {
+    /// What staging a file did.
+    struct StagedFile {
+        /// The line of every key the file holds.
+        let keyLines: KeyLines
+        /// The table was empty, and the file's rows are in the master already.
+        let loadedIntoMaster: Bool
+    }
+
+    /// Stages the file's changes.
+    func stage(_ db: Database) throws -> StagedFile {
         let table = file.table
         let header = file.header
         let columns = table.columns
@@ -36,10 +44,18 @@ struct StreamingTableDiff {
         let tableIsEmpty = try Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
         let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
         let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
-        let insert = try db.makeStatement(sql: """
-            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-            VALUES (\(Array(repeating: "?", count: columns.count + 2).joined(separator: ", ")))
-            """)
+        // An empty table is loaded straight into the master (every row is an INSERT), saving a
+        // copy of every row; the staged table then becomes a view of it. The kind and line are
+        // bound to ?1 and ?2 either way, and the master's statement leaves them out.
+        let insert = try db.makeStatement(sql: tableIsEmpty
+            ? """
+                INSERT INTO main.\(table.name) (\(table.columnNames.joined(separator: ", ")))
+                VALUES (\((0..<columns.count).map { "?\($0 + 3)" }.joined(separator: ", ")))
+                """
+            : """
+                INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+                VALUES (\((0..<columns.count + 2).map { "?\($0 + 1)" }.joined(separator: ", ")))
+                """)
         let lookupHandle = lookup.sqliteStatement
         let insertHandle = insert.sqliteStatement
 
@@ -112,8 +128,12 @@ struct StreamingTableDiff {
             if let last = batch.lines.last { Progress.update(last) }
         }
         sqlite3_reset(lookupHandle)
-        if !tableIsEmpty { try stageMissingRows(db, keeping: lines) }
-        return lines
+        if tableIsEmpty {
+            try StagingTables.stageAsLoaded(table, db)
+        } else {
+            try stageMissingRows(db, keeping: lines)
+        }
+        return StagedFile(keyLines: lines, loadedIntoMaster: tableIsEmpty)
     }
 
     /// Rows of the master that the file lacks: closed (e_status 2, the rest unchanged) or,

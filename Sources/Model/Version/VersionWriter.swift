@@ -35,6 +35,18 @@ struct VersionWriter {
 
     private func write(_ table: MasterTable, _ db: Database) throws {
         let staged = StagingTables.stagedTable(table)
+        let keys = table.keyOrder
+        if try !StagingTables.isLoaded(table, db) { try writeMaster(table, db) }
+        try db.execute(sql: """
+            INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
+            SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
+            """, arguments: [version, date, memo])
+    }
+
+    /// Old states of the staged rows to history, new states to the master (a file loaded
+    /// straight into an empty table has neither to write).
+    private func writeMaster(_ table: MasterTable, _ db: Database) throws {
+        let staged = StagingTables.stagedTable(table)
         let columns = table.columnNames.joined(separator: ", ")
         let keys = table.keyOrder
         try db.execute(sql: """
@@ -52,9 +64,5 @@ struct VersionWriter {
             INSERT OR REPLACE INTO main.\(table.name) (\(columns))
             SELECT \(columns) FROM \(staged)\(table.closesByStatus ? "" : " WHERE kind <> 'DELETE'") ORDER BY \(keys)
             """)
-        try db.execute(sql: """
-            INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
-            SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
-            """, arguments: [version, date, memo])
     }
 }

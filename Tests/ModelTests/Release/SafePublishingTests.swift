@@ -247,6 +247,45 @@ import Testing
         #expect(try database.dataVersion() == 1)
     }
 
+    /// The migration that rewrites the log's type CHECK (SQLite builds a table per row for
+    /// `IN (…)` in a CHECK) keeps every row, its id and the id sequence, and the CHECK still refuses.
+    @Test func theLogRebuiltForItsCheckKeepsRowsIdsAndSequence() throws {
+        let path = scratch.path("old-log.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try MasterSchema.migrator.migrate(queue, upTo: "recordFindings")
+        let written: [[String]] = [
+            ["1", "INSERT", "stations", "9900101", "1", "2026-01-01T00:00:00Z", "first"],
+            ["2", "DUPLICATE", "9900101", "9900102", "1", "2026-01-01T00:00:00Z", ""],
+            ["5", "DELETE", "lines", "99001", "1", "2026-01-01T00:00:00Z", "last"],
+        ]
+        try queue.write { db in
+            for row in written {
+                try db.execute(sql: "INSERT INTO updates (up_id, type, table_name, key_id, user_version, update_date, memo) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               arguments: StatementArguments(row))
+            }
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = 9 WHERE name = 'updates'")
+        }
+        try queue.close()
+
+        let database = try MasterDatabase.open(at: path)
+        let report = try database.importSnapshot([Fixtures.base.path])
+        #expect(report.version == 2 && report.committed)
+        let rows: [[String]] = try database.queue.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT CAST(up_id AS TEXT), type, table_name, key_id, CAST(user_version AS TEXT), update_date, COALESCE(memo, '')
+                FROM updates WHERE up_id < 10 ORDER BY up_id
+                """).map { row in (0..<7).map { row[$0] as String } }
+        }
+        #expect(rows == written)
+        #expect(try database.value("SELECT MIN(up_id) FROM updates WHERE user_version = 2") == 10)
+        #expect(try database.value("SELECT sql FROM sqlite_schema WHERE name = 'updates'").map { (sql: String) in sql.contains("type = 'INSERT' OR") } == true)
+        #expect(throws: DatabaseError.self) {
+            try database.queue.write { db in
+                try db.execute(sql: "INSERT INTO updates (type, table_name, key_id, user_version, update_date) VALUES ('BOGUS', 'stations', '1', 3, 'x')")
+            }
+        }
+    }
+
     // MARK: 6. Errors in the project's voice
 
     @Test func releaseNamesAnOutputThatIsAFileOrEmpty() throws {
