@@ -151,8 +151,9 @@ extension MasterDatabase {
             try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))
         }
         let contentHash = try ContentHash.compute(ofFile: building.url(databasePath))
+        phases.done("content hash")
         let gzipped = try compression.wait()
-        phases.done("content hash, database sha256 and gzip")
+        phases.done("database sha256 and gzip, after the content hash")
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
         var deltas: [ReleasedDelta] = []

@@ -1,0 +1,103 @@
+import CZlib
+import Foundation
+
+/// Gzip of a whole buffer on every core, the way pigz does it: the input is cut into 1 MiB
+/// blocks, each deflated on its own but primed with the 32 KiB before it (so matches reach
+/// across the cut, and the ratio stays that of one stream), and ended on a byte boundary with
+/// a sync flush, so that the blocks join into one deflate stream in one gzip member that every
+/// gunzip and zlib reads. Where the cuts fall does not depend on the number of cores: the same
+/// bytes in give the same bytes out on any machine.
+///
+/// A release's database is the largest thing a release writes: one core took 13.6 s for the
+/// gzip of a 233 MB database, and the other core only hashed.
+enum ParallelGzip {
+    static let blockSize = 1 << 20
+    static let dictionarySize = 32 << 10
+    /// gzip header: magic, deflate, no flags, mtime 0 (reproducible), no extra flags, Unix.
+    static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
+
+    /// Compresses `input` at `level` into `sink`, which sees the gzip bytes in order;
+    /// `eachInputBlock` sees the input in order too (to hash it in the same pass).
+    static func compress(_ input: UnsafeRawBufferPointer, level: Int32, into sink: ByteSink,
+                         eachInputBlock: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws {
+        let blocks = max(1, (input.count + blockSize - 1) / blockSize)
+        // Blocks in flight: enough to keep every core busy, few enough to bound the memory.
+        let round = 2 * ProcessInfo.processInfo.activeProcessorCount
+        try header.withUnsafeBytes { try sink.write($0) }
+        var crc = crc32(0, nil, 0)
+        var first = 0
+        while first < blocks {
+            let count = min(round, blocks - first)
+            var results = [Result<CompressedBlock, Error>?](repeating: nil, count: count)
+            results.withUnsafeMutableBufferPointer { slots in
+                let (slots, input, start) = (UncheckedSendable(slots), UncheckedSendable(input), first)
+                DispatchQueue.concurrentPerform(iterations: count) { offset in
+                    let index = start + offset
+                    slots.value[offset] = Result { try deflateBlock(input.value, index: index, isLast: index == blocks - 1, level: level) }
+                }
+            }
+            for (offset, result) in results.enumerated() {
+                let block = try result!.get()
+                try block.bytes.withUnsafeBytes { try sink.write($0) }
+                let range = bounds(of: first + offset, in: input.count)
+                try eachInputBlock(UnsafeRawBufferPointer(rebasing: input[range]))
+                crc = crc32_combine(crc, block.crc, Int(range.count))
+            }
+            first += count
+        }
+        // Trailer: CRC-32 and the input's length modulo 2^32, both little-endian.
+        var trailer = [UInt8]()
+        for value in [UInt32(truncatingIfNeeded: crc), UInt32(truncatingIfNeeded: input.count)] {
+            trailer += (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+        }
+        try trailer.withUnsafeBytes { try sink.write($0) }
+        try sink.finish()
+    }
+
+    private struct CompressedBlock {
+        let bytes: [UInt8]
+        let crc: uLong
+    }
+
+    private static func bounds(of index: Int, in count: Int) -> Range<Int> {
+        let start = index * blockSize
+        return start..<min(start + blockSize, count)
+    }
+
+    private static func deflateBlock(_ input: UnsafeRawBufferPointer, index: Int, isLast: Bool, level: Int32) throws -> CompressedBlock {
+        let range = bounds(of: index, in: input.count)
+        var stream = z_stream()
+        // -15 window bits: raw deflate; the gzip header and trailer are written once, around all blocks.
+        var status = deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else { throw GzipError.zlib(status) }
+        defer { deflateEnd(&stream) }
+        let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) }
+        if let base, range.lowerBound > 0 {
+            let dictionary = max(0, range.lowerBound - dictionarySize)
+            status = deflateSetDictionary(&stream, base + dictionary, uInt(range.lowerBound - dictionary))
+            guard status == Z_OK else { throw GzipError.zlib(status) }
+        }
+        // Room for the worst case and the sync flush's empty stored block.
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(range.count))) + 64)
+        stream.next_in = base.map { UnsafeMutablePointer(mutating: $0 + range.lowerBound) }
+        stream.avail_in = uInt(range.count)
+        let produced = output.withUnsafeMutableBufferPointer { buffer -> Int in
+            stream.next_out = buffer.baseAddress
+            stream.avail_out = uInt(buffer.count)
+            status = deflate(&stream, isLast ? Z_FINISH : Z_SYNC_FLUSH)
+            return buffer.count - Int(stream.avail_out)
+        }
+        guard status == (isLast ? Z_STREAM_END : Z_OK), stream.avail_in == 0, stream.avail_out > 0 else { throw GzipError.zlib(status) }
+        output.removeSubrange(produced...)
+        let crc = base.map { crc32(0, $0 + range.lowerBound, uInt(range.count)) } ?? crc32(0, nil, 0)
+        return CompressedBlock(bytes: output, crc: crc)
+    }
+}
+
+/// Hands a value the compiler cannot prove safe to concurrent code that uses it safely: here,
+/// the input is only read, and each iteration writes only its own slot of a buffer that
+/// outlives them all.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
