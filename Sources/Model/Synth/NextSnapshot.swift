@@ -111,7 +111,9 @@ extension SnapshotSynthesizer {
                 summary.changes["station restored", default: 0] += 1
             } else {
                 fields[index("e_status")] = String(MasterTable.closedStatus)
-                fields[index("close_ymd")] = "2024-03-15"
+                // Never before its opening: a station added by an earlier generation opened on
+                // 2024-03-16, and a release refuses dates out of order.
+                fields[index("close_ymd")] = max("2024-03-15", fields[index("open_ymd")])
                 summary.changes["station closed", default: 0] += 1
             }
         case 75..<90:
