@@ -52,17 +52,24 @@ extension MasterDatabase {
     public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, into destination: DeltaDestination) throws -> WrittenDelta {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
-            return try Self.writeDelta(db, from: from, to: to ?? newest, newest: newest, gzip: gzip, transaction: transaction, into: destination)
+            let to = to ?? newest
+            try Self.checkDeltaVersions(from: from, to: to, newest: newest)
+            let writer = try DeltaWriter.prepare(db, oldest: from, to: to, newest: newest)
+            defer { try? writer.finish(db) }
+            return try Self.writeDelta(db, from: from, with: writer, gzip: gzip, transaction: transaction, into: destination)
         }
     }
 
-    /// Writes a delta inside the caller's read transaction (a release writes all of its own
-    /// deltas from the one state it builds the client database from).
-    static func writeDelta(_ db: Database, from: Int, to: Int, newest: Int, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
+    static func checkDeltaVersions(from: Int, to: Int, newest: Int) throws {
         for version in [from, to] where version < 0 || version > newest {
             throw ReleaseError.noSuchVersion(requested: version, newest: newest)
         }
         if from > to { throw ReleaseError.fromNewerThanTo(from: from, to: to) }
+    }
+
+    /// Writes a delta inside the caller's read transaction, from statements `writer` rendered
+    /// (a release writes all of its own deltas from the one state it builds the client database from).
+    static func writeDelta(_ db: Database, from: Int, with writer: DeltaWriter, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
         var output: String?
         if case .file(let path) = destination { output = path }
         let temporary = output.map(AtomicFile.temporaryPath(for:))
@@ -76,7 +83,7 @@ extension MasterDatabase {
             // Deflate runs on a second core while SQLite renders the statements.
             let compressor = BackgroundSink(next: try GzipSink(next: gzipDigest))
             let sqlDigest = DigestSink(next: TeeSink([compressor] + (gzip ? [] : [sink])))
-            let summary = try DeltaWriter(from: from, to: to, newest: newest, transaction: transaction).write(db, into: sqlDigest)
+            let summary = try writer.write(from: from, transaction: transaction, db, into: sqlDigest)
             try sqlDigest.finish()
             if let temporary, let output { try AtomicFile.moveIntoPlace(temporary, output, replacing: true) }
             return WrittenDelta(

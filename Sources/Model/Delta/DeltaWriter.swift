@@ -41,13 +41,34 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 /// client roll back a delta meant for another version. Statements are SQLite 3.16-safe:
 /// no UPSERT, no RETURNING, no window functions. Nothing touches `completions` but the
 /// INSERT OR IGNORE of splits, which never overwrites a record.
+///
+/// A release writes a delta from every older version, so the statements are rendered once for
+/// all of them (`prepare`): a key's statement depends on `from` only through the key's first
+/// change after `from`, so one statement per change of a key after `oldest` serves every delta,
+/// each taking for a key the statement of its first change after its `from`. Rendering then
+/// follows the changes since the oldest version served, not that times the number of deltas.
 struct DeltaWriter {
-    let from: Int
+    let oldest: Int
     let to: Int
     let newest: Int
-    let transaction: Bool
 
-    func write(_ db: Database, into sink: ByteSink) throws -> DeltaSummary {
+    /// Renders, in temp tables of the caller's read transaction, the statements of the deltas
+    /// to `to` from `oldest` and every later version. Call `finish` when done.
+    static func prepare(_ db: Database, oldest: Int, to: Int, newest: Int) throws -> DeltaWriter {
+        let writer = DeltaWriter(oldest: oldest, to: to, newest: newest)
+        try writer.dropTables(db)
+        if oldest > 0 {
+            for table in MasterTable.all { try writer.renderStatements(of: table, db) }
+        }
+        return writer
+    }
+
+    func finish(_ db: Database) throws {
+        try dropTables(db)
+    }
+
+    func write(from: Int, transaction: Bool, _ db: Database, into sink: ByteSink) throws -> DeltaSummary {
+        precondition(from == 0 || (oldest > 0 && from >= oldest), "delta from \(from) not prepared (oldest \(oldest))")
         var summary = DeltaSummary(from: from, to: to, statements: [:], duplicates: 0)
         try sink.write("""
             -- StationAdmin delta from data version \(from) to \(to).
@@ -63,7 +84,7 @@ struct DeltaWriter {
 
             """)
         for table in MasterTable.all {
-            let counts = try writeTable(table, db, sink)
+            let counts = from == 0 ? try writeWholeTable(table, db, sink) : try writeStatements(of: table, from: from, db, sink)
             if !counts.isEmpty { summary.statements[table.name] = counts }
         }
         let splits = try UpdateLog.splits(db, after: from, through: to)
@@ -79,22 +100,25 @@ struct DeltaWriter {
         return summary
     }
 
-    /// Runs in the caller's read transaction, in temp tables only: the touched keys and both states are
-    /// materialised in indexed temp tables, so the final join is by key, not quadratic.
-    private func writeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> [String: Int] {
-        if from == 0 { return try writeWholeTable(table, db, sink) }
-        let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_touched")
-        let oldState = VersionedState(table: table, version: from).select(restrictedTo: "temp.delta_touched")
+    private func statementsTable(_ table: MasterTable) -> String { "delta_statements_\(table.name)" }
+
+    private func dropTables(_ db: Database) throws {
+        for table in MasterTable.all { try db.execute(sql: "DROP TABLE IF EXISTS temp.\(statementsTable(table))") }
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new; DROP TABLE IF EXISTS temp.delta_old")
+    }
+
+    /// One row per change of a key of `table` after `oldest`: the statement that brings the key
+    /// from its state before that change to its state at `to` (none when both are equal or
+    /// absent), with the key's previous change, in the order a delta lists them. The touched
+    /// keys and both states are materialised in indexed temp tables, so the joins are by key.
+    private func renderStatements(of table: MasterTable, _ db: Database) throws {
+        let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_changes")
         try db.execute(sql: """
-            DROP TABLE IF EXISTS temp.delta_touched;
-            DROP TABLE IF EXISTS temp.delta_new;
-            DROP TABLE IF EXISTS temp.delta_old;
-            CREATE TEMP TABLE delta_touched (key_id TEXT PRIMARY KEY) WITHOUT ROWID;
-            INSERT INTO temp.delta_touched \(UpdateLog.changedKeys(of: table, after: from, through: to, distinct: true));
+            CREATE TEMP TABLE delta_changes AS \(UpdateLog.changes(of: table, after: oldest, through: to));
             CREATE TEMP TABLE delta_new AS \(newState);
             CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
-            CREATE TEMP TABLE delta_old AS \(oldState);
-            CREATE UNIQUE INDEX temp.delta_old_by_key ON delta_old (key_id);
+            CREATE TEMP TABLE delta_old AS \(VersionedState.statesBefore(changesIn: "temp.delta_changes", of: table));
+            CREATE UNIQUE INDEX temp.delta_old_by_change ON delta_old (key_id, change);
             """)
         let columns = table.columnNames
         let sameRow = columns.map { "n.\($0) IS o.\($0)" }.joined(separator: " AND ")
@@ -104,25 +128,38 @@ struct DeltaWriter {
             + table.keyColumns.map { "'\($0) = ' || quote(o.\($0))" }.joined(separator: " || ' AND ' || ") + " || ';'"
         let order = table.keyColumns.map { "COALESCE(n.\($0), o.\($0))" }.joined(separator: ", ")
         // A row the client has gets only its changed columns; a row it lacks comes whole.
-        let sql = """
-            SELECT CASE WHEN n.key_id IS NULL THEN 'delete' WHEN o.key_id IS NULL THEN 'upsert' ELSE 'update' END,
+        // Rows go in as a delta lists them (removals first, then by key), so `ord` is that order.
+        try db.execute(sql: """
+            CREATE TEMP TABLE \(statementsTable(table)) (
+                ord INTEGER PRIMARY KEY, previous_change INTEGER, change INTEGER NOT NULL, kind TEXT NOT NULL, statement TEXT NOT NULL);
+            INSERT INTO temp.\(statementsTable(table)) (previous_change, change, kind, statement)
+            SELECT c.previous_change, c.change,
+                   CASE WHEN n.key_id IS NULL THEN 'delete' WHEN o.key_id IS NULL THEN 'upsert' ELSE 'update' END,
                    CASE WHEN n.key_id IS NULL THEN \(delete) WHEN o.key_id IS NULL THEN \(upsert) ELSE \(update) END
-            FROM temp.delta_touched t
-            LEFT JOIN temp.delta_new n ON n.key_id = t.key_id
-            LEFT JOIN temp.delta_old o ON o.key_id = t.key_id
+            FROM temp.delta_changes c
+            LEFT JOIN temp.delta_new n ON n.key_id = c.key_id
+            LEFT JOIN temp.delta_old o ON o.key_id = c.key_id AND o.change = c.change
             WHERE (n.key_id IS NOT NULL OR o.key_id IS NOT NULL)
               AND NOT (n.key_id IS NOT NULL AND o.key_id IS NOT NULL AND \(sameRow))
-            ORDER BY n.key_id IS NOT NULL, \(order)
-            """
+            ORDER BY n.key_id IS NOT NULL, \(order), c.change;
+            DROP TABLE temp.delta_changes; DROP TABLE temp.delta_new; DROP TABLE temp.delta_old;
+            """)
+    }
+
+    /// The delta from `from` takes, for each key, the statement of its first change after
+    /// `from`: the change after `from` whose previous change is not.
+    private func writeStatements(of table: MasterTable, from: Int, _ db: Database, _ sink: ByteSink) throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        let cursor = try Row.fetchCursor(db, sql: sql)
+        let cursor = try Row.fetchCursor(db, sql: """
+            SELECT kind, statement FROM temp.\(statementsTable(table))
+            WHERE change > ? AND (previous_change IS NULL OR previous_change <= ?) ORDER BY ord
+            """, arguments: [from, from])
         while let row = try cursor.next() {
             if counts.isEmpty { try sink.write("-- \(table.name)\n") }
             counts[row[0] as String, default: 0] += 1
             try writeStatement(row, column: 1, sink)
         }
         if !counts.isEmpty { try sink.write("\n") }
-        try db.execute(sql: "DROP TABLE temp.delta_touched; DROP TABLE temp.delta_new; DROP TABLE temp.delta_old")
         return counts
     }
 

@@ -45,6 +45,16 @@ struct VersionedState {
         return currentRows + "\nUNION ALL\n" + historyRows
     }
 
+    /// `SELECT key_id, change, <columns>`: for each change in `changes` (a table of `key_id` and
+    /// `change`, as `UpdateLog.changes` gives), the key's state just before it: the history row
+    /// that change superseded, found by its primary key; none for a change that inserted the key.
+    static func statesBefore(changesIn changes: String, of table: MasterTable, schema: String = "main") -> String {
+        """
+        SELECT c.key_id, c.change, \(table.columnNames.map { "h." + $0 }.joined(separator: ", "))
+        FROM \(changes) c JOIN \(schema).\(table.historyTable) h ON h.key_id = c.key_id AND h.valid_to = c.change
+        """
+    }
+
     /// Restricts alias's rows to `keys`, matched through the table's key index: `key_id`
     /// is split back into its integer parts (`11302/1130201/1130202` → 11302, 1130201, 1130202).
     private func keyMatch(alias: String, keys: String) -> String {

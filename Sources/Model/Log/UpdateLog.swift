@@ -11,9 +11,19 @@ enum UpdateLog {
 
     /// SQL subquery: the keys (`key_id`) of `table` that versions after `from` up to and
     /// including `to` changed, optionally only by the given kinds; never a split.
-    static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil, distinct: Bool = false) -> String {
+    static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil) -> String {
         let kindCondition = kinds.map { " AND type IN (\($0.map { "'\($0.rawValue)'" }.joined(separator: ", ")))" } ?? ""
-        return "SELECT \(distinct ? "DISTINCT " : "")key_id FROM updates WHERE \(rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to)\(kindCondition)"
+        return "SELECT key_id FROM updates WHERE \(rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to)\(kindCondition)"
+    }
+
+    /// SQL subquery: `key_id, change, previous_change`: every change of a key of `table` after
+    /// `from` up to and including `to`, with the key's previous change in that span (NULL for
+    /// its first); never a split.
+    static func changes(of table: MasterTable, after from: Int, through to: Int) -> String {
+        """
+        SELECT key_id, user_version AS change, LAG(user_version) OVER (PARTITION BY key_id ORDER BY user_version) AS previous_change
+        FROM updates WHERE \(rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to)
+        """
     }
 
     /// How `version` changed each key of `table` (key_id → kind).

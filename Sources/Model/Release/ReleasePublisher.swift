@@ -130,12 +130,17 @@ extension MasterDatabase {
             try step(.clientTablesBuilt)
             // Version 0 is no client: a new install downloads the database.
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-            Progress.phase("writing deltas", total: max(version - 1, 0))
-            for from in 1..<max(version, 1) {
-                Progress.update(from - 1)
-                let deltaPath = "\(version)/delta-from-\(from).sql.gz"
-                written.append((from, deltaPath, try Self.writeDelta(
-                    db, from: from, to: version, newest: newest, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
+            if version > 1 {
+                Progress.phase("rendering the deltas' statements")
+                let writer = try DeltaWriter.prepare(db, oldest: 1, to: version, newest: newest)
+                Progress.phase("writing deltas", total: version - 1)
+                for from in 1..<version {
+                    Progress.update(from - 1)
+                    let deltaPath = "\(version)/delta-from-\(from).sql.gz"
+                    written.append((from, deltaPath, try Self.writeDelta(
+                        db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
+                }
+                try writer.finish(db)
             }
             try step(.deltasWritten)
             return (version, rows, written)
