@@ -13,7 +13,7 @@ enum UpdateLog {
     /// including `to` changed, optionally only by the given kinds; never a split.
     static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil) -> String {
         let kindCondition = kinds.map { " AND type IN (\($0.map { "'\($0.rawValue)'" }.joined(separator: ", ")))" } ?? ""
-        return "SELECT key_id FROM updates WHERE \(rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to)\(kindCondition)"
+        return "SELECT key_id FROM updates WHERE \(versionRange(of: table, after: from, through: to))\(kindCondition)"
     }
 
     /// SQL subquery: `key_id, change, previous_change`: every change of a key of `table` after
@@ -22,15 +22,23 @@ enum UpdateLog {
     static func changes(of table: MasterTable, after from: Int, through to: Int) -> String {
         """
         SELECT key_id, user_version AS change, LAG(user_version) OVER (PARTITION BY key_id ORDER BY user_version) AS previous_change
-        FROM updates WHERE \(rowChangeCondition(table)) AND user_version > \(from) AND user_version <= \(to)
+        FROM updates WHERE \(versionRange(of: table, after: from, through: to))
         """
+    }
+
+    /// SQL condition: changes of rows of `table` (not splits) by versions after `from` up to and
+    /// including `to`, found through `updates_by_version`. Without statistics SQLite prefers
+    /// `updates_by_key` for the equal table name and reads every log row of the table: 0.9 s for
+    /// one version's keys at 1M stations, against 0.25 s; the unary `+` takes that index out of play.
+    private static func versionRange(of table: MasterTable, after from: Int, through to: Int) -> String {
+        "+table_name = '\(table.name)' AND type <> '\(Update.Kind.duplicate.rawValue)' AND user_version > \(from) AND user_version <= \(to)"
     }
 
     /// How `version` changed each key of `table` (key_id → kind).
     static func changeKinds(_ db: Database, of table: MasterTable, in version: Int) throws -> [String: Update.Kind] {
         Dictionary(try Row.fetchAll(db, sql: """
-            SELECT key_id, type FROM updates WHERE user_version = ? AND \(rowChangeCondition(table))
-            """, arguments: [version]).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, last in last })
+            SELECT key_id, type FROM updates WHERE \(versionRange(of: table, after: version - 1, through: version))
+            """).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, last in last })
     }
 
     /// SQL subquery: the keys of `table` that `version` changed, optionally only by `kinds`.

@@ -79,6 +79,12 @@ public enum MasterSchema {
                 try db.execute(sql: "UPDATE sqlite_sequence SET seq = ? WHERE name = 'updates'", arguments: [sequence])
             }
         }
+        // Splits are a handful among millions of log rows; suggestions and split rules read all of
+        // them at every import, which without an index read the whole log (0.45 s at 1M stations).
+        // A partial index holds the DUPLICATE rows alone, so other rows pay nothing for it.
+        migrator.registerMigration("indexSplits") { db in
+            try db.execute(sql: "CREATE INDEX updates_splits ON updates(user_version) WHERE type = 'DUPLICATE'")
+        }
         return migrator
     }
 
