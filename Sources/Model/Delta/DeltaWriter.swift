@@ -46,16 +46,19 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 /// all of them (`prepare`): a key's statement depends on `from` only through the key's first
 /// change after `from`, so one statement per change of a key after `oldest` serves every delta,
 /// each taking for a key the statement of its first change after its `from`. Rendering then
-/// follows the changes since the oldest version served, not that times the number of deltas.
+/// follows the changes since the oldest version served, not that times the number of deltas;
+/// a single delta renders only each key's first change after its `from`.
 struct DeltaWriter {
+    /// The deltas prepared: from `oldest` through `newestFrom`.
     let oldest: Int
+    let newestFrom: Int
     let to: Int
     let newest: Int
 
     /// Renders, in temp tables of the caller's read transaction, the statements of the deltas
-    /// to `to` from `oldest` and every later version. Call `finish` when done.
-    static func prepare(_ db: Database, oldest: Int, to: Int, newest: Int) throws -> DeltaWriter {
-        let writer = DeltaWriter(oldest: oldest, to: to, newest: newest)
+    /// to `to` from every version `oldest` through `newestFrom`. Call `finish` when done.
+    static func prepare(_ db: Database, from oldest: Int, through newestFrom: Int, to: Int, newest: Int) throws -> DeltaWriter {
+        let writer = DeltaWriter(oldest: oldest, newestFrom: newestFrom, to: to, newest: newest)
         try writer.dropTables(db)
         if oldest > 0 {
             for table in MasterTable.all { try writer.renderStatements(of: table, db) }
@@ -68,7 +71,7 @@ struct DeltaWriter {
     }
 
     func write(from: Int, transaction: Bool, _ db: Database, into sink: ByteSink) throws -> DeltaSummary {
-        precondition(from == 0 || (oldest > 0 && from >= oldest), "delta from \(from) not prepared (oldest \(oldest))")
+        precondition(from == 0 || (oldest > 0 && (oldest...newestFrom).contains(from)), "delta from \(from) not prepared (\(oldest)…\(newestFrom))")
         var summary = DeltaSummary(from: from, to: to, statements: [:], duplicates: 0)
         try sink.write("""
             -- StationAdmin delta from data version \(from) to \(to).
@@ -107,14 +110,16 @@ struct DeltaWriter {
         try db.execute(sql: "DROP TABLE IF EXISTS temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new; DROP TABLE IF EXISTS temp.delta_old")
     }
 
-    /// One row per change of a key of `table` after `oldest`: the statement that brings the key
+    /// One row per change of a key of `table` after `oldest` that some prepared delta takes
+    /// (a change whose previous one is after `newestFrom` is no delta's first): the statement that brings the key
     /// from its state before that change to its state at `to` (none when both are equal or
     /// absent), with the key's previous change, in the order a delta lists them. The touched
     /// keys and both states are materialised in indexed temp tables, so the joins are by key.
     private func renderStatements(of table: MasterTable, _ db: Database) throws {
         let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_changes")
         try db.execute(sql: """
-            CREATE TEMP TABLE delta_changes AS \(UpdateLog.changes(of: table, after: oldest, through: to));
+            CREATE TEMP TABLE delta_changes AS SELECT * FROM (\(UpdateLog.changes(of: table, after: oldest, through: to)))
+                WHERE previous_change IS NULL OR previous_change <= \(newestFrom);
             CREATE TEMP TABLE delta_new AS \(newState);
             CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
             CREATE TEMP TABLE delta_old AS \(VersionedState.statesBefore(changesIn: "temp.delta_changes", of: table));

@@ -132,7 +132,7 @@ extension MasterDatabase {
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
             if version > 1 {
                 Progress.phase("rendering the deltas' statements")
-                let writer = try DeltaWriter.prepare(db, oldest: 1, to: version, newest: newest)
+                let writer = try DeltaWriter.prepare(db, from: 1, through: version - 1, to: version, newest: newest)
                 Progress.phase("writing deltas", total: version - 1)
                 for from in 1..<version {
                     Progress.update(from - 1)

@@ -3,7 +3,8 @@ import GRDB
 /// The temporary tables of one change: `temp.import_<t>` holds a file's rows as read,
 /// `temp.staged_<t>` the full new state of every row that changes, with its `kind`.
 ///
-/// Imports fill `staged` from a diff in SQL; curated operations fill it row by row.
+/// Imports fill `staged` as they compare each file with the master (`StreamingTableDiff`);
+/// curated operations fill it row by row (`CuratedRowDiff`).
 /// Either way `VersionWriter` commits it, so every change is logged the same way.
 enum StagingTables {
     static func importTable(_ table: MasterTable) -> String { "temp.import_\(table.name)" }
