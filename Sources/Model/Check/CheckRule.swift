@@ -15,9 +15,6 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     /// Ours: a connection of an open line that names a closed station (a closure that left
     /// its line's chain pointing at it, so the apps draw a track to a station that is gone).
     case connectionToClosedStation = "connection-to-closed-station"
-    /// Ours: a connection naming a station the master does not have (the free ekidata lists
-    /// Shinkansen connections without their stations).
-    case connectionToMissingStation = "connection-to-missing-station"
 
     public enum Severity: String, Codable, Sendable, Comparable {
         case error, warning

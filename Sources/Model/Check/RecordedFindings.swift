@@ -2,15 +2,22 @@ import GRDB
 
 /// The findings of the newest version, kept with the master (curator data, never published)
 /// so that the next import or plan learns what it introduces without rebuilding the version
-/// before it from the history: at a million stations that rebuild cost 25 s of a 58 s import.
+/// before it from the history (at a million stations that rebuild cost 25 s of a 58 s import),
+/// and checks only the rows it changed (`CheckScope`).
 ///
-/// Only the newest version's set is kept, under the default limits (those of every import).
+/// Only the newest version's set is kept, under the default limits (those of every import),
+/// with the rules that made it: a set made by other rules is not carried forward.
 enum RecordedFindings {
+    /// The rules a set was made under; a binary with other rules checks every row again.
+    static let rules = CheckRule.allCases.map(\.rawValue).joined(separator: ",")
+
     /// The identities recorded for `version`, or nil when that version's set is not recorded
-    /// (a master written before the table existed, or a version after which none was recorded).
+    /// (a master written before the table existed, a version after which none was recorded, or
+    /// a set made under other rules).
     static func identities(_ db: Database, version: Int) throws -> Set<FindingIdentity>? {
         guard try db.tableExists("recorded_findings"),
-              try Int.fetchOne(db, sql: "SELECT version FROM recorded_findings_version") == version
+              let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM recorded_findings_version"),
+              recorded[0] as Int == version, recorded[1] as String? == rules
         else { return nil }
         var identities = Set<FindingIdentity>()
         let rows = try Row.fetchCursor(db, sql: "SELECT rule, table_name, key_id FROM recorded_findings")
@@ -21,8 +28,20 @@ enum RecordedFindings {
     /// Replaces the recorded set with `findings` of `version`.
     static func record(_ findings: [CheckFinding], version: Int, _ db: Database) throws {
         guard try db.tableExists("recorded_findings") else { return }
-        try db.execute(sql: "DELETE FROM recorded_findings; DELETE FROM recorded_findings_version")
-        try db.execute(sql: "INSERT INTO recorded_findings_version (version) VALUES (?)", arguments: [version])
+        try db.execute(sql: "DELETE FROM recorded_findings")
+        try insert(findings, version: version, db)
+    }
+
+    /// Makes the recorded set `version`'s: the findings of the rows in `CheckScope` replaced by
+    /// `found`, the rest carried over from the version before.
+    static func carryForward(to version: Int, replacingScopeWith found: [CheckFinding], _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM recorded_findings WHERE \(CheckScope.foundAfresh)")
+        try insert(found, version: version, db)
+    }
+
+    private static func insert(_ findings: [CheckFinding], version: Int, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM recorded_findings_version")
+        try db.execute(sql: "INSERT INTO recorded_findings_version (version, rules) VALUES (?, ?)", arguments: [version, rules])
         let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO recorded_findings (rule, table_name, key_id) VALUES (?, ?, ?)")
         for finding in findings {
             try insert.execute(arguments: [finding.rule.rawValue, finding.table, finding.key])

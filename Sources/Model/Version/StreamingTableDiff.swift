@@ -59,10 +59,11 @@ struct StreamingTableDiff {
         let lookupHandle = lookup.sqliteStatement
         let insertHandle = insert.sqliteStatement
 
-        var lines = KeyLines()
+        let lineCount = Self.lineCount(file.path)
+        var lines = KeyLines(expected: lineCount ?? 0)
         let width = header.columns.count
         Progress.phase("comparing \(URL(fileURLWithPath: file.path).lastPathComponent)",
-                       total: Progress.observer == nil ? nil : Self.lineCount(file.path))
+                       total: Progress.observer == nil ? nil : lineCount)
         try forEachBatch { batch in
             try batch.text.withUnsafeBufferPointer { text in
                 for row in 0..<batch.count {
@@ -151,8 +152,9 @@ struct StreamingTableDiff {
         let keys = try Row.fetchCursor(db, sql: """
             SELECT \(table.keyOrder) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(closed)" : "")
             """)
+        let keyCount = table.keyColumns.count
         while let row = try keys.next() {
-            let key = RowKey((0..<table.keyColumns.count).map { row[$0] as Int64 })
+            let key = RowKey(count: keyCount) { row[$0] as Int64 }
             if lines[key] == nil { missing.append(key) }
         }
         for key in missing {
