@@ -71,13 +71,10 @@ struct CheckScope {
                 FROM \(changedLines) l CROSS JOIN main.connections c ON c.line_cd = l.line_cd;
             """)
         // A connection the version removed is in scope too: its findings go, and nothing replaces them.
-        let changedConnections = try Row.fetchCursor(db, sql: UpdateLog.changedKeys(of: .connections, in: version))
-        let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO \(connections) VALUES (?, ?, ?)")
-        while let row = try changedConnections.next() {
-            let parts = (row[0] as String).split(separator: "/").compactMap { Int64($0) }
-            guard parts.count == 3 else { continue }
-            try insert.execute(arguments: StatementArguments(parts))
-        }
+        let keyParts = VersionedState.keyParts("key_id", count: 3).map { "CAST(\($0) AS INTEGER)" }.joined(separator: ", ")
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO \(connections) SELECT \(keyParts) FROM (\(UpdateLog.changedKeys(of: .connections, in: version)))
+            """)
         return CheckScope()
     }
 

@@ -9,7 +9,10 @@ import GRDB
 /// with the rules that made it: a set made by other rules is not carried forward.
 enum RecordedFindings {
     /// The rules a set was made under; a binary with other rules checks every row again.
-    static let rules = CheckRule.allCases.map(\.rawValue).joined(separator: ",")
+    static let rules = "\(revision):" + CheckRule.allCases.map(\.rawValue).joined(separator: ",")
+    /// Raise it when a rule comes to find other rows under the same name, or a recorded set
+    /// made by the old rule would be carried forward as if the new one had made it.
+    private static let revision = 1
 
     /// The identities recorded for `version`, or nil when that version's set is not recorded
     /// (a master written before the table existed, a version after which none was recorded, or

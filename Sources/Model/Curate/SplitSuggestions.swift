@@ -255,21 +255,15 @@ struct SplitFinder {
         let nameHashes = Set(names.map { $0.withUnsafeBufferPointer(Self.hash) })
         var sharing: [Int64] = [], inClosedGroups: [Int64] = []
         let statement = try db.makeStatement(sql: "SELECT station_cd, station_g_cd, station_name FROM stations")
-        let handle = statement.sqliteStatement
-        while true {
-            let step = sqlite3_step(handle)
-            guard step == SQLITE_ROW else {
-                if step != SQLITE_DONE { throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
-                break
-            }
-            let code = sqlite3_column_int64(handle, 0)
-            let group: Int64? = sqlite3_column_type(handle, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 1)
+        try StatementBinding.forEachRow(statement, db) { row in
+            let code = sqlite3_column_int64(row, 0)
+            let group: Int64? = sqlite3_column_type(row, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(row, 1)
             func inGroups(_ groups: Set<Int64>) -> Bool { groups.contains(code) || group.map(groups.contains) == true }
             if inGroups(closedGroups) { inClosedGroups.append(code) }
             if inGroups(addedGroups) {
                 sharing.append(code)
-            } else if !names.isEmpty, let text = sqlite3_column_text(handle, 2) {
-                let name = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 2)))
+            } else if !names.isEmpty, let text = sqlite3_column_text(row, 2) {
+                let name = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, 2)))
                 if nameHashes.contains(Self.hash(name)) && names.contains(Array(name)) { sharing.append(code) }
             }
         }

@@ -50,16 +50,10 @@ struct ImportChecks {
         let stationCodes = try Self.codes(db, "SELECT station_cd FROM main.stations")
         let lineCodes = try Self.codes(db, "SELECT line_cd FROM main.lines")
         let connections = try db.makeStatement(sql: "SELECT line_cd, station_cd1, station_cd2 FROM main.connections")
-        let handle = connections.sqliteStatement
         var missing: [(line: Int, key: RowKey)] = []
-        while true {
-            let step = sqlite3_step(handle)
-            guard step == SQLITE_ROW else {
-                if step != SQLITE_DONE { throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
-                break
-            }
-            let line = sqlite3_column_int64(handle, 0), first = sqlite3_column_int64(handle, 1), second = sqlite3_column_int64(handle, 2)
-            guard !lineCodes.contains(line) || !stationCodes.contains(first) || !stationCodes.contains(second) else { continue }
+        try StatementBinding.forEachRow(connections, db) { row in
+            let line = sqlite3_column_int64(row, 0), first = sqlite3_column_int64(row, 1), second = sqlite3_column_int64(row, 2)
+            guard !lineCodes.contains(line) || !stationCodes.contains(first) || !stationCodes.contains(second) else { return }
             let key = RowKey([line, first, second])
             missing.append((lines[key] ?? 0, key))
         }

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Binds values straight through SQLite's C API, with explicit byte lengths.
+/// Binds values and steps statements straight through SQLite's C API, with explicit byte lengths.
 ///
 /// GRDB binds strings as C strings, which cuts them at a NUL byte; a station name
 /// with a NUL must survive exactly, and the bulk paths also save GRDB's per-row arrays.
@@ -41,11 +41,26 @@ enum StatementBinding {
     /// Runs a statement whose arguments were bound by `bind`.
     static func step(_ statement: Statement, _ db: Database) throws {
         let code = sqlite3_step(statement.sqliteStatement)
-        guard code == SQLITE_DONE else {
-            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-            sqlite3_reset(statement.sqliteStatement)
-            throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
-                                message: message, sql: statement.sql)
+        guard code == SQLITE_DONE else { throw lastError(statement, db) }
+    }
+
+    /// Steps a query to its end, handing `body` the statement at each row: the bulk reads take
+    /// their columns straight from SQLite, without a GRDB `Row` per row.
+    static func forEachRow(_ statement: Statement, _ db: Database, _ body: (SQLiteStatement) throws -> Void) throws {
+        let handle = statement.sqliteStatement
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw lastError(statement, db) }
+            try body(handle)
         }
+    }
+
+    /// The connection's last error, for a statement that failed to step (the statement is reset).
+    static func lastError(_ statement: Statement, _ db: Database) -> DatabaseError {
+        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+        sqlite3_reset(statement.sqliteStatement)
+        return DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
+                             message: message, sql: statement.sql)
     }
 }

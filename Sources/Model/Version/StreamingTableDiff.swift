@@ -83,7 +83,7 @@ struct StreamingTableDiff {
                         switch sqlite3_step(lookupHandle) {
                         case SQLITE_ROW: stored = true
                         case SQLITE_DONE: stored = false
-                        default: try Self.throwLastError(db, lookup)
+                        default: throw StatementBinding.lastError(lookup, db)
                         }
                     }
                     let kind: Update.Kind
@@ -228,11 +228,6 @@ struct StreamingTableDiff {
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
-    private static func throwLastError(_ db: Database, _ statement: Statement) throws -> Never {
-        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-        throw DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)), message: message, sql: statement.sql)
-    }
 
     /// Lines in a file (a quoted newline counts too: a progress estimate), read in large blocks.
     static func lineCount(_ path: String) -> Int? {
