@@ -26,20 +26,30 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
 
     func run() throws {
         let database = try global.openDatabase()
+        // Every change goes to a file and is read back one at a time: a diff of a million
+        // stations describes two million.
+        let everyChange = try DescribedChangeFile()
         let report = try database.diff(
-            snapshot.paths, options: ImportOptions(allowMassClose: snapshot.allowMassClose, describeLimit: nil))
-        let matching = report.changes.filter { change in
+            snapshot.paths, options: ImportOptions(allowMassClose: snapshot.allowMassClose, describeLimit: 0),
+            listingEveryChangeIn: everyChange)
+        func matches(_ change: DescribedChange) -> Bool {
             (table == nil || change.table == table!.table.name) && (type == nil || change.kind == type!.kind)
         }
         if output.json {
-            try Console.printJSON(report)
+            try Console.printJSON(report, listing: everyChange)
         } else if nl {
-            try matching.forEach(Console.printJSONLine)
+            let printer = Console.JSONLinePrinter()
+            try everyChange.forEach { if matches($0) { try printer.print($0) } }
         } else {
-            let shown = show.map { Array(matching.prefix($0)) } ?? matching
-            ReportPrinter.print(
-                report, heading: "Changes an import would make as version \(report.version)",
-                shownChanges: shown, matchingChanges: matching.count)
+            ReportPrinter.printCounts(report, heading: "Changes an import would make as version \(report.version)")
+            var matching = 0
+            try everyChange.forEach { change in
+                guard matches(change) else { return }
+                if matching < show ?? Int.max { ReportPrinter.printChange(change, first: matching == 0) }
+                matching += 1
+            }
+            if let show, show < matching { print("  … and \(matching - show) more (--show N describes more)") }
+            ReportPrinter.printSuggestionsAndFindings(report)
         }
         if exitCode && report.totalChanges > 0 { throw ExitCode(1) }
     }

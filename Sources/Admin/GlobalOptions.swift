@@ -51,17 +51,100 @@ enum Console {
 
     /// One compact JSON object on one line (`--nl`), for streaming into other tools.
     static func printJSONLine<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        print(String(decoding: try jsonLineEncoder().encode(value), as: UTF8.self))
     }
 
     static func printJSON<T: Encodable>(_ value: T) throws {
+        print(String(decoding: try jsonEncoder().encode(value), as: UTF8.self))
+    }
+
+    /// What `printJSON(report)` prints were `report.changes` every change in `changes`: the
+    /// same bytes, encoded one change at a time, so two million changes take the memory of one.
+    static func printJSON(_ report: ChangeReport, listing changes: DescribedChangeFile) throws {
+        var head = report
+        head.changes = []
+        // Keys are sorted and `changes` comes first: the rest of the report follows its empty array.
+        let emptyChanges = "{\n  \"changes\" : [\n\n  ]"
+        let rest = String(decoding: try jsonEncoder().encode(head), as: UTF8.self)
+        precondition(rest.hasPrefix(emptyChanges), "the report's JSON no longer starts with its changes")
+        let output = FileSink.standardOutput()
+        try output.write("{\n  \"changes\" : ")
+        var array = JSONArrayStream(output, depth: 1)
+        try changes.forEach { try array.append($0) }
+        try array.finish()
+        try output.write(rest.dropFirst(emptyChanges.count) + "\n")
+        try output.finish()
+    }
+
+    /// What `printJSON` prints for the array of everything `produce` hands over, one element at a time.
+    static func printJSONArray<Element: Encodable>(_ produce: (_ append: (Element) throws -> Void) throws -> Void) throws {
+        let output = FileSink.standardOutput()
+        var array = JSONArrayStream(output, depth: 0)
+        try produce { try array.append($0) }
+        try array.finish()
+        try output.write("\n")
+        try output.finish()
+    }
+
+    /// Writes a pretty-printed JSON array one element at a time: the bytes `JSONEncoder` writes
+    /// for the whole array `depth` levels deep, in the memory of one element.
+    struct JSONArrayStream {
+        private let output: FileSink
+        private let encoder = jsonEncoder()
+        private let indent: [UInt8]
+        private var count = 0
+        private var element: [UInt8] = []
+
+        init(_ output: FileSink, depth: Int) {
+            self.output = output
+            indent = Array(String(repeating: "  ", count: depth + 1).utf8)
+        }
+
+        mutating func append<Element: Encodable>(_ value: Element) throws {
+            element.removeAll(keepingCapacity: true)
+            // The opening bracket waits for the first element: a producer that throws before it prints nothing.
+            element.append(contentsOf: (count == 0 ? "[\n" : ",\n").utf8)
+            element += indent
+            count += 1
+            try encoder.encode(value).withUnsafeBytes { (encoded: UnsafeRawBufferPointer) in
+                var lineStart = 0
+                for index in encoded.indices where encoded[index] == UInt8(ascii: "\n") {
+                    element.append(contentsOf: encoded[lineStart...index])
+                    // An empty array's blank line stays blank, as the encoder writes it.
+                    if encoded[index + 1] != UInt8(ascii: "\n") { element += indent }
+                    lineStart = index + 1
+                }
+                element.append(contentsOf: encoded[lineStart...])
+            }
+            try element.withUnsafeBytes { try output.write($0) }
+        }
+
+        /// Closes the array (an empty one as the encoder writes it: a blank line between the brackets).
+        func finish() throws {
+            try output.write((count == 0 ? "[\n" : "") + "\n" + String(decoding: indent.dropLast(2), as: UTF8.self) + "]")
+        }
+    }
+
+    /// Prints one compact JSON object per line, with one encoder for all of them.
+    struct JSONLinePrinter {
+        private let encoder = jsonLineEncoder()
+        func print<T: Encodable>(_ value: T) throws {
+            Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        }
+    }
+
+    private static func jsonLineEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return encoder
+    }
+
+    private static func jsonEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // The manifest's style: one contract for every key the tool prints (docs/json.md).
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        return encoder
     }
 }

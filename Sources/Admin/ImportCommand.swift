@@ -21,12 +21,14 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
 
     func run() throws {
         let database = try global.openDatabase(author: who)
+        // JSON lists every change whatever --show says (--show limits the words only), from a
+        // file: an initial import of a million stations has two million.
+        let everyChange = output.json ? try DescribedChangeFile() : nil
         let report = try database.importSnapshot(
             snapshot.paths,
-            // JSON is complete whatever --show says; --show limits the words only.
-            options: ImportOptions(memo: memo, allowMassClose: snapshot.allowMassClose, describeLimit: output.json ? nil : show),
-            dryRun: dryRun)
-        if output.json { return try Console.printJSON(report) }
+            options: ImportOptions(memo: memo, allowMassClose: snapshot.allowMassClose, describeLimit: output.json ? 0 : show),
+            dryRun: dryRun, listingEveryChangeIn: everyChange)
+        if let everyChange { return try Console.printJSON(report, listing: everyChange) }
         if report.totalChanges == 0 {
             print("No changes: the database stays at version \(report.version - 1).")
         } else if report.committed {

@@ -34,11 +34,12 @@ struct LogCommand: ParsableCommand {
             }
             return
         }
-        let updates = try global.openDatabase().log(
-            LogFilter(version: version, table: table, key: key, type: type?.kind, limit: limit, newestFirst: true))
-        if output.json { return try Console.printJSON(updates) }
-        if nl { return try updates.forEach(Console.printJSONLine) }
-        for update in updates {
+        let filter = LogFilter(version: version, table: table, key: key, type: type?.kind, limit: limit, newestFirst: true)
+        let database = try global.openDatabase()
+        if output.json { return try Console.printJSONArray { append in try database.forEachUpdate(filter, append) } }
+        let printer = Console.JSONLinePrinter()
+        try database.forEachUpdate(filter) { update in
+            if nl { return try printer.print(update) }
             let target = update.type == .duplicate
                 ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
             Console.fields(["\(update.upID)", "v\(update.userVersion)", update.updateDate, update.type.rawValue, target]

@@ -1,32 +1,40 @@
 import Model
 
-/// Prints a `ChangeReport` as a table of counts, then the changes in words.
+/// Prints a `ChangeReport` as a table of counts, then the changes in words, then what the
+/// version suggests and finds.
 enum ReportPrinter {
     static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
 
-    /// - Parameters:
-    ///   - shownChanges: the changes to describe, when a filter chose them from `report.changes`.
-    ///   - matchingChanges: how many changes the filter matched (`shownChanges` may be cut).
-    static func print(_ report: ChangeReport, heading: String, shownChanges: [DescribedChange]? = nil, matchingChanges: Int? = nil) {
+    /// The counts, the changes `report.changes` describes, then what the version suggests and finds.
+    static func print(_ report: ChangeReport, heading: String) {
+        printCounts(report, heading: heading)
+        for (index, change) in report.changes.enumerated() { printChange(change, first: index == 0) }
+        if report.changes.count < report.totalChanges {
+            let more = report.totalChanges - report.changes.count
+            Swift.print(report.committed
+                ? "  … and \(more) more (station-admin log --version \(report.version))"
+                : "  … and \(more) more (nothing was committed: --show N describes more, --json lists them all)")
+        }
+        printSuggestionsAndFindings(report)
+    }
+
+    /// The heading, the table of counts, and the warnings.
+    static func printCounts(_ report: ChangeReport, heading: String) {
         Swift.print("\(heading): \(plural(report.totalChanges, "change"))")
         let tables = report.counts.keys.sorted { order($0) < order($1) }
         var table = TextTable(header: ["table"] + kinds.map(\.rawValue))
         for name in tables { table.append([name] + kinds.map { String(report.counts[name]?[$0.rawValue] ?? 0) }) }
         table.print()
         for warning in report.warnings { Console.error("warning: \(warning.escapingControlCharacters)") }
-        let shown = shownChanges ?? report.changes
-        if !shown.isEmpty {
-            Swift.print("")
-            for change in shown { Console.line("  " + change.summary) }
-        }
-        if let matchingChanges {
-            if shown.count < matchingChanges { Swift.print("  … and \(matchingChanges - shown.count) more (--show N describes more)") }
-        } else if shown.count < report.totalChanges {
-            let more = report.totalChanges - shown.count
-            Swift.print(report.committed
-                ? "  … and \(more) more (station-admin log --version \(report.version))"
-                : "  … and \(more) more (nothing was committed: --show N describes more, --json lists them all)")
-        }
+    }
+
+    /// One change in words, after a blank line when it is the first.
+    static func printChange(_ change: DescribedChange, first: Bool) {
+        if first { Swift.print("") }
+        Console.line("  " + change.summary)
+    }
+
+    static func printSuggestionsAndFindings(_ report: ChangeReport) {
         if !report.suggestions.isEmpty {
             Swift.print("")
             Swift.print("Likely splits or handovers (put the ones you confirm in a plan and apply it):")

@@ -20,8 +20,12 @@ extension MasterDatabase {
     ///
     /// The import runs for real inside a transaction that is rolled back, so a diff
     /// finds every error an import would.
-    public func diff(_ paths: [String], options: ImportOptions = ImportOptions(describeLimit: nil)) throws -> ChangeReport {
-        try runImport(paths, options: options, commit: false)
+    ///
+    /// - Parameter everyChange: where to list every change (a million of them would not fit
+    ///   in `report.changes`).
+    public func diff(_ paths: [String], options: ImportOptions = ImportOptions(describeLimit: nil),
+                     listingEveryChangeIn everyChange: DescribedChangeFile? = nil) throws -> ChangeReport {
+        try runImport(paths, options: options, commit: false, everyChange: everyChange)
     }
 
     /// Imports station CSVs (folders or files) as one new data version, in one transaction.
@@ -29,14 +33,17 @@ extension MasterDatabase {
     /// For example, importing the 2021-03-12 ekidata snapshot over 2019-12-27 makes version 2
     /// with 17 station INSERTs; nothing changed makes no version (`report.committed == false`).
     ///
+    /// - Parameter everyChange: where to list every change, whatever `options.describeLimit` says
+    ///   (written inside the transaction, read after it).
     /// - Throws: `CSVError` (file, line, column, value, expectation), `ImportError`,
     ///   `MasterDatabaseError`. On any error the database is unchanged.
     @discardableResult
-    public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(), dryRun: Bool = false) throws -> ChangeReport {
-        try runImport(paths, options: options, commit: !dryRun)
+    public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(), dryRun: Bool = false,
+                               listingEveryChangeIn everyChange: DescribedChangeFile? = nil) throws -> ChangeReport {
+        try runImport(paths, options: options, commit: !dryRun, everyChange: everyChange)
     }
 
-    private func runImport(_ paths: [String], options: ImportOptions, commit: Bool) throws -> ChangeReport {
+    private func runImport(_ paths: [String], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?) throws -> ChangeReport {
         defer { Progress.finish() }
         var phases = PhaseLog()
         let files = try ImportSource.files(from: paths)
@@ -55,7 +62,8 @@ extension MasterDatabase {
             phases.done("version written")
             try checks.checkReferences(version)
             Progress.phase("describing and checking version \(version.number)")
-            var report = try version.report(tables: files.map(\.table), describeLimit: options.describeLimit, committing: commit)
+            var report = try version.report(
+                tables: files.map(\.table), describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit)
             report.warnings = try checks.connectionWarnings(db)
             if files.contains(where: { $0.table == .stations }) {
                 report.suggestions = try Self.suggestSplits(db, version: version.number)

@@ -60,6 +60,14 @@ extension MasterDatabase {
     /// - Throws: `LogError` for a version or a key the log does not have (rather than an
     ///   empty answer that looks like "nothing happened").
     public func log(_ filter: LogFilter = LogFilter()) throws -> [Update] {
+        var updates: [Update] = []
+        try forEachUpdate(filter) { updates.append($0) }
+        return updates
+    }
+
+    /// Calls `body` with each `updates` row `filter` selects, read from one state, one row at a
+    /// time: the two million rows of a million-station import are never held at once.
+    public func forEachUpdate(_ filter: LogFilter = LogFilter(), _ body: (Update) throws -> Void) throws {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let version = filter.version {
@@ -80,7 +88,7 @@ extension MasterDatabase {
         }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let order = " ORDER BY up_id\(filter.newestFirst ? " DESC" : "")\(filter.limit.map { " LIMIT \($0)" } ?? "")"
-        return try read { db in
+        try read { db in
             if let version = filter.version {
                 let newest = try Self.dataVersion(db)
                 guard (1...max(newest, 1)).contains(version), newest > 0 else {
@@ -90,7 +98,8 @@ extension MasterDatabase {
             if let key = filter.key, try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM updates WHERE \(UpdateLog.keyCondition()))", arguments: [key, key])! {
                 throw LogError.noSuchKey(key)
             }
-            return try Update.fetchAll(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
+            let updates = try Update.fetchCursor(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
+            while let update = try updates.next() { try body(update) }
         }
     }
 }

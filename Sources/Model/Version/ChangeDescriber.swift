@@ -21,52 +21,49 @@ struct ChangeDescriber {
     }
 
     /// Changes of existing rows first (they are what a curator checks), then new rows;
-    /// each group in table order, then key order.
-    func describe(_ db: Database, tables: [MasterTable], limit: Int?) throws -> [DescribedChange] {
-        var changes: [DescribedChange] = []
+    /// each group in table order, then key order. `each` returns whether to go on.
+    func describe(_ db: Database, tables: [MasterTable], each: (DescribedChange) throws -> Bool) throws {
         for condition in ["s.kind <> 'INSERT'", "s.kind = 'INSERT'"] {
-            changes += try describe(db, tables: tables, where: condition, limit: limit.map { $0 - changes.count })
-        }
-        return changes
-    }
-
-    private func describe(_ db: Database, tables: [MasterTable], where condition: String, limit: Int?) throws -> [DescribedChange] {
-        var changes: [DescribedChange] = []
-        for table in tables {
-            let remaining = limit.map { $0 - changes.count } ?? Int.max
-            if remaining <= 0 { break }
-            let columns = table.columnNames
-            let sql = """
-                SELECT s.kind, \(table.keyText(alias: "s")), \(columns.map { "s." + $0 }.joined(separator: ", ")), \
-                \(columns.map { "h." + $0 }.joined(separator: ", "))
-                FROM \(StagingTables.stagedTable(table)) s
-                LEFT JOIN main.\(table.historyTable) h ON h.key_id = \(table.keyText(alias: "s")) AND h.valid_to = ?
-                WHERE \(condition)
-                ORDER BY \(table.keyColumns.map { "s." + $0 }.joined(separator: ", ")) LIMIT ?
-                """
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: [version, remaining == Int.max ? -1 : remaining])
-            while let row = try rows.next() {
-                let kind = Update.Kind(rawValue: row[0])!
-                var fields: [FieldChange] = []
-                if kind == .insert {
-                    for (index, column) in table.columns.enumerated() where !table.keyColumns.contains(column.name) {
-                        if let value = FieldChange.text(row[2 + index]) { fields.append(FieldChange(column: column.name, old: nil, new: value)) }
-                    }
-                } else {
-                    for (index, column) in table.columns.enumerated() {
-                        let new: DatabaseValue = row[2 + index]
-                        let old: DatabaseValue = row[2 + columns.count + index]
-                        if FieldChange.differ(new, old, column.kind) {
-                            fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
-                        }
-                    }
-                }
-                let nameIndex = table.columns.firstIndex { $0.name.hasSuffix("_name") }
-                changes.append(DescribedChange(
-                    table: table.name, key: row[1], kind: kind,
-                    name: nameIndex.flatMap { FieldChange.text(row[2 + $0]) }, fields: fields))
+            for table in tables {
+                guard try describe(db, table: table, where: condition, each: each) else { return }
             }
         }
-        return changes
+    }
+
+    /// Whether `each` asked for more.
+    private func describe(_ db: Database, table: MasterTable, where condition: String, each: (DescribedChange) throws -> Bool) throws -> Bool {
+        let columns = table.columnNames
+        let sql = """
+            SELECT s.kind, \(table.keyText(alias: "s")), \(columns.map { "s." + $0 }.joined(separator: ", ")), \
+            \(columns.map { "h." + $0 }.joined(separator: ", "))
+            FROM \(StagingTables.stagedTable(table)) s
+            LEFT JOIN main.\(table.historyTable) h ON h.key_id = \(table.keyText(alias: "s")) AND h.valid_to = ?
+            WHERE \(condition)
+            ORDER BY \(table.keyColumns.map { "s." + $0 }.joined(separator: ", "))
+            """
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: [version])
+        while let row = try rows.next() {
+            let kind = Update.Kind(rawValue: row[0])!
+            var fields: [FieldChange] = []
+            if kind == .insert {
+                for (index, column) in table.columns.enumerated() where !table.keyColumns.contains(column.name) {
+                    if let value = FieldChange.text(row[2 + index]) { fields.append(FieldChange(column: column.name, old: nil, new: value)) }
+                }
+            } else {
+                for (index, column) in table.columns.enumerated() {
+                    let new: DatabaseValue = row[2 + index]
+                    let old: DatabaseValue = row[2 + columns.count + index]
+                    if FieldChange.differ(new, old, column.kind) {
+                        fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
+                    }
+                }
+            }
+            let nameIndex = table.columns.firstIndex { $0.name.hasSuffix("_name") }
+            let change = DescribedChange(
+                table: table.name, key: row[1], kind: kind,
+                name: nameIndex.flatMap { FieldChange.text(row[2 + $0]) }, fields: fields)
+            guard try each(change) else { return false }
+        }
+        return true
     }
 }

@@ -117,22 +117,30 @@ struct PendingVersion {
     ///
     /// - Parameters:
     ///   - tables: the tables the producer staged (their counts are listed even when zero).
-    ///   - describeLimit: how many changes to describe in words (nil: all).
+    ///   - describeLimit: how many changes `report.changes` describes in words (nil: all).
+    ///   - everyChange: where to list every change, whatever `describeLimit` says.
     ///   - committing: whether the caller will commit; a version with no change never is.
-    func report(tables: [MasterTable], describeLimit: Int?, committing: Bool) throws -> ChangeReport {
-        let splits = try stagedSplits()
+    func report(tables: [MasterTable], describeLimit: Int?, listingEveryChangeIn everyChange: DescribedChangeFile? = nil,
+                committing: Bool) throws -> ChangeReport {
+        let splits = try stagedSplits().map {
+            DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
+        }
         let counted = splits.isEmpty || tables.contains(.stations) ? tables : tables + [.stations]
         let describer = ChangeDescriber(version: number)
         let counts = try describer.counts(db, tables: counted)
         let total = counts.values.flatMap(\.values).reduce(0, +)
-        let limit = describeLimit.map { max($0 - splits.count, 0) }
+        // The splits are listed last but always shown: the limit keeps room for them.
+        let rowsShown = describeLimit.map { max($0 - splits.count, 0) } ?? Int.max
+        var shown: [DescribedChange] = []
+        try describer.describe(db, tables: tables) { change in
+            if shown.count < rowsShown { shown.append(change) }
+            try everyChange?.append(change)
+            return everyChange != nil || shown.count < rowsShown
+        }
+        for split in splits { try everyChange?.append(split) }
         var report = ChangeReport(
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
-            changes: try describer.describe(db, tables: tables, limit: limit)
-                + splits.prefix(describeLimit ?? splits.count).map {
-                    DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
-                },
-            totalChanges: total)
+            changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
         if total > 0 { report.findings = try MasterDatabase.introducedFindings(db, version: number) }
         try StagingTables.drop(db)
         return report

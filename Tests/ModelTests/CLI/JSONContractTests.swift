@@ -77,4 +77,61 @@ import Testing
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("Error: --json prints the summary on stdout, where the SQL would go: give --output FILE for the SQL.\n"))
     }
+
+    /// `import --json` and `diff --json` print their changes one at a time, read back from a
+    /// file: the bytes must be those of the whole report encoded at once.
+    @Test func reportsPrintedOneChangeAtATimeAreTheWholeReportsBytes() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
+        // A connection's DELETE has an empty list of fields, which the encoder prints on three lines.
+        try snapshot.removeLine("join.csv", containing: "11201,1120103,1120104")
+        var whole = try database.diff([snapshot.path])
+        let diff = try CommandRunner.run(["diff", snapshot.path, "--json", "--db", database.path])
+        #expect(diff.stdout == (try Self.contractJSON(whole)))
+        let imported = try CommandRunner.run(["import", snapshot.path, "--json", "--show", "1", "--db", database.path])
+        whole.committed = true
+        #expect(imported.stdout == (try Self.contractJSON(whole)))
+        let nothing = try CommandRunner.run(["import", snapshot.path, "--json", "--db", database.path])
+        #expect(nothing.stdout == (try Self.contractJSON(try database.diff([snapshot.path]))))
+    }
+
+    /// `log --json` prints its rows one at a time from the log: the bytes of the whole array,
+    /// an empty one included, and nothing but the error when the filter names no version.
+    @Test func logPrintedOneRowAtATimeIsTheWholeLogsBytes() throws {
+        let database = try scratch.baseDatabase()
+        let every = try CommandRunner.run(["log", "--json", "--db", database.path])
+        #expect(every.stdout == (try Self.contractJSON(try database.log(LogFilter(newestFirst: true)))))
+        let none = try CommandRunner.run(["log", "--type", "RESTORE", "--json", "--db", database.path])
+        let emptyArray = try Self.contractJSON([Update]())
+        #expect(none.stdout == "[\n\n]\n" && none.stdout == emptyArray)
+        let missing = try CommandRunner.run(["log", "--version", "9", "--json", "--db", database.path])
+        #expect(missing.status != 0 && missing.stdout.isEmpty)
+    }
+
+    /// The memory of `import --json` does not grow with the number of changes it lists: four
+    /// times the stations (32,000 more changes) may add a few MiB, not the ~150 MiB that
+    /// holding the changes and their encoded tree took.
+    @Test func importJSONMemoryDoesNotGrowWithItsChanges() throws {
+        var peaks: [Int] = []
+        for stations in [4_000, 16_000] {
+            let snapshot = scratch.path("synth-\(stations)"), master = scratch.path("m-\(stations).sqlite")
+            try SnapshotSynthesizer.generate(stations: stations, seed: 1, into: snapshot)
+            _ = try MasterDatabase.create(at: master)
+            let run = try CommandRunner.peakMemory(["import", snapshot, "--json", "--db", master])
+            #expect(run.status == 0)
+            #expect(try MasterDatabase.open(at: master).status().tables.first { $0.table == "stations" }?.rows == stations)
+            peaks.append(run.kibibytes)
+        }
+        #expect(peaks[1] - peaks[0] < 32 * 1024, "peak memory \(peaks[0] / 1024) MiB at 4,000 stations, \(peaks[1] / 1024) MiB at 16,000")
+    }
+
+    /// The encoder every `--json` prints with (docs/json.md), and `print`'s newline.
+    static func contractJSON<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    }
+
 }

@@ -1,0 +1,159 @@
+import Foundation
+
+/// Every change of a report in words, kept in a temporary file: an import of two million
+/// changes describes them inside its transaction and lists them after commit, in the memory
+/// of one change rather than of all of them.
+///
+/// The file is unlinked as soon as it is made, so nothing is left behind, not even by a
+/// killed process. Records are length-prefixed (private to this type, read back only by it):
+///
+///     let changes = try DescribedChangeFile()
+///     let report = try database.importSnapshot(paths, options: ImportOptions(describeLimit: 0), listingEveryChangeIn: changes)
+///     try changes.forEach { print($0.summary) }
+public final class DescribedChangeFile {
+    /// How many changes the file holds.
+    public private(set) var count = 0
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+    private var fileSize: Int64 = 0
+    private static let flushSize = 1 << 20
+    private static let absent = UInt32.max
+
+    public init(directory: String = NSTemporaryDirectory()) throws {
+        var template = Array((directory + "/station-admin-changes-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw Self.failure("create a temporary file in \(directory)") }
+        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        self.descriptor = descriptor
+        pending.reserveCapacity(Self.flushSize + 4096)
+    }
+
+    deinit { close(descriptor) }
+
+    func append(_ change: DescribedChange) throws {
+        let start = pending.count
+        pending.append(contentsOf: [0, 0, 0, 0])
+        put(change.table)
+        put(change.key)
+        put(change.kind.rawValue)
+        put(change.name)
+        put(UInt32(change.fields.count))
+        for field in change.fields {
+            put(field.column)
+            put(field.old)
+            put(field.new)
+        }
+        let length = UInt32(pending.count - start - 4)
+        withUnsafeBytes(of: length.littleEndian) { pending.replaceSubrange(start..<start + 4, with: $0) }
+        count += 1
+        if pending.count >= Self.flushSize { try flush() }
+    }
+
+    /// Calls `body` with each change, in the order they were appended.
+    public func forEach(_ body: (DescribedChange) throws -> Void) throws {
+        try flush()
+        var reader = RecordReader(descriptor: descriptor, size: fileSize)
+        while let record = try reader.next() {
+            var decoder = RecordDecoder(bytes: record)
+            let table = decoder.string(), key = decoder.string(), kind = decoder.string(), name = decoder.optionalString()
+            var fields: [FieldChange] = []
+            for _ in 0..<decoder.number() {
+                fields.append(FieldChange(column: decoder.string(), old: decoder.optionalString(), new: decoder.optionalString()))
+            }
+            try body(DescribedChange(table: table, key: key, kind: Update.Kind(rawValue: kind)!, name: name, fields: fields))
+        }
+    }
+
+    private func flush() throws {
+        var offset = 0
+        while offset < pending.count {
+            let written = pending.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(fileSize)) }
+            guard written > 0 else { throw Self.failure("write the list of changes to a temporary file") }
+            offset += written
+            fileSize += Int64(written)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func put(_ number: UInt32) {
+        withUnsafeBytes(of: number.littleEndian) { pending.append(contentsOf: $0) }
+    }
+
+    private func put(_ text: String?) {
+        guard var text else { return put(Self.absent) }
+        text.withUTF8 { utf8 in
+            put(UInt32(utf8.count))
+            pending.append(contentsOf: utf8)
+        }
+    }
+
+    private static func failure(_ action: String, reason: String? = nil) -> CocoaError {
+        CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot \(action): \(reason ?? String(cString: strerror(errno)))"])
+    }
+
+    /// Whole records from the file, read in large chunks.
+    private struct RecordReader {
+        let descriptor: Int32
+        let size: Int64
+        var offset: Int64 = 0
+        var buffer: [UInt8] = []
+        var start = 0
+
+        init(descriptor: Int32, size: Int64) {
+            self.descriptor = descriptor
+            self.size = size
+        }
+
+        mutating func next() throws -> ArraySlice<UInt8>? {
+            try fill(4)
+            if buffer.count == start { return nil }
+            guard buffer.count - start >= 4 else { throw DescribedChangeFile.failure("read the list of changes back", reason: "the file ends inside a change") }
+            let length = Int(buffer[start..<start + 4].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+            try fill(4 + length)
+            guard buffer.count - start >= 4 + length else { throw DescribedChangeFile.failure("read the list of changes back", reason: "the file ends inside a change") }
+            defer { start += 4 + length }
+            return buffer[start + 4..<start + 4 + length]
+        }
+
+        /// Buffers `needed` bytes from `start`, or as many as the file has left.
+        private mutating func fill(_ needed: Int) throws {
+            guard buffer.count - start < needed else { return }
+            buffer.removeSubrange(0..<start)
+            start = 0
+            while buffer.count < needed && offset < size {
+                let chunk = Int(min(Int64(max(needed - buffer.count, DescribedChangeFile.flushSize)), size - offset))
+                let old = buffer.count
+                buffer.append(contentsOf: repeatElement(0, count: chunk))
+                let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + old, chunk, off_t(offset)) }
+                guard read > 0 else { throw DescribedChangeFile.failure("read the list of changes back") }
+                buffer.removeLast(chunk - read)
+                offset += Int64(read)
+            }
+        }
+    }
+
+    /// The fields of one record, in the order `append` put them.
+    private struct RecordDecoder {
+        let bytes: ArraySlice<UInt8>
+        var position: Int
+
+        init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            position = bytes.startIndex
+        }
+
+        mutating func number() -> UInt32 {
+            defer { position += 4 }
+            return bytes[position..<position + 4].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+        }
+
+        mutating func optionalString() -> String? {
+            let length = number()
+            if length == DescribedChangeFile.absent { return nil }
+            defer { position += Int(length) }
+            return String(decoding: bytes[position..<position + Int(length)], as: UTF8.self)
+        }
+
+        mutating func string() -> String { optionalString() ?? "" }
+    }
+}
