@@ -64,7 +64,8 @@ extension MasterDatabase {
         let version = requested ?? newest
         guard (1...newest).contains(version) else { throw LogError.noSuchVersion(requested: version, newest: newest) }
         let summary = try versions().first { $0.version == version }!
-        return try read { db in
+        // Not `read`: the version before is rebuilt in temp tables for its findings.
+        return try readingOneState { db in
             let reader = ReviewReader(version: version, newest: newest)
             let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
             let before = version > 1
