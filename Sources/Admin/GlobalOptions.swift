@@ -51,7 +51,7 @@ enum Console {
 
     /// One compact JSON object on one line (`--nl`), for streaming into other tools.
     static func printJSONLine<T: Encodable>(_ value: T) throws {
-        print(String(decoding: try jsonLineEncoder().encode(value), as: UTF8.self))
+        try JSONLinePrinter().print(value)
     }
 
     static func printJSON<T: Encodable>(_ value: T) throws {

@@ -71,7 +71,10 @@ extension MasterDatabase {
     /// (a release writes all of its own deltas from the one state it builds the client database from).
     static func writeDelta(_ db: Database, from: Int, with writer: DeltaWriter, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
         var output: String?
-        if case .file(let path) = destination { output = path }
+        if case .file(let path) = destination {
+            try FileChecks.requireReplaceable(path)
+            output = path
+        }
         let temporary = output.map(AtomicFile.temporaryPath(for:))
         do {
             let sink: ByteSink

@@ -14,17 +14,22 @@ public final class DescribedChangeFile {
     /// How many changes the file holds.
     public private(set) var count = 0
     private let descriptor: Int32
+    private let directory: String
     private var pending: [UInt8] = []
     private var fileSize: Int64 = 0
     private static let flushSize = 1 << 20
     private static let absent = UInt32.max
 
     public init(directory: String = NSTemporaryDirectory()) throws {
+        let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         var template = Array((directory + "/station-admin-changes-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw Self.failure("create a temporary file in \(directory)") }
+        guard descriptor >= 0 else {
+            throw FileError(cannot: "create a temporary file in \(directory) for the list of changes", hint: Self.hint)
+        }
         unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
         self.descriptor = descriptor
+        self.directory = directory
         pending.reserveCapacity(Self.flushSize + 4096)
     }
 
@@ -68,7 +73,9 @@ public final class DescribedChangeFile {
         var offset = 0
         while offset < pending.count {
             let written = pending.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(fileSize)) }
-            guard written > 0 else { throw Self.failure("write the list of changes to a temporary file") }
+            guard written > 0 else {
+                throw FileError(cannot: "write the list of changes to a temporary file in \(directory)", hint: Self.hint)
+            }
             offset += written
             fileSize += Int64(written)
         }
@@ -87,9 +94,8 @@ public final class DescribedChangeFile {
         }
     }
 
-    private static func failure(_ action: String, reason: String? = nil) -> CocoaError {
-        CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot \(action): \(reason ?? String(cString: strerror(errno)))"])
-    }
+    private static let hint = "set TMPDIR to a folder with room"
+
 
     /// Whole records from the file, read in large chunks.
     private struct RecordReader {
@@ -107,10 +113,10 @@ public final class DescribedChangeFile {
         mutating func next() throws -> ArraySlice<UInt8>? {
             try fill(4)
             if buffer.count == start { return nil }
-            guard buffer.count - start >= 4 else { throw DescribedChangeFile.failure("read the list of changes back", reason: "the file ends inside a change") }
+            guard buffer.count - start >= 4 else { throw FileError(cannot: "read the list of changes back", code: nil, reason: "the file ends inside a change") }
             let length = Int(buffer[start..<start + 4].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
             try fill(4 + length)
-            guard buffer.count - start >= 4 + length else { throw DescribedChangeFile.failure("read the list of changes back", reason: "the file ends inside a change") }
+            guard buffer.count - start >= 4 + length else { throw FileError(cannot: "read the list of changes back", code: nil, reason: "the file ends inside a change") }
             defer { start += 4 + length }
             return buffer[start + 4..<start + 4 + length]
         }
@@ -125,7 +131,7 @@ public final class DescribedChangeFile {
                 let old = buffer.count
                 buffer.append(contentsOf: repeatElement(0, count: chunk))
                 let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + old, chunk, off_t(offset)) }
-                guard read > 0 else { throw DescribedChangeFile.failure("read the list of changes back") }
+                guard read > 0 else { throw FileError(cannot: "read the list of changes back") }
                 buffer.removeLast(chunk - read)
                 offset += Int64(read)
             }
@@ -157,3 +163,4 @@ public final class DescribedChangeFile {
         mutating func string() -> String { optionalString() ?? "" }
     }
 }
+

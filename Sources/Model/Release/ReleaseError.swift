@@ -70,6 +70,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             throw ReleaseError.diskFull(path)
         } catch where FileChecks.isDiskFull(error) {
             throw ReleaseError.diskFull(path)
+        } catch let error as FileError {
+            throw ReleaseError.cannotWrite(path, reason: error.message)
         } catch let error as CocoaError {
             throw ReleaseError.cannotWrite(path, reason: (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? "\(error.code)")
         }

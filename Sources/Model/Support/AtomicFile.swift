@@ -20,11 +20,9 @@ enum AtomicFile {
         if !replacing && FileManager.default.fileExists(atPath: destination) {
             throw MasterDatabaseError.alreadyExists(destination)
         }
+        try FileChecks.requireReplaceable(destination)
         guard rename(source, destination) == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [
-                NSFilePathErrorKey: destination,
-                NSLocalizedDescriptionKey: "cannot rename \(source) to \(destination): \(String(cString: strerror(errno)))",
-            ])
+            throw FileError(cannot: "rename \(source) to \(destination)")
         }
     }
 

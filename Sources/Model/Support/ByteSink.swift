@@ -20,34 +20,38 @@ extension ByteSink {
 public final class FileSink: ByteSink {
     private let handle: UnsafeMutablePointer<FILE>
     private let closesFile: Bool
+    /// The path, or `standard output`, for errors.
+    private let name: String
 
     public init(path: String) throws {
         guard let handle = fopen(path, "wb") else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "\(path): cannot write (\(String(cString: strerror(errno))))"])
+            throw FileError(cannot: "write \(path)")
         }
         self.handle = handle
         closesFile = true
+        name = path
     }
 
     /// Standard output through a stream of its own: nothing else may print meanwhile.
-    public static func standardOutput() -> FileSink { FileSink(handle: fdopen(STDOUT_FILENO, "w")) }
+    public static func standardOutput() -> FileSink { FileSink(handle: fdopen(STDOUT_FILENO, "w"), name: "standard output") }
 
-    private init(handle: UnsafeMutablePointer<FILE>) {
+    private init(handle: UnsafeMutablePointer<FILE>, name: String) {
         self.handle = handle
         closesFile = false
+        self.name = name
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
         guard fwrite(bytes.baseAddress, 1, bytes.count, handle) == bytes.count else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "write failed: \(String(cString: strerror(errno)))"])
+            throw FileError(cannot: "write \(name)")
         }
     }
 
     public func finish() throws {
         let failed = closesFile ? fclose(handle) != 0 : fflush(handle) != 0
         if failed {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "write failed: \(String(cString: strerror(errno)))"])
+            throw FileError(cannot: "write \(name)")
         }
     }
 }

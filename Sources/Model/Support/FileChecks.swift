@@ -12,6 +12,17 @@ enum FileChecks {
         if isDirectory.boolValue { throw MasterDatabaseError.isAFolder(path) }
     }
 
+    /// A path a file may be renamed onto: nothing, or a regular file (never a device, a
+    /// folder or a pipe that happens to be named, such as `--output /dev/full`).
+    static func requireReplaceable(_ path: String) throws {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return }
+        if status.st_mode & S_IFMT != S_IFREG {
+            throw FileError(cannot: "replace \(path)", code: nil,
+                            reason: "it is not a regular file (a device, a folder or a pipe); give the path of a file to write")
+        }
+    }
+
     /// The file and its folder must be writable: SQLite writes its WAL and journal beside it.
     static func requireWritable(_ path: String) throws {
         if access(path, W_OK) != 0 { throw MasterDatabaseError.readOnly(path) }
@@ -25,6 +36,7 @@ enum FileChecks {
 
     /// Whether a Foundation error is the file system saying it is out of space.
     static func isDiskFull(_ error: Error) -> Bool {
+        if let error = error as? FileError { return error.isDiskFull }
         let error = error as NSError
         if error.domain == NSCocoaErrorDomain && error.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }
         if error.domain == NSPOSIXErrorDomain && error.code == Int(ENOSPC) { return true }

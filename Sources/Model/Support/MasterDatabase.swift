@@ -223,7 +223,7 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
             case .SQLITE_CANTOPEN: throw MasterDatabaseError.cannotOpen(path, reason: error.message ?? "SQLite cannot open it")
             default: throw error
             }
-        } catch let error as CocoaError where FileChecks.isDiskFull(error) {
+        } catch where FileChecks.isDiskFull(error) {
             throw MasterDatabaseError.diskFull(path)
         }
     }

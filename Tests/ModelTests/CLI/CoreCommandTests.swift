@@ -20,6 +20,33 @@ import Testing
         #expect(result.stderr == "\(path): no master database here (create one with `station-admin init --db \(path)`)\n")
     }
 
+    /// A delta's output is only ever a file: what is already at the path and is not one (a
+    /// folder, a pipe, a device such as /dev/full) is refused before any work, and a folder
+    /// that does not exist is named with the system's reason, not as a Foundation error dump.
+    @Test func deltaOutputErrorsNameThePathAndTouchNothingElse() throws {
+        let database = try scratch.baseDatabase()
+        let folder = scratch.path("a-folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let pipe = scratch.path("a-pipe")
+        #expect(mkfifo(pipe, 0o644) == 0)
+        for target in [folder, pipe] {
+            let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "0", "--output", target])
+            #expect(result.status == 1)
+            #expect(result.stderr == "cannot replace \(target): it is not a regular file (a device, a folder or a pipe); give the path of a file to write\n")
+        }
+        var status = stat()
+        #expect(stat(pipe, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        // Refused before any work: no temporary file was left beside them.
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: scratch.url.path).contains(where: AtomicFile.isTemporaryName))
+
+        let missing = scratch.path("no-such-folder") + "/d.sql"
+        let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "0", "--output", missing])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("cannot write \(scratch.path("no-such-folder"))/.d.sql.tmp-"))
+        #expect(result.stderr.hasSuffix(": No such file or directory\n"))
+    }
+
     @Test func theDatabaseComesFromTheEnvironmentWhenNotGiven() throws {
         let path = scratch.path("env.sqlite")
         #expect(try CommandRunner.run(["init"], environment: ["STATION_ADMIN_DB": path]).status == 0)

@@ -55,4 +55,16 @@ import Testing
         #expect(report.changes == Array(whole.changes.prefix(2)))
         #expect(report.totalChanges == whole.totalChanges && report.findings == whole.findings)
     }
+
+    @Test func anImportThatCannotListItsChangesSaysWhereAndCommitsNothing() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
+        let missing = scratch.path("no-such-folder")
+        let result = try CommandRunner.run(["import", snapshot.path, "--json", "--db", database.path], environment: ["TMPDIR": missing])
+        #expect(result.status != 0 && result.stdout.isEmpty)
+        #expect(result.stderr.contains("cannot create a temporary file in \(missing) for the list of changes: No such file or directory (set TMPDIR to a folder with room)"))
+        #expect(try database.dataVersion() == 1)
+    }
+
 }
