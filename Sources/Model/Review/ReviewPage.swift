@@ -5,7 +5,7 @@ import Foundation
 public enum ReviewPage {
     public static func html(_ report: ReviewReport) -> String {
         let summary = report.summary
-        var page = """
+        return """
             \(ReviewFile.htmlMark)
             <!DOCTYPE html>
             <html lang="ja">
@@ -45,8 +45,6 @@ public enum ReviewPage {
             </html>
 
             """
-        page = page.replacingOccurrences(of: "\r", with: "")
-        return page
     }
 
     // MARK: Sections
@@ -92,8 +90,9 @@ public enum ReviewPage {
         var network = ""
         network.reserveCapacity(report.network.count * 30)
         for segment in report.network {
-            include(segment[0], segment[1]); include(segment[2], segment[3])
-            network += "M\(fmt(Projection.x(segment[0]))) \(fmt(Projection.y(segment[1])))L\(fmt(Projection.x(segment[2]))) \(fmt(Projection.y(segment[3])))"
+            include(segment.fromLongitude, segment.fromLatitude); include(segment.toLongitude, segment.toLatitude)
+            network += "M\(fmt(Projection.x(segment.fromLongitude))) \(fmt(Projection.y(segment.fromLatitude)))"
+                + "L\(fmt(Projection.x(segment.toLongitude))) \(fmt(Projection.y(segment.toLatitude)))"
         }
         var links = "", markers = ""
         var marked = Set<Int64>()
@@ -172,8 +171,7 @@ public enum ReviewPage {
 
     private static func pinMap(_ map: PinMap) -> String {
         let extent = map.extent
-        let width = 300.0, lonFactor = cos((extent.south + extent.north) / 2 * Double.pi / 180)
-        let height = (width * (extent.north - extent.south) / ((extent.east - extent.west) * lonFactor)).rounded()
+        let width = PinMap.width, height = extent.pixelHeight(width: width)
         func x(_ lon: Double) -> String { fmt(((lon - extent.west) / (extent.east - extent.west) * width * 10).rounded() / 10) }
         func y(_ lat: Double) -> String { fmt(((extent.north - lat) / (extent.north - extent.south) * height * 10).rounded() / 10) }
         var dots = ""

@@ -5,8 +5,8 @@ import GRDB
 /// page and its Markdown show (`ReviewPage`, `ReviewMarkdown`).
 public struct ReviewReport: Sendable {
     public var summary: VersionSummary
-    /// Open connections at the version, as segments `[lon1, lat1, lon2, lat2]`: the railways draw Japan.
-    public var network: [[Double]]
+    /// Open connections at the version: the railways draw Japan.
+    public var network: [NetworkSegment]
     public var changes: [ReviewChange]
     /// Findings the version brought, then the ones it inherited.
     public var introducedFindings: [CheckFinding]
@@ -40,10 +40,19 @@ public struct ReviewChange: Sendable, Equatable {
     public var fromLatitude: Double?, fromLongitude: Double?
 }
 
+/// One open connection on the map, from station to station.
+public struct NetworkSegment: Sendable, Equatable {
+    public var fromLongitude: Double, fromLatitude: Double, toLongitude: Double, toLatitude: Double
+}
+
 public struct PinMap: Sendable {
+    /// How wide a pin map is drawn, in pixels (its height follows the extent).
+    public static let width = 300.0
+
     public var extent: MapExtent
     public var spread: MapSpread
-    /// Open stations in view `[lat, lon]`, and the top pins `[lat, lon, weight]` in the client's order.
+    /// Open stations in view `[lat, lon]`, one per pixel of the map, and the top pins
+    /// `[lat, lon, weight]` in the client's order.
     public var stations: [[Double]]
     public var pins: [[Double]]
 }
@@ -91,15 +100,21 @@ struct ReviewReader {
         "(\(VersionedState(table: table, version: version, isNewest: version == newest).select(restrictedTo: keys)))"
     }
 
-    func network(_ db: Database) throws -> [[Double]] {
-        try Row.fetchAll(db, sql: """
+    func network(_ db: Database) throws -> [NetworkSegment] {
+        // A cursor, not `fetchAll`: at 1M stations a GRDB row per segment weighed hundreds of MiB.
+        var segments: [NetworkSegment] = []
+        let rows = try Row.fetchCursor(db, sql: """
             SELECT a.lon, a.lat, b.lon, b.lat FROM \(state(.connections, version: version)) c
             JOIN \(state(.lines, version: version)) l ON l.line_cd = c.line_cd
             JOIN \(state(.stations, version: version)) a ON a.station_cd = c.station_cd1
             JOIN \(state(.stations, version: version)) b ON b.station_cd = c.station_cd2
             WHERE l.e_status <> \(MasterTable.closedStatus)
               AND a.lon IS NOT NULL AND a.lat IS NOT NULL AND b.lon IS NOT NULL AND b.lat IS NOT NULL
-            """).map { [$0[0], $0[1], $0[2], $0[3]] }
+            """)
+        while let row = try rows.next() {
+            segments.append(NetworkSegment(fromLongitude: row[0], fromLatitude: row[1], toLongitude: row[2], toLatitude: row[3]))
+        }
+        return segments
     }
 
     /// Names of lines and companies before and at the version, for words like `11415 JR北陸本線`.
@@ -113,15 +128,22 @@ struct ReviewReader {
         let companyNames = try names(db, .companies, key: "company_cd", name: "company_name", at: version)
         let lineNamesBefore = try names(db, .lines, key: "line_cd", name: "line_name", at: version - 1)
         let companyNamesBefore = try names(db, .companies, key: "company_cd", name: "company_name", at: version - 1)
-        let stationNames = try Dictionary(
-            Row.fetchAll(db, sql: "SELECT station_cd, station_name FROM stations").map { ($0[0] as Int64, $0[1] as String) },
-            uniquingKeysWith: { a, _ in a })
-        func named(_ column: String, _ value: DatabaseValue, before: Bool) -> String {
+        // Looked up as the changes name them: the names of all stations are 1M strings at scale.
+        let stationNameStatement = try db.cachedStatement(sql: "SELECT station_name FROM stations WHERE station_cd = ?")
+        var stationNames: [Int64: String?] = [:]
+        func stationName(_ code: Int64?) throws -> String {
+            guard let code else { return "?" }
+            if let known = stationNames[code] { return known ?? "?" }
+            let name = try String.fetchOne(stationNameStatement, arguments: [code])
+            stationNames[code] = name
+            return name ?? "?"
+        }
+        func named(_ column: String, _ value: DatabaseValue, before: Bool) throws -> String {
             guard let code = Int64.fromDatabaseValue(value) else { return Self.text(value) }
             switch column {
             case "line_cd": return "\(code) \((before ? lineNamesBefore[code] : nil) ?? lineNames[code] ?? "?")"
             case "company_cd": return "\(code) \((before ? companyNamesBefore[code] : nil) ?? companyNames[code] ?? "?")"
-            case "station_g_cd", "station_cd1", "station_cd2": return "\(code) \(stationNames[code] ?? "?")"
+            case "station_g_cd", "station_cd1", "station_cd2": return "\(code) \(try stationName(code))"
             default: return Self.text(value)
             }
         }
@@ -147,7 +169,7 @@ struct ReviewReader {
                 case "companies": change.title = row["company_name"]
                 case "prefectures": change.title = row["pref_name"]
                 default:
-                    change.title = "\(lineNames[row["line_cd"]] ?? "?"): \(stationNames[row["station_cd1"]] ?? "?") – \(stationNames[row["station_cd2"]] ?? "?")"
+                    change.title = "\(lineNames[row["line_cd"]] ?? "?"): \(try stationName(row["station_cd1"])) – \(try stationName(row["station_cd2"]))"
                 }
                 var words: [String] = []
                 switch kind {
@@ -179,7 +201,7 @@ struct ReviewReader {
                             }
                             continue
                         }
-                        words.append("\(column) \(named(column, a, before: true)) → \(named(column, b, before: false))")
+                        words.append("\(column) \(try named(column, a, before: true)) → \(try named(column, b, before: false))")
                         if column == "station_name", change.mapKind == .updated { change.mapKind = .renamed }
                     }
                     if let moved {
@@ -219,7 +241,7 @@ struct ReviewReader {
     func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {
         let spreads = try MasterDatabase.mapSpread(db, MapExtent.examples, pins: pins, stations: state(.stations, version: version))
         return try MapExtent.examples.enumerated().map { index, extent in
-            let (inView, top) = try MasterDatabase.pinsInView(db, extent, pins: pins, stations: state(.stations, version: version))
+            let (inView, top) = try MasterDatabase.pinsInView(db, extent, pins: pins, stations: state(.stations, version: version), width: PinMap.width)
             return PinMap(extent: extent, spread: spreads[index], stations: inView, pins: top)
         }
     }

@@ -32,19 +32,22 @@ struct MajorStationProposal {
 
     /// Station code → proposed weight 1–9, for the representative of every major group.
     static func propose(_ db: Database) throws -> [Int64: Int] {
-        let rows = try Row.fetchAll(db, sql: """
+        // Cursors, not `fetchAll`: at 1M stations a GRDB row each weighed hundreds of MiB.
+        var degrees: [Int64: Int] = [:]
+        let connected = try Row.fetchCursor(db, sql: """
+            SELECT station, COUNT(*) FROM (SELECT station_cd1 AS station FROM connections UNION ALL SELECT station_cd2 FROM connections)
+            GROUP BY station
+            """)
+        while let row = try connected.next() { degrees[row[0]] = row[1] }
+        let rows = try Row.fetchCursor(db, sql: """
             SELECT s.station_cd, COALESCE(s.station_g_cd, s.station_cd), s.line_cd, l.company_cd, s.pref_cd, s.lat, s.lon, s.address
             FROM stations s JOIN lines l ON l.line_cd = s.line_cd
             WHERE s.e_status <> \(MasterTable.closedStatus) AND l.e_status <> \(MasterTable.closedStatus)
               AND s.lat IS NOT NULL AND s.lon IS NOT NULL
             ORDER BY s.station_cd
             """)
-        let degrees = Dictionary(try Row.fetchAll(db, sql: """
-            SELECT station, COUNT(*) FROM (SELECT station_cd1 AS station FROM connections UNION ALL SELECT station_cd2 FROM connections)
-            GROUP BY station
-            """).map { ($0[0] as Int64, $0[1] as Int) }, uniquingKeysWith: { a, _ in a })
         var groups: [Int64: Group] = [:]
-        for row in rows {
+        while let row = try rows.next() {
             let station = Station(
                 code: row[0], group: row[1], line: row[2], company: row[3], prefecture: row[4] ?? 0,
                 latitude: row[5], longitude: row[6], municipality: Municipality.name(in: row[7] as String?))

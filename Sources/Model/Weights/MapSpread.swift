@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// A map extent a client may show.
@@ -8,6 +9,12 @@ public struct MapExtent: Codable, Sendable {
     public init(name: String, south: Double, west: Double, north: Double, east: Double) {
         self.name = name
         self.south = south; self.west = west; self.north = north; self.east = east
+    }
+
+    /// The height in pixels of a map of this extent `width` pixels wide (equirectangular at its middle latitude).
+    public func pixelHeight(width: Double) -> Double {
+        let lonFactor = cos((south + north) / 2 * Double.pi / 180)
+        return (width * (north - south) / ((east - west) * lonFactor)).rounded()
     }
 
     public static let examples = [
@@ -39,9 +46,12 @@ extension MasterDatabase {
 
     /// The same over `stations` (SQL of a table or a past version's rows).
     static func mapSpread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
-        let open = try Row.fetchAll(db, sql: """
+        // A cursor, not `fetchAll`: a million GRDB rows would outweigh the points tenfold.
+        var open: [MapPoint] = []
+        let rows = try Row.fetchCursor(db, sql: """
             SELECT lat, lon, weight FROM \(stations) WHERE e_status <> \(MasterTable.closedStatus) AND lat IS NOT NULL AND lon IS NOT NULL
-            """).map { MapPoint(latitude: $0[0], longitude: $0[1], weight: $0[2]) }
+            """)
+        while let row = try rows.next() { open.append(MapPoint(latitude: row[0], longitude: row[1], weight: row[2])) }
         return mapSpread(of: open, extents, pins: pins, grid: grid)
     }
 
@@ -72,11 +82,20 @@ extension MasterDatabase {
         let latitude: Double, longitude: Double, weight: Int
     }
 
-    /// Open stations in view `[lat, lon]`, and the top `pins` in the client's order `[lat, lon, weight]`.
-    static func pinsInView(_ db: Database, _ extent: MapExtent, pins: Int, stations: String) throws -> ([[Double]], [[Double]]) {
+    /// Open stations in view `[lat, lon]`, thinned to the first in each cell of the pixel grid of a
+    /// map `width` pixels wide (a map draws no more dots than it has pixels; all Japan at 1M stations
+    /// would be a million), and the top `pins` in the client's order `[lat, lon, weight]`.
+    static func pinsInView(_ db: Database, _ extent: MapExtent, pins: Int, stations: String, width: Double) throws -> ([[Double]], [[Double]]) {
         let rows = try stationsInView(db, extent, stations: stations)
+        let height = extent.pixelHeight(width: width)
+        var occupied = Set<Int>(), dots: [[Double]] = []
+        for row in rows {
+            let x = Int((row.longitude - extent.west) / (extent.east - extent.west) * width)
+            let y = Int((extent.north - row.latitude) / (extent.north - extent.south) * height)
+            if occupied.insert(y * (Int(width) + 1) + x).inserted { dots.append([row.latitude, row.longitude]) }
+        }
         let top = rows.sorted { ($0.weight, $0.distance) < ($1.weight, $1.distance) }.prefix(pins)
-        return (rows.map { [$0.latitude, $0.longitude] }, top.map { [$0.latitude, $0.longitude, Double($0.weight)] })
+        return (dots, top.map { [$0.latitude, $0.longitude, Double($0.weight)] })
     }
 
     struct PinCandidate {
@@ -85,10 +104,14 @@ extension MasterDatabase {
 
     private static func stationsInView(_ db: Database, _ extent: MapExtent, stations: String) throws -> [PinCandidate] {
         let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
-        return try Row.fetchAll(db, sql: """
+        var candidates: [PinCandidate] = []
+        let rows = try Row.fetchCursor(db, sql: """
             SELECT lat, lon, weight, (lat - ?) * (lat - ?) + (lon - ?) * (lon - ?) AS distance FROM \(stations)
             WHERE e_status <> \(MasterTable.closedStatus) AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
-            """, arguments: [centreLat, centreLat, centreLon, centreLon, extent.south, extent.north, extent.west, extent.east]
-        ).map { PinCandidate(latitude: $0[0], longitude: $0[1], weight: $0[2], distance: $0[3]) }
+            """, arguments: [centreLat, centreLat, centreLon, centreLon, extent.south, extent.north, extent.west, extent.east])
+        while let row = try rows.next() {
+            candidates.append(PinCandidate(latitude: row[0], longitude: row[1], weight: row[2], distance: row[3]))
+        }
+        return candidates
     }
 }

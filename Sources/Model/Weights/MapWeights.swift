@@ -40,15 +40,13 @@ extension MasterDatabase {
     public func assignWeights(seed: UInt64 = 1, proposeMajor: Bool = false, memo: String? = nil, dryRun: Bool = false) throws -> WeightReport {
         Progress.phase(proposeMajor ? "reading stations, proposing major stations" : "reading stations")
         let (stations, proposals) = try read { db in
-            (try Row.fetchAll(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd"),
-             proposeMajor ? try MajorStationProposal.propose(db) : [:])
+            (try WeightedStation.all(db), proposeMajor ? try MajorStationProposal.propose(db) : [:])
         }
         var weights: [Int64: Int] = [:]
         var first: [Int: [Int64]] = [:], cells: [Int: [Int64]] = [:]
         var proposed = 0, kept = 0
-        for row in stations {
-            let code: Int64 = row[0], weight: Int = row[3]
-            let isOpen = row[4] as Int != MasterTable.closedStatus
+        for station in stations {
+            let code = station.code, weight = station.weight, isOpen = station.isOpen
             if MapWeight.handAssigned.contains(weight) {
                 weights[code] = weight
                 if isOpen { kept += 1 }
@@ -60,7 +58,7 @@ extension MasterDatabase {
                 continue
             }
             weights[code] = MapWeight.unsampled
-            guard isOpen, let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
+            guard isOpen, let lat = station.latitude, let lon = station.longitude else { continue }
             first[StandardMesh.first(latitude: lat, longitude: lon), default: []].append(code)
             cells[StandardMesh.quarterOfSecond(latitude: lat, longitude: lon), default: []].append(code)
         }
@@ -69,35 +67,50 @@ extension MasterDatabase {
         }
         // A cell that already shows an 11 needs no 12.
         var shown = Set<Int>()
-        for row in stations where row[4] as Int != MasterTable.closedStatus {
-            guard let weight = weights[row[0]], weight == MapWeight.firstOrderSample,
-                  let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
+        for station in stations where station.isOpen {
+            guard let weight = weights[station.code], weight == MapWeight.firstOrderSample,
+                  let lat = station.latitude, let lon = station.longitude else { continue }
             shown.insert(StandardMesh.quarterOfSecond(latitude: lat, longitude: lon))
         }
         for (cell, codes) in cells where !shown.contains(cell) {
             weights[codes[Self.pick(seed: seed, square: cell, count: codes.count)]] = MapWeight.secondOrderSample
         }
         var operations: [LocatedOperation] = []
-        for row in stations {
-            let code: Int64 = row[0], weight: Int = row[3]
-            if weights[code] != weight {
+        for station in stations {
+            let code = station.code
+            if weights[code] != station.weight {
                 operations.append(LocatedOperation(.edit(table: .stations, key: [String(code)], values: ["weight": String(weights[code]!)])))
             }
         }
         let change = try apply(operations, memo: memo ?? "map weights, seed \(seed)" + (proposeMajor ? ", major stations proposed" : ""), dryRun: dryRun)
         var byWeight: [Int: Int] = [:]
         var before: [MapPoint] = [], after: [MapPoint] = []
-        for row in stations where row[4] as Int != MasterTable.closedStatus {
-            let code: Int64 = row[0]
+        for station in stations where station.isOpen {
+            let code = station.code
             byWeight[weights[code]!, default: 0] += 1
-            guard let lat = row[1] as Double?, let lon = row[2] as Double? else { continue }
-            before.append(MapPoint(latitude: lat, longitude: lon, weight: row[3]))
+            guard let lat = station.latitude, let lon = station.longitude else { continue }
+            before.append(MapPoint(latitude: lat, longitude: lon, weight: station.weight))
             after.append(MapPoint(latitude: lat, longitude: lon, weight: weights[code]!))
         }
         return WeightReport(
             seed: seed, stationsByWeight: byWeight, firstOrderSquares: first.count, sampleCells: cells.count,
             proposedMajors: proposed, keptHandWeights: kept,
             spreadBefore: Self.mapSpread(of: before), spreadAfter: Self.mapSpread(of: after), change: change)
+    }
+
+    /// What weighting reads of a station: 1M of these are 40 MB, 1M GRDB rows were hundreds.
+    struct WeightedStation {
+        let code: Int64, latitude: Double?, longitude: Double?, weight: Int, isOpen: Bool
+
+        static func all(_ db: Database) throws -> [WeightedStation] {
+            var stations: [WeightedStation] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd")
+            while let row = try rows.next() {
+                stations.append(WeightedStation(code: row[0], latitude: row[1], longitude: row[2], weight: row[3],
+                                                isOpen: row[4] as Int != MasterTable.closedStatus))
+            }
+            return stations
+        }
     }
 
     /// A deterministic index in 0..<count from the seed and the square alone.

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import Model
 
@@ -95,6 +96,35 @@ import Testing
         #expect(past.summary.version == 2 && past.changes.count == logged)
         #expect(past.changes.first { $0.station == 1120206 }?.mapKind == .closed)
         #expect(throws: LogError.noSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
+    }
+
+    /// A 300-pixel map gets one dot per occupied pixel, not one per station: at 1M stations
+    /// all Japan was 979,434 dots and 50 MB of the page.
+    @Test func aPinMapDrawsOneDotForEachPixelThatHasAnOpenStation() throws {
+        let database = try reviewedDatabase()
+        let report = try database.review()
+        let html = ReviewPage.html(report)
+        let figures = Self.matches(#"<figure class="pin-map" data-extent="([^"]+)">\n<svg[^>]*><g class="dots">(.*?)</g>"#, in: html)
+        #expect(figures.map { $0[0] } == MapExtent.examples.map(\.name))
+        for (map, figure) in zip(report.pinMaps, figures) {
+            let extent = map.extent, height = extent.pixelHeight(width: PinMap.width)
+            func pixel(_ latitude: Double, _ longitude: Double) -> [Int] {
+                [Int((longitude - extent.west) / (extent.east - extent.west) * PinMap.width),
+                 Int((extent.north - latitude) / (extent.north - extent.south) * height)]
+            }
+            let open = try database.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT lat, lon FROM stations WHERE e_status <> \(MasterTable.closedStatus) AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
+                    """, arguments: [extent.south, extent.north, extent.west, extent.east]).map { pixel($0[0], $0[1]) }
+            }
+            let drawn = map.stations.map { pixel($0[0], $0[1]) }
+            #expect(Set(drawn) == Set(open), "every pixel with an open station has its dot (\(extent.name))")
+            #expect(drawn.count == Set(drawn).count, "no pixel is drawn twice (\(extent.name))")
+            #expect(Self.matches("<rect ", in: figure[1]).count == drawn.count)
+            #expect(map.spread.stationsInView == open.count)
+        }
+        let japan = report.pinMaps[0]
+        #expect(japan.stations.count < japan.spread.stationsInView, "Hachinohe's and Tokyo's neighbours share pixels at this scale")
     }
 
     @Test func markdownHasTheSummaryTheChangesAndTheFindings() throws {
