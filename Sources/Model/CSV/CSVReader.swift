@@ -57,8 +57,12 @@ struct CSVReader {
             throw CSVError(file: displayName, line: nil, message: "cannot start the CSV parser")
         }
         defer { csv_free(&parser) }
-        let sink = RecordSink()
-        let context = Unmanaged.passUnretained(sink).toOpaque()
+        // The callbacks reach the sink through a pointer: a class's arrays would pay a dynamic
+        // exclusivity check and a retain for every field.
+        let sink = UnsafeMutablePointer<RecordSink>.allocate(capacity: 1)
+        sink.initialize(to: RecordSink())
+        defer { sink.deinitialize(count: 1); sink.deallocate() }
+        let context = UnsafeMutableRawPointer(sink)
 
         var line = 0
         var recordStartLine = 1
@@ -66,13 +70,13 @@ struct CSVReader {
         let base = bytes.baseAddress!
 
         func deliver() throws {
-            try sink.forEachFinished(line: recordStartLine, body)
+            try sink.pointee.forEachFinished(line: recordStartLine, body)
         }
 
         var position = start
         while position < bytes.count {
             line += 1
-            if sink.isAtRecordStart && parser.pstate == 0 { recordStartLine = line }
+            if sink.pointee.isAtRecordStart && parser.pstate == 0 { recordStartLine = line }
             var end = bytes.count
             if let newline = memchr(base + position, 0x0A, bytes.count - position) {
                 end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self)) + 1  // feed the LF too: it ends the record
@@ -82,7 +86,7 @@ struct CSVReader {
             if consumed != length {
                 throw CSVError(
                     file: displayName, line: line,
-                    message: "malformed CSV in field \(sink.fieldsInRecord + 1): \(Self.describe(csv_error(&parser))) "
+                    message: "malformed CSV in field \(sink.pointee.fieldsInRecord + 1): \(Self.describe(csv_error(&parser))) "
                         + "(expected a plain field, or a quoted one like \"a,\"\"b\"\"\" with quotes doubled inside)")
             }
             // pstate 2 is libcsv's FIELD_BEGUN: still inside a quoted field at the end of this line.
@@ -92,7 +96,7 @@ struct CSVReader {
                 quoteOpenedOnLine = nil
             }
             try deliver()
-            if sink.isAtRecordStart { recordStartLine = line + 1 }
+            if sink.pointee.isAtRecordStart { recordStartLine = line + 1 }
             position = end
         }
         if csv_fini(&parser, fieldCallback, recordCallback, context) != 0 {
@@ -111,7 +115,7 @@ struct CSVReader {
 
 /// Collects what libcsv's C callbacks report; they cannot capture Swift context.
 /// Finished records are kept in flat, reused buffers: no allocation per record.
-private final class RecordSink {
+private struct RecordSink {
     private var bytes: [UInt8] = []
     private var ends: [Int] = []
     private var finishedBytes: [UInt8] = []
@@ -122,14 +126,14 @@ private final class RecordSink {
     var fieldsInRecord: Int { ends.count }
     var isAtRecordStart: Bool { ends.isEmpty }
 
-    func addField(_ pointer: UnsafeRawPointer?, _ length: Int) {
+    mutating func addField(_ pointer: UnsafeRawPointer?, _ length: Int) {
         if let pointer, length > 0 {
             bytes.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: length))
         }
         ends.append(bytes.count)
     }
 
-    func endRecord() {
+    mutating func endRecord() {
         let offset = finishedBytes.count
         finishedBytes.append(contentsOf: bytes)
         finishedEnds.append(contentsOf: ends.lazy.map { $0 + offset })
@@ -139,7 +143,7 @@ private final class RecordSink {
     }
 
     /// Calls `body` for each finished record but blank lines, then forgets them.
-    func forEachFinished(line: Int, _ body: (CSVRecord) throws -> Void) throws {
+    mutating func forEachFinished(line: Int, _ body: (CSVRecord) throws -> Void) throws {
         guard !finishedCounts.isEmpty else { return }
         defer {
             finishedBytes.removeAll(keepingCapacity: true)
@@ -160,11 +164,11 @@ private final class RecordSink {
 }
 
 private func fieldCallback(_ field: UnsafeMutableRawPointer?, _ length: Int, _ context: UnsafeMutableRawPointer?) {
-    Unmanaged<RecordSink>.fromOpaque(context!).takeUnretainedValue().addField(field, length)
+    context!.assumingMemoryBound(to: RecordSink.self).pointee.addField(field, length)
 }
 
 private func recordCallback(_ terminator: Int32, _ context: UnsafeMutableRawPointer?) {
-    Unmanaged<RecordSink>.fromOpaque(context!).takeUnretainedValue().endRecord()
+    context!.assumingMemoryBound(to: RecordSink.self).pointee.endRecord()
 }
 
 /// A problem in a CSV file, located as `FILE:LINE`.

@@ -2,7 +2,10 @@ import Foundation
 
 /// Rows of a CSV file, parsed and checked, in batches: the hand-over between the thread
 /// that reads a file and the one that inserts into SQLite.
-final class ParsedBatch {
+///
+/// A struct, not a class: every field appended to a class's array paid Swift's dynamic
+/// exclusivity check (about 2 of the 7.6 CPU-seconds that reading a 1M snapshot took).
+struct ParsedBatch {
     enum Field {
         case null
         case integer(Int64)
