@@ -7,7 +7,8 @@ import Testing
 /// carries the rest of the findings forward. Over random curated histories aimed at every rule,
 /// each version's carried-forward set must equal a full check of that version, and the
 /// findings its report calls introduced must be exactly those a full check of it has and a
-/// full check of the version before has not.
+/// full check of the version before has not. And a past version, rebuilt from the history,
+/// must be checked to exactly what a full check found when it was the newest.
 @Suite struct IncrementalCheckTests {
     static let histories = 48
     static let chunks = 4
@@ -34,6 +35,7 @@ import Testing
         var ruleCounts: [CheckRule: Int] = [:]
         var committed = 1
         var attempts = 0
+        var checkedWhenNewest: [Int: [String]] = [1: try database.check().findings.map(Self.describe)]
         while committed < Self.versionsPerHistory && attempts < 200 {
             attempts += 1
             let operations = try (0..<(1 + random.next() % 3)).map { _ in try randomOperation(database, &random) }
@@ -53,10 +55,19 @@ import Testing
                     "seed \(seed) version \(report.version): introduced \(diff(Set(report.findings.map(\.identity)), now.subtracting(before)))")
             #expect(report.findings.map(\.message) == full.findings.filter { !before.contains($0.identity) }.map(\.message))
             for finding in full.findings { ruleCounts[finding.rule, default: 0] += 1 }
+            checkedWhenNewest[report.version] = full.findings.map(Self.describe)
             before = now
+        }
+        let newest = try database.dataVersion()
+        for (version, findings) in checkedWhenNewest where version < newest {
+            #expect(try database.check(version: version).findings.map(Self.describe) == findings, "seed \(seed): version \(version) checked as a past version")
         }
         #expect(committed == Self.versionsPerHistory, "seed \(seed): only \(committed) versions in \(attempts) attempts")
         return ruleCounts
+    }
+
+    private static func describe(_ finding: CheckFinding) -> String {
+        "\(finding.rule.rawValue) \(finding.table) \(finding.key): \(finding.message)"
     }
 
     private func diff(_ got: Set<FindingIdentity>, _ expected: Set<FindingIdentity>) -> String {
