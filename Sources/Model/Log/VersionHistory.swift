@@ -36,32 +36,35 @@ extension MasterDatabase {
     /// Versions committed before the `versions` table existed take their date and memo from
     /// their first `updates` row, and have no author.
     public func versions(limit: Int? = nil) throws -> [VersionSummary] {
-        try read { db in
-            var recorded: [Int: Row] = [:]
-            if try db.tableExists("versions") {
-                for row in try Row.fetchAll(db, sql: "SELECT version, committed_at, author, memo FROM versions") {
-                    recorded[row[0]] = row
-                }
+        try read { db in try Self.versions(db, limit: limit) }
+    }
+
+    /// The same, in a read the caller holds.
+    static func versions(_ db: Database, limit: Int? = nil) throws -> [VersionSummary] {
+        var recorded: [Int: Row] = [:]
+        if try db.tableExists("versions") {
+            for row in try Row.fetchAll(db, sql: "SELECT version, committed_at, author, memo FROM versions") {
+                recorded[row[0]] = row
             }
-            let counts = try UpdateLog.countsByVersion(db)
-            let firsts = try Row.fetchAll(db, sql: """
-                SELECT user_version, update_date, memo FROM updates
-                WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
-                ORDER BY user_version DESC\(limit.map { " LIMIT \($0)" } ?? "")
-                """)
-            return firsts.map { first in
-                let version: Int = first[0]
-                let perTable = counts[version] ?? [:]
-                var date: String = first[1], author: String?, memo: String? = first[2]
-                if let row = recorded[version] {
-                    date = row["committed_at"]
-                    author = row["author"]
-                    memo = row["memo"]
-                }
-                return VersionSummary(
-                    version: version, date: date, author: author, memo: memo, counts: perTable,
-                    changes: perTable.values.flatMap(\.values).reduce(0, +))
+        }
+        let counts = try UpdateLog.countsByVersion(db)
+        let firsts = try Row.fetchAll(db, sql: """
+            SELECT user_version, update_date, memo FROM updates
+            WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
+            ORDER BY user_version DESC\(limit.map { " LIMIT \($0)" } ?? "")
+            """)
+        return firsts.map { first in
+            let version: Int = first[0]
+            let perTable = counts[version] ?? [:]
+            var date: String = first[1], author: String?, memo: String? = first[2]
+            if let row = recorded[version] {
+                date = row["committed_at"]
+                author = row["author"]
+                memo = row["memo"]
             }
+            return VersionSummary(
+                version: version, date: date, author: author, memo: memo, counts: perTable,
+                changes: perTable.values.flatMap(\.values).reduce(0, +))
         }
     }
 }

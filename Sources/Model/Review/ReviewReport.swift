@@ -68,13 +68,14 @@ public enum ReviewError: Error, LocalizedError, Equatable {
 extension MasterDatabase {
     /// Reads what `review` shows of `version` (default: the newest), in one read.
     public func review(version requested: Int? = nil, pins: Int = 150) throws -> ReviewReport {
-        let newest = try dataVersion()
-        guard newest > 0 else { throw ReviewError.noVersions }
-        let version = requested ?? newest
-        guard (1...newest).contains(version) else { throw LogError.noSuchVersion(requested: version, newest: newest) }
-        let summary = try versions().first { $0.version == version }!
-        // Not `read`: the version before is rebuilt in temp tables for its findings.
-        return try readingOneState { db in
+        // One state from the version's number to its last pin. Not `read`: the version before
+        // is rebuilt in temp tables for its findings.
+        try readingOneState { db in
+            let newest = try Self.dataVersion(db)
+            guard newest > 0 else { throw ReviewError.noVersions }
+            let version = requested ?? newest
+            guard (1...newest).contains(version) else { throw LogError.noSuchVersion(requested: version, newest: newest) }
+            let summary = try Self.versions(db).first { $0.version == version }!
             let reader = ReviewReader(version: version, newest: newest)
             let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
             let before = version > 1
