@@ -109,6 +109,21 @@ import Testing
         #expect(missing.status != 0 && missing.stdout.isEmpty)
     }
 
+    /// Past one batch of the parallel encoder (4,096 elements, sliced over the cores), the bytes
+    /// are still those of the whole value encoded at once.
+    @Test func listingsOfSeveralBatchesAreTheWholeValuesBytes() throws {
+        let snapshot = scratch.path("synth"), master = scratch.path("m.sqlite")
+        try SnapshotSynthesizer.generate(stations: 5_000, seed: 1, into: snapshot)
+        let database = try MasterDatabase.create(at: master)
+        var whole = try database.diff([snapshot])
+        #expect(whole.changes.count > 2 * 4_096)
+        let imported = try CommandRunner.run(["import", snapshot, "--json", "--db", master])
+        whole.committed = true
+        #expect(imported.stdout == (try Self.contractJSON(whole)))
+        let log = try CommandRunner.run(["log", "--json", "--db", master])
+        #expect(log.stdout == (try Self.contractJSON(try database.log(LogFilter(newestFirst: true)))))
+    }
+
     /// The memory of `import --json` does not grow with the number of changes it lists: four
     /// times the stations (32,000 more changes) may add a few MiB, not the ~150 MiB that
     /// holding the changes and their encoded tree took.
