@@ -172,15 +172,20 @@ public enum ReviewPage {
     private static func pinMap(_ map: PinMap) -> String {
         let extent = map.extent
         let width = PinMap.width, height = extent.pixelHeight(width: width)
-        func x(_ lon: Double) -> String { fmt(((lon - extent.west) / (extent.east - extent.west) * width * 10).rounded() / 10) }
-        func y(_ lat: Double) -> String { fmt(((extent.north - lat) / (extent.north - extent.south) * height * 10).rounded() / 10) }
+        func position(_ place: [Double]) -> (x: String, y: String) {
+            let pixel = extent.pixel(latitude: place[0], longitude: place[1], width: width)
+            return (fmt((pixel.x * 10).rounded() / 10), fmt((pixel.y * 10).rounded() / 10))
+        }
         var dots = ""
-        for station in map.stations { dots += "<rect x=\"\(x(station[1]))\" y=\"\(y(station[0]))\" width=\"1.2\" height=\"1.2\"/>" }
+        for station in map.stations {
+            let (x, y) = position(station)
+            dots += "<rect x=\"\(x)\" y=\"\(y)\" width=\"1.2\" height=\"1.2\"/>"
+        }
         var pins = ""
         for pin in map.pins {
-            let weight = Int(pin[2])
+            let weight = Int(pin[2]), (x, y) = position(pin)
             let colour = weight <= 9 ? "#c62828" : weight == 11 ? "#ef6c00" : weight == 12 ? "#1565c0" : "#455a64"
-            pins += "<circle class=\"pin\" data-weight=\"\(weight)\" cx=\"\(x(pin[1]))\" cy=\"\(y(pin[0]))\" r=\"3\" fill=\"\(colour)\"/>"
+            pins += "<circle class=\"pin\" data-weight=\"\(weight)\" cx=\"\(x)\" cy=\"\(y)\" r=\"3\" fill=\"\(colour)\"/>"
         }
         let spread = map.spread
         return """

@@ -17,6 +17,11 @@ public struct MapExtent: Codable, Sendable {
         return (width * (north - south) / ((east - west) * lonFactor)).rounded()
     }
 
+    /// Where a place falls on a map of this extent `width` pixels wide, in pixels from its top-left corner.
+    public func pixel(latitude: Double, longitude: Double, width: Double) -> (x: Double, y: Double) {
+        ((longitude - west) / (east - west) * width, (north - latitude) / (north - south) * pixelHeight(width: width))
+    }
+
     public static let examples = [
         MapExtent(name: "all Japan", south: 24.0, west: 122.9, north: 45.6, east: 146.0),
         MapExtent(name: "Kanto", south: 34.9, west: 138.4, north: 37.2, east: 140.9),
@@ -87,12 +92,10 @@ extension MasterDatabase {
     /// would be a million), and the top `pins` in the client's order `[lat, lon, weight]`.
     static func pinsInView(_ db: Database, _ extent: MapExtent, pins: Int, stations: String, width: Double) throws -> ([[Double]], [[Double]]) {
         let rows = try stationsInView(db, extent, stations: stations)
-        let height = extent.pixelHeight(width: width)
         var occupied = Set<Int>(), dots: [[Double]] = []
         for row in rows {
-            let x = Int((row.longitude - extent.west) / (extent.east - extent.west) * width)
-            let y = Int((extent.north - row.latitude) / (extent.north - extent.south) * height)
-            if occupied.insert(y * (Int(width) + 1) + x).inserted { dots.append([row.latitude, row.longitude]) }
+            let (x, y) = extent.pixel(latitude: row.latitude, longitude: row.longitude, width: width)
+            if occupied.insert(Int(y) * (Int(width) + 1) + Int(x)).inserted { dots.append([row.latitude, row.longitude]) }
         }
         let top = rows.sorted { ($0.weight, $0.distance) < ($1.weight, $1.distance) }.prefix(pins)
         return (dots, top.map { [$0.latitude, $0.longitude, Double($0.weight)] })

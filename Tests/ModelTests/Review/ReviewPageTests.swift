@@ -107,10 +107,10 @@ import Testing
         let figures = Self.matches(#"<figure class="pin-map" data-extent="([^"]+)">\n<svg[^>]*><g class="dots">(.*?)</g>"#, in: html)
         #expect(figures.map { $0[0] } == MapExtent.examples.map(\.name))
         for (map, figure) in zip(report.pinMaps, figures) {
-            let extent = map.extent, height = extent.pixelHeight(width: PinMap.width)
+            let extent = map.extent
             func pixel(_ latitude: Double, _ longitude: Double) -> [Int] {
-                [Int((longitude - extent.west) / (extent.east - extent.west) * PinMap.width),
-                 Int((extent.north - latitude) / (extent.north - extent.south) * height)]
+                let pixel = extent.pixel(latitude: latitude, longitude: longitude, width: PinMap.width)
+                return [Int(pixel.x), Int(pixel.y)]
             }
             let open = try database.read { db in
                 try Row.fetchAll(db, sql: """
