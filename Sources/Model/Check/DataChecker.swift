@@ -115,12 +115,13 @@ struct DataChecker {
                 """)
         }
         // The lookups the rules' joins make, as the master's keys and indexes serve them at the newest version.
-        try db.execute(sql: """
-            CREATE INDEX temp.checked_stations_by_code ON \(Self.stateTable(.stations)) (station_cd);
-            CREATE INDEX temp.checked_stations_by_line ON \(Self.stateTable(.stations)) (line_cd, station_cd);
-            CREATE INDEX temp.checked_lines_by_code ON \(Self.stateTable(.lines)) (line_cd);
-            CREATE INDEX temp.checked_companies_by_code ON \(Self.stateTable(.companies)) (company_cd);
-            """)
+        let indexes: [(MasterTable, String, String)] = [
+            (.stations, "by_code", "station_cd"), (.stations, "by_line", "line_cd, station_cd"),
+            (.lines, "by_code", "line_cd"), (.companies, "by_code", "company_cd"),
+        ]
+        for (table, name, columns) in indexes {
+            try db.execute(sql: "CREATE INDEX temp.\(Self.stateTable(table))_\(name) ON \(Self.stateTable(table)) (\(columns))")
+        }
     }
 
     private func dropState(_ db: Database) throws {

@@ -96,7 +96,6 @@ public final class DescribedChangeFile {
 
     private static let hint = "set TMPDIR to a folder with room"
 
-
     /// Whole records from the file, read in large chunks.
     private struct RecordReader {
         let descriptor: Int32

@@ -34,7 +34,7 @@ enum FileChecks {
         if access(folder.isEmpty ? "." : folder, W_OK) != 0 { throw MasterDatabaseError.readOnly(reported) }
     }
 
-    /// Whether a Foundation error is the file system saying it is out of space.
+    /// Whether an error (ours or Foundation's) is the file system saying it is out of space.
     static func isDiskFull(_ error: Error) -> Bool {
         if let error = error as? FileError { return error.isDiskFull }
         let error = error as NSError
