@@ -70,13 +70,14 @@ struct CSVReader {
         let base = bytes.baseAddress!
 
         func deliver() throws {
-            try sink.pointee.forEachFinished(line: recordStartLine, body)
+            try sink.pointee.forEachFinished(body)
         }
 
         var position = start
         while position < bytes.count {
             line += 1
             if sink.pointee.isAtRecordStart && parser.pstate == 0 { recordStartLine = line }
+            sink.pointee.recordStartLine = recordStartLine
             var end = bytes.count
             if let newline = memchr(base + position, 0x0A, bytes.count - position) {
                 end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self)) + 1  // feed the LF too: it ends the record
@@ -84,6 +85,7 @@ struct CSVReader {
             let length = end - position
             let consumed = csv_parse(&parser, base + position, length, fieldCallback, recordCallback, context)
             if consumed != length {
+                try deliver()  // the records before this line come first, with their own problems
                 throw CSVError(
                     file: displayName, line: line,
                     message: "malformed CSV in field \(sink.pointee.fieldsInRecord + 1): \(Self.describe(csv_error(&parser))) "
@@ -95,17 +97,22 @@ struct CSVReader {
             } else {
                 quoteOpenedOnLine = nil
             }
-            try deliver()
+            if sink.pointee.finishedRecords >= Self.recordsPerDelivery { try deliver() }
             if sink.pointee.isAtRecordStart { recordStartLine = line + 1 }
             position = end
         }
         if csv_fini(&parser, fieldCallback, recordCallback, context) != 0 {
+            try deliver()
             throw CSVError(
                 file: displayName, line: quoteOpenedOnLine ?? line,
                 message: "unterminated quoted field: the quote opened on this line is never closed (expected a closing \" before the end of the file)")
         }
         try deliver()
     }
+
+    /// Records handed to the body at a time: handing each line's record over on its own cost
+    /// more than parsing it.
+    private static let recordsPerDelivery = 256
 
     private static func describe(_ error: Int32) -> String {
         if error == CSV_EPARSE { return "a quote inside an unquoted field, or text after a closing quote" }
@@ -114,51 +121,60 @@ struct CSVReader {
 }
 
 /// Collects what libcsv's C callbacks report; they cannot capture Swift context.
-/// Finished records are kept in flat, reused buffers: no allocation per record.
+/// Records are kept in flat, reused buffers until they are handed over: no allocation per
+/// record, and each field's bytes are copied once.
 private struct RecordSink {
+    /// The fields of the finished records, then those of the record being read, back to back.
     private var bytes: [UInt8] = []
     private var ends: [Int] = []
-    private var finishedBytes: [UInt8] = []
-    private var finishedEnds: [Int] = []
-    /// For each finished record, how many fields it has.
-    private var finishedCounts: [Int] = []
+    /// For each finished record, how many fields it has and the line it starts on.
+    private var fieldCounts: [Int] = []
+    private var lines: [Int] = []
+    /// Fields of the record being read.
+    private(set) var fieldsInRecord = 0
+    /// Where the record being read started: set by the reader before each line.
+    var recordStartLine = 1
 
-    var fieldsInRecord: Int { ends.count }
-    var isAtRecordStart: Bool { ends.isEmpty }
+    var isAtRecordStart: Bool { fieldsInRecord == 0 }
+    var finishedRecords: Int { fieldCounts.count }
 
     mutating func addField(_ pointer: UnsafeRawPointer?, _ length: Int) {
         if let pointer, length > 0 {
             bytes.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: length))
         }
         ends.append(bytes.count)
+        fieldsInRecord += 1
     }
 
     mutating func endRecord() {
-        let offset = finishedBytes.count
-        finishedBytes.append(contentsOf: bytes)
-        finishedEnds.append(contentsOf: ends.lazy.map { $0 + offset })
-        finishedCounts.append(ends.count)
-        bytes.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+        fieldCounts.append(fieldsInRecord)
+        lines.append(recordStartLine)
+        fieldsInRecord = 0
     }
 
     /// Calls `body` for each finished record but blank lines, then forgets them.
-    mutating func forEachFinished(line: Int, _ body: (CSVRecord) throws -> Void) throws {
-        guard !finishedCounts.isEmpty else { return }
-        defer {
-            finishedBytes.removeAll(keepingCapacity: true)
-            finishedEnds.removeAll(keepingCapacity: true)
-            finishedCounts.removeAll(keepingCapacity: true)
-        }
-        try finishedBytes.withUnsafeBufferPointer { buffer in
-            var firstEnd = 0, start = 0
-            for count in finishedCounts {
-                let record = CSVRecord(line: line, bytes: buffer, ends: finishedEnds[firstEnd..<(firstEnd + count)], start: start)
+    mutating func forEachFinished(_ body: (CSVRecord) throws -> Void) throws {
+        guard !fieldCounts.isEmpty else { return }
+        var firstEnd = 0, start = 0
+        try bytes.withUnsafeBufferPointer { buffer in
+            for (count, line) in zip(fieldCounts, lines) {
+                let record = CSVRecord(line: line, bytes: buffer, ends: ends[firstEnd..<(firstEnd + count)], start: start)
                 firstEnd += count
-                start = finishedEnds[firstEnd - 1]
+                start = ends[firstEnd - 1]
                 let isBlank = count == 1 && record.field(0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
                 if !isBlank { try body(record) }
             }
+        }
+        fieldCounts.removeAll(keepingCapacity: true)
+        lines.removeAll(keepingCapacity: true)
+        if firstEnd == ends.count {
+            bytes.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+        } else {
+            // Keep the fields of the record still being read (a quoted field spanning lines).
+            bytes.removeSubrange(0..<start)
+            ends.removeSubrange(0..<firstEnd)
+            for index in ends.indices { ends[index] -= start }
         }
     }
 }

@@ -13,6 +13,17 @@ import GRDBSQLite
 /// Fields are read as bytes, without a String per field: an import reads millions.
 struct FieldDecoder {
     let file: String
+    /// The columns of the file's fields, in order; messages name them.
+    private let columns: [MasterTable.Column]
+    /// What each column's field must be, without the column's name: copied for every field,
+    /// so it holds no reference to retain and release (a `Column` copy cost three).
+    private let rules: [Rule]
+
+    private struct Rule {
+        let kind: MasterTable.Kind
+        let domain: MasterTable.IntegerDomain?
+        let isRequired: Bool
+    }
 
     /// A field's value; text points into the record's bytes.
     enum Value {
@@ -22,9 +33,16 @@ struct FieldDecoder {
         case text(UnsafeBufferPointer<UInt8>)
     }
 
-    func decode(_ bytes: ArraySlice<UInt8>, as column: MasterTable.Column, line: Int) throws -> DatabaseValue {
+    init(file: String, columns: [MasterTable.Column]) {
+        self.file = file
+        self.columns = columns
+        rules = columns.map { Rule(kind: $0.kind, domain: $0.domain, isRequired: $0.isRequired) }
+    }
+
+    /// One field of a column, as the database stores it.
+    static func decode(_ bytes: ArraySlice<UInt8>, as column: MasterTable.Column, file: String, line: Int) throws -> DatabaseValue {
         try bytes.withUnsafeBufferPointer { buffer in
-            switch try parse(buffer, as: column, line: line) {
+            switch try FieldDecoder(file: file, columns: [column]).parse(buffer, column: 0, line: line) {
             case .null: return .null
             case .integer(let value): return value.databaseValue
             case .real(let value): return value.databaseValue
@@ -33,64 +51,58 @@ struct FieldDecoder {
         }
     }
 
-    /// Parses and binds a field to parameter `index` of a prepared statement.
-    func bind(_ bytes: UnsafeBufferPointer<UInt8>, as column: MasterTable.Column, line: Int, to statement: SQLiteStatement, at index: Int32) throws {
-        switch try parse(bytes, as: column, line: line) {
-        case .null: sqlite3_bind_null(statement, index)
-        case .integer(let value): sqlite3_bind_int64(statement, index, value)
-        case .real(let value): sqlite3_bind_double(statement, index, value)
-        case .text(let text):
-            sqlite3_bind_text(statement, index, UnsafeRawPointer(text.baseAddress)?.assumingMemoryBound(to: CChar.self),
-                              Int32(text.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-        }
-    }
-
-    func parse(_ field: UnsafeBufferPointer<UInt8>, as column: MasterTable.Column, line: Int) throws -> Value {
+    /// The field of column `index` (of those the decoder was made with).
+    func parse(_ field: UnsafeBufferPointer<UInt8>, column index: Int, line: Int) throws -> Value {
+        let rule = rules[index]
+        var name: String { columns[index].name }
         let bytes = Self.trim(field)
         if bytes.isEmpty {
-            if column.isRequired {
-                throw CSVError(file: file, line: line, message: "\(column.name) is empty (expected \(Self.expectation(column.kind)))")
+            if rule.isRequired {
+                throw CSVError(file: file, line: line, message: "\(name) is empty (expected \(Self.expectation(rule.kind)))")
             }
             return .null
         }
         guard Self.isValidUTF8(bytes) else {
             throw CSVError(
                 file: file, line: line,
-                message: "\(column.name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
+                message: "\(name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
         }
         func text() -> String { String(decoding: bytes, as: UTF8.self) }
         func shown() -> String { text().quotedForMessage() }
-        switch column.kind {
+        switch rule.kind {
         case .text:
             return .text(bytes)
         case .integer:
             guard let value = Self.integer(bytes) else {
-                throw CSVError(file: file, line: line, message: "\(column.name) \(shown()) is not an integer (expected \(column.domain?.expectation ?? Self.expectation(column.kind)))")
+                throw CSVError(file: file, line: line, message: "\(name) \(shown()) is not an integer (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))")
             }
-            if let domain = column.domain, !domain.contains(value) {
-                throw CSVError(file: file, line: line, message: "\(column.name) \(value) is out of range (expected \(domain.expectation))")
+            if rule.domain?.contains(value) == false {
+                throw CSVError(file: file, line: line, message: "\(name) \(value) is out of range (expected \(rule.domain!.expectation))")
             }
             return .integer(value)
         case .real:
-            return .real(try number(bytes, column, line))
+            return .real(try number(bytes, name, rule.kind, line))
         case .coordinate(let range):
-            let value = try number(bytes, column, line)
+            let value = try number(bytes, name, rule.kind, line)
             guard range.contains(value) else {
                 throw CSVError(
                     file: file, line: line,
-                    message: "\(column.name) \(text()) is out of range (expected degrees from \(range.lowerBound) to \(range.upperBound))")
+                    message: "\(name) \(text()) is out of range (expected degrees from \(range.lowerBound) to \(range.upperBound))")
             }
             return .real(value)
         case .date:
-            if bytes.elementsEqual("0000-00-00".utf8) { return .null }
-            guard Self.isValidDate(text()) else {
-                throw CSVError(file: file, line: line, message: "\(column.name) \(shown()) is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
+            if bytes.count == 10 && memcmp(bytes.baseAddress!, Self.unknownDate.utf8Start, 10) == 0 { return .null }
+            guard Self.isValidDate(bytes) else {
+                throw CSVError(file: file, line: line, message: "\(name) \(shown()) is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
             }
             return .text(bytes)
         }
     }
 
-    private func number(_ bytes: UnsafeBufferPointer<UInt8>, _ column: MasterTable.Column, _ line: Int) throws -> Double {
+    /// ekidata's date for "unknown", read as NULL.
+    private static let unknownDate: StaticString = "0000-00-00"
+
+    private func number(_ bytes: UnsafeBufferPointer<UInt8>, _ name: @autoclosure () -> String, _ kind: MasterTable.Kind, _ line: Int) throws -> Double {
         let isPlainNumber = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }
         // strtod reads a C string: copy the (short) field with a terminating NUL.
         var value: Double?
@@ -104,7 +116,7 @@ struct FieldDecoder {
             }
         }
         guard let value else {
-            throw CSVError(file: file, line: line, message: "\(column.name) \(String(decoding: bytes, as: UTF8.self).quotedForMessage()) is not a number (expected \(Self.expectation(column.kind)))")
+            throw CSVError(file: file, line: line, message: "\(name()) \(String(decoding: bytes, as: UTF8.self).quotedForMessage()) is not a number (expected \(Self.expectation(kind)))")
         }
         return value
     }
@@ -149,10 +161,19 @@ struct FieldDecoder {
         return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
-    static func isValidDate(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+    /// `YYYY-MM-DD`, a day that exists (read as bytes: a String per date cost more than the check).
+    static func isValidDate(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        func digits(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let digit = bytes[index] &- 0x30
+                guard digit <= 9 else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
+        guard bytes.count == 10, bytes[4] == 0x2D, bytes[7] == 0x2D,
+              let year = digits(0..<4), let month = digits(5..<7), let day = digits(8..<10),
               year >= 1, (1...12).contains(month), day >= 1
         else { return false }
         let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0

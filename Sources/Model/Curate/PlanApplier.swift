@@ -11,7 +11,6 @@ struct PlanApplier {
 
     mutating func apply(_ located: LocatedOperation) throws {
         func fail(_ message: String) -> PlanError { PlanError(file: located.file, line: located.line, message: message) }
-        let decoder = FieldDecoder(file: located.file)
         func typed(_ table: MasterTable, _ values: [String: String]) throws -> WorkingState.Values {
             var result: WorkingState.Values = [:]
             for (name, text) in values {
@@ -19,7 +18,7 @@ struct PlanApplier {
                     throw fail("\(table.name) has no column \(name.quotedForMessage()) (expected one of: \(table.columnNames.joined(separator: ", ")))")
                 }
                 do {
-                    result[name] = try decoder.decode(ArraySlice(Array(text.utf8)), as: column, line: located.line ?? 0)
+                    result[name] = try FieldDecoder.decode(ArraySlice(Array(text.utf8)), as: column, file: located.file, line: located.line ?? 0)
                 } catch let error as CSVError {
                     throw fail(error.message)
                 }

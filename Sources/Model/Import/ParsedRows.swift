@@ -25,6 +25,13 @@ struct ParsedBatch {
         fields.reserveCapacity(capacity * fieldsPerRow)
         text.reserveCapacity(capacity * 64)
     }
+
+    /// Empties the batch for the next rows, keeping its memory.
+    mutating func removeAll() {
+        lines.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+        text.removeAll(keepingCapacity: true)
+    }
 }
 
 /// A bounded queue of batches from one producer thread to one consumer, with the
@@ -36,6 +43,9 @@ final class BatchChannel: @unchecked Sendable {
     private var isCancelled = false
     private var failure: Error?
     private let capacity: Int
+    /// Batches the consumer is done with, for the producer to fill again.
+    private var spares: [ParsedBatch] = []
+    private static let maximumSpares = 4
 
     /// - Parameter capacity: batches that may wait; a producer on the consumer's own thread needs no limit.
     init(capacity: Int = 4) { self.capacity = capacity }
@@ -49,6 +59,24 @@ final class BatchChannel: @unchecked Sendable {
         queue.append(batch)
         condition.broadcast()
         return true
+    }
+
+    /// An empty batch: a spare one when there is one. A new batch's megabyte of arrays
+    /// costs page faults and the kernel's zeroing (≈ 0.15 s of reading 1M stations).
+    func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
+        condition.lock()
+        var spare = spares.popLast()
+        condition.unlock()
+        guard spare != nil else { return ParsedBatch(capacity: capacity, fieldsPerRow: fieldsPerRow) }
+        spare!.removeAll()
+        return spare!
+    }
+
+    /// Gives a batch the consumer is done with back to the producer.
+    func recycle(_ batch: consuming ParsedBatch) {
+        condition.lock()
+        if spares.count < Self.maximumSpares { spares.append(batch) }
+        condition.unlock()
     }
 
     func finish(_ error: Error?) {
@@ -79,5 +107,12 @@ final class BatchChannel: @unchecked Sendable {
         queue.removeAll()
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+extension ParsedBatch.Field {
+    var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
     }
 }

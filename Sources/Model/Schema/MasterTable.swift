@@ -18,21 +18,35 @@ public struct MasterTable: Sendable, Hashable {
     }
 
     /// The values an integer column may hold, and how an error message names them.
-    public struct IntegerDomain: Sendable, Hashable {
-        public let ranges: [ClosedRange<Int64>]
-        public let expectation: String
-
-        public func contains(_ value: Int64) -> Bool { ranges.contains { $0.contains(value) } }
-
+    ///
+    /// Plain cases, not arrays of ranges: the CSV reader copies a column's rule for every field.
+    public enum IntegerDomain: Sendable, Hashable {
         /// Codes: positive and within SQLite's and the apps' 32-bit integers.
-        public static let code = IntegerDomain(ranges: [1...Int64(Int32.max)], expectation: "a positive code up to \(Int32.max)")
+        case code
         /// ekidata's `e_status`.
-        public static let status = IntegerDomain(
-            ranges: [0...2], expectation: "\(openStatus) (open), \(notYetOpenStatus) (not yet open) or \(closedStatus) (closed)")
+        case status
         /// A station's prefecture: JIS X 0401, 1 (Hokkaido) to 47 (Okinawa).
-        public static let prefecture = IntegerDomain(ranges: [1...47], expectation: "a prefecture code from 1 to 47")
+        case prefecture
         /// The prefectures table also holds ekidata's catch-all row `99,その他`.
-        public static let prefectureRow = IntegerDomain(ranges: [1...47, 99...99], expectation: "a prefecture code from 1 to 47, or 99 (その他)")
+        case prefectureRow
+
+        public func contains(_ value: Int64) -> Bool {
+            switch self {
+            case .code: return (1...Int64(Int32.max)).contains(value)
+            case .status: return (0...2).contains(value)
+            case .prefecture: return (1...47).contains(value)
+            case .prefectureRow: return (1...47).contains(value) || value == 99
+            }
+        }
+
+        public var expectation: String {
+            switch self {
+            case .code: return "a positive code up to \(Int32.max)"
+            case .status: return "\(openStatus) (open), \(notYetOpenStatus) (not yet open) or \(closedStatus) (closed)"
+            case .prefecture: return "a prefecture code from 1 to 47"
+            case .prefectureRow: return "a prefecture code from 1 to 47, or 99 (その他)"
+            }
+        }
     }
 
     public struct Column: Sendable, Hashable {

@@ -5,13 +5,16 @@ import GRDBSQLite
 /// Compares one CSV file with its master table as the file is read, and stages in
 /// `temp.staged_<table>` only the rows that change (by the diff rules of the core issue).
 ///
-/// Each row is looked up in the master through the primary key and compared column by
-/// column; a row that did not change costs one lookup and is written nowhere. A table
-/// that is empty skips the lookups: every row is an INSERT, written straight into the master. Rows of the master that the
-/// file lacks are staged last, as closures (or removals, for connections).
+/// Exports list their rows in key order, so the master is read in key order beside the file
+/// (`OrderedScan`), and each row is compared column by column with the master's row of its
+/// key; a row that did not change costs a step of the scan and is written nowhere. A row out
+/// of place is looked up through the primary key instead. A table that is empty is neither
+/// scanned nor searched: every row is an INSERT, written straight into the master. Rows of the
+/// master that the file lacks, found where the scan steps over them, are staged last, as
+/// closures (or removals, for connections).
 ///
-/// A second thread reads and checks the file (libcsv, field rules) while this one looks
-/// rows up: the two halves of an import take about as long each.
+/// A second thread reads and checks the file (libcsv, field rules) while this one compares:
+/// the two halves of an import take about as long each.
 ///
 /// - Throws: `CSVError` naming the file, line and column: wrong field count, a bad value,
 ///   or a key that appears twice (both lines named). Of several problems, the one on
@@ -58,6 +61,7 @@ struct StreamingTableDiff {
                 """)
         let lookupHandle = lookup.sqliteStatement
         let insertHandle = insert.sqliteStatement
+        var scan = try tableIsEmpty ? nil : OrderedScan(table, db)
 
         let lineCount = Self.lineCount(file.path)
         var lines = KeyLines(expected: lineCount ?? 0)
@@ -74,31 +78,35 @@ struct StreamingTableDiff {
                             file: file.displayName, line: batch.lines[row],
                             message: "duplicate key \(table.keyColumns.joined(separator: "/")) \(key.text), already on line \(firstLine) (expected each key once per file)")
                     }
-                    var stored = false
-                    if !tableIsEmpty {
+                    // The statement that stands on the master's row of this key, if there is one.
+                    var storedRow: SQLiteStatement?
+                    let place = try scan?.advance(to: key) ?? .absent
+                    if place == .found {
+                        storedRow = scan!.handle
+                    } else if place == .unknown {
                         sqlite3_reset(lookupHandle)
                         for (index, field) in keyFields.enumerated() {
                             sqlite3_bind_int64(lookupHandle, Int32(index + 1), batch.fields[base + field].integerValue ?? 0)
                         }
                         switch sqlite3_step(lookupHandle) {
-                        case SQLITE_ROW: stored = true
-                        case SQLITE_DONE: stored = false
+                        case SQLITE_ROW: storedRow = lookupHandle
+                        case SQLITE_DONE: storedRow = nil
                         default: throw StatementBinding.lastError(lookup, db)
                         }
                     }
                     let kind: Update.Kind
-                    if stored {
+                    if let storedRow {
                         var changed = false
                         for (column, field) in fieldOfColumn.enumerated() {
                             guard let field, !table.keyColumns.contains(columns[column].name) else { continue }
-                            if Self.differs(batch.fields[base + field], text, stored: lookupHandle, column: Int32(column), kind: columns[column].kind) {
+                            if Self.differs(batch.fields[base + field], text, stored: storedRow, column: Int32(column), kind: columns[column].kind) {
                                 changed = true
                                 break
                             }
                         }
                         guard changed else { continue }
                         if let statusColumn, let field = fieldOfColumn[statusColumn] {
-                            let old = sqlite3_column_int64(lookupHandle, Int32(statusColumn))
+                            let old = sqlite3_column_int64(storedRow, Int32(statusColumn))
                             let new = batch.fields[base + field].integerValue
                             kind = old == closed && new != nil && new != closed ? .restore
                                 : old != closed && new == closed ? .delete : .update
@@ -115,8 +123,8 @@ struct StreamingTableDiff {
                         let index = Int32(column + 3)
                         if let field {
                             Self.bind(batch.fields[base + field], text, to: insertHandle, at: index)
-                        } else if stored {
-                            sqlite3_bind_value(insertHandle, index, sqlite3_column_value(lookupHandle, Int32(column)))
+                        } else if let storedRow {
+                            sqlite3_bind_value(insertHandle, index, sqlite3_column_value(storedRow, Int32(column)))
                         } else if let value = columns[column].defaultValue {
                             sqlite3_bind_int64(insertHandle, index, Int64(value))
                         } else {
@@ -129,34 +137,25 @@ struct StreamingTableDiff {
             if let last = batch.lines.last { Progress.update(last) }
         }
         sqlite3_reset(lookupHandle)
-        if tableIsEmpty {
-            try StagingTables.stageAsLoaded(table, db)
+        if var scan {
+            let passed = try scan.finish()
+            try stageMissingRows(passed.filter { lines[$0] == nil }, db)
         } else {
-            try stageMissingRows(db, keeping: lines)
+            try StagingTables.stageAsLoaded(table, db)
         }
         return StagedFile(keyLines: lines, loadedIntoMaster: tableIsEmpty)
     }
 
     /// Rows of the master that the file lacks: closed (e_status 2, the rest unchanged) or,
     /// for a table that does not close by status, removed.
-    private func stageMissingRows(_ db: Database, keeping lines: KeyLines) throws {
+    private func stageMissingRows(_ missing: [RowKey], _ db: Database) throws {
         let table = file.table
-        let closed = MasterTable.closedStatus
         let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
-        let values = table.columns.map { table.closesByStatus && $0.name == "e_status" ? "\(closed)" : $0.name }
+        let values = table.columns.map { table.closesByStatus && $0.name == "e_status" ? "\(MasterTable.closedStatus)" : $0.name }
         let stageMissing = try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
             SELECT 'DELETE', NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
             """)
-        var missing: [RowKey] = []
-        let keys = try Row.fetchCursor(db, sql: """
-            SELECT \(table.keyOrder) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(closed)" : "")
-            """)
-        let keyCount = table.keyColumns.count
-        while let row = try keys.next() {
-            let key = RowKey(count: keyCount) { row[$0] as Int64 }
-            if lines[key] == nil { missing.append(key) }
-        }
         for key in missing {
             try stageMissing.execute(arguments: StatementArguments(key.values))
         }
@@ -182,7 +181,10 @@ struct StreamingTableDiff {
             channel.cancel()
             reading.wait()
         }
-        while let batch = try channel.take() { try body(batch) }
+        while let batch = try channel.take() {
+            try body(batch)
+            channel.recycle(consume batch)
+        }
     }
 
     /// True when a file's field and the stored column differ under the diff rules:
@@ -255,8 +257,13 @@ struct StreamingTableDiff {
     private static func read(_ file: ImportFile, into channel: BatchChannel) -> Error? {
         struct Cancelled: Error {}
         let header = file.header
-        let decoder = FieldDecoder(file: file.displayName)
-        var batch = ParsedBatch(capacity: batchSize, fieldsPerRow: header.columns.count)
+        let decoder = FieldDecoder(file: file.displayName, columns: header.columns)
+        let width = header.columns.count
+        // Only plain values and strings made once are used per record: using `file` and `header`
+        // there copied both, with their retains, for every record.
+        let displayName = file.displayName
+        let headerText = header.columns.map(\.name).joined(separator: ",")
+        var batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
         var isHeader = true
         do {
             try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
@@ -264,13 +271,13 @@ struct StreamingTableDiff {
                     isHeader = false
                     return
                 }
-                guard record.fieldCount == header.columns.count else {
+                guard record.fieldCount == width else {
                     throw CSVError(
-                        file: file.displayName, line: record.line,
-                        message: "\(record.fieldCount) fields, expected \(header.columns.count) as in the header (\(header.columns.map(\.name).joined(separator: ",")))")
+                        file: displayName, line: record.line,
+                        message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
                 }
-                for (index, column) in header.columns.enumerated() {
-                    switch try decoder.parse(record.field(index), as: column, line: record.line) {
+                for index in 0..<width {
+                    switch try decoder.parse(record.field(index), column: index, line: record.line) {
                     case .null: batch.fields.append(.null)
                     case .integer(let value): batch.fields.append(.integer(value))
                     case .real(let value): batch.fields.append(.real(value))
@@ -282,7 +289,7 @@ struct StreamingTableDiff {
                 batch.lines.append(record.line)
                 if batch.count == batchSize {
                     guard channel.put(batch) else { throw Cancelled() }
-                    batch = ParsedBatch(capacity: batchSize, fieldsPerRow: header.columns.count)
+                    batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
                 }
             }
         } catch is Cancelled {
@@ -296,5 +303,93 @@ struct StreamingTableDiff {
         }
         if batch.count > 0 { _ = channel.put(batch) }
         return nil
+    }
+}
+
+/// The master's rows in key order, walked alongside a file whose rows come in key order, as
+/// exports list them: one step per row instead of a primary-key lookup, and the rows the
+/// file skips are found on the way instead of by a second scan.
+private struct OrderedScan {
+    private let statement: Statement
+    private let db: Database
+    private let keyColumns: [Int32]
+    /// For a table that closes by status: `e_status`, since a closed row the file lacks stays as it is.
+    private let statusColumn: Int32?
+    /// The key of the row the scan stands on; nil after the last.
+    private(set) var key: RowKey?
+    /// Open rows stepped over: the file had not given them when the scan passed.
+    private var passed: [RowKey] = []
+    /// The scan stands on a row the file gave: stepping off it passes nothing.
+    private var standsOnGivenRow = false
+
+    var handle: SQLiteStatement { statement.sqliteStatement }
+
+    init(_ table: MasterTable, _ db: Database) throws {
+        statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) ORDER BY \(table.keyOrder)")
+        self.db = db
+        keyColumns = table.keyColumns.map { key in Int32(table.columns.firstIndex { $0.name == key }!) }
+        statusColumn = table.closesByStatus ? table.columns.firstIndex { $0.name == "e_status" }.map(Int32.init) : nil
+        try step()
+    }
+
+    /// Where a key stands against the scan.
+    enum Place {
+        /// The scan stands on the key's row.
+        case found
+        /// The scan passed the key's place: the master has no such row.
+        case absent
+        /// The key is behind the scan, or too far ahead: look it up.
+        case unknown
+    }
+
+    /// Rows the scan steps over for one key before it leaves that key to a lookup. A row out
+    /// of place, such as a new station listed with its line, then costs a few steps and a few
+    /// lookups, instead of taking the scan past the rows that follow it in the file.
+    static let reach = 32
+
+    /// Moves towards `target`, at most `reach` rows.
+    mutating func advance(to target: RowKey) throws -> Place {
+        var steps = 0
+        while let current = key, current < target {
+            guard steps < Self.reach else { return .unknown }
+            pass(current)
+            try step()
+            steps += 1
+        }
+        guard let current = key else { return .unknown }
+        if current == target {
+            standsOnGivenRow = true
+            return .found
+        }
+        return steps > 0 ? .absent : .unknown
+    }
+
+    /// Steps over the rest; returns every open row stepped over.
+    mutating func finish() throws -> [RowKey] {
+        while let current = key {
+            pass(current)
+            try step()
+        }
+        sqlite3_reset(handle)
+        return passed
+    }
+
+    private mutating func pass(_ current: RowKey) {
+        if standsOnGivenRow { return }
+        if let statusColumn, sqlite3_column_int64(handle, statusColumn) == Int64(MasterTable.closedStatus) { return }
+        passed.append(current)
+    }
+
+    private mutating func step() throws {
+        standsOnGivenRow = false
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW:
+            let handle = handle, keyColumns = keyColumns
+            key = RowKey(count: keyColumns.count) { sqlite3_column_int64(handle, keyColumns[$0]) }
+        case SQLITE_DONE:
+            key = nil
+        default:
+            throw StatementBinding.lastError(statement, db)
+        }
     }
 }
