@@ -36,15 +36,10 @@ struct CSVReader {
     ///
     /// - Throws: `CSVError` for malformed CSV (with the line and field), or what `body` throws.
     func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
-        let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
-        } catch {
-            throw CSVError(file: displayName, line: nil, message: "cannot read the file (\(error.localizedDescription))")
-        }
-        try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            try parse(bytes, body)
+            try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, body) }
+        } catch let error as FileError {
+            throw CSVError(file: displayName, line: nil, message: error.message)
         }
     }
 
