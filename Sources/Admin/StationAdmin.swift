@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Model
 
 @main
 struct StationAdmin: ParsableCommand {
@@ -35,6 +36,7 @@ struct StationAdmin: ParsableCommand {
             } else {
                 try command.run()
             }
+            PhaseLog.reportPeakMemory()
         } catch {
             let code = exitCode(for: error)
             if code == .success {

@@ -136,6 +136,7 @@ import Testing
             let run = try CommandRunner.peakMemory(["import", snapshot, "--json", "--db", master])
             #expect(run.status == 0)
             #expect(try MasterDatabase.open(at: master).status().tables.first { $0.table == "stations" }?.rows == stations)
+            #expect(run.kibibytes > 0, "station-admin reported no peak memory")
             peaks.append(run.kibibytes)
         }
         #expect(peaks[1] - peaks[0] < 32 * 1024, "peak memory \(peaks[0] / 1024) MiB at 4,000 stations, \(peaks[1] / 1024) MiB at 16,000")

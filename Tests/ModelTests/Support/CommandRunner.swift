@@ -47,25 +47,26 @@ struct CommandRunner {
 
 extension CommandRunner {
     /// Runs station-admin with its output discarded and returns its exit status and its own
-    /// peak resident memory in KiB (`wait4` reports the child's alone, whatever else runs).
+    /// peak resident memory in KiB, as it reports it with `STATION_ADMIN_PROFILE` (`VmHWM`).
+    /// Not `wait4`'s `ru_maxrss`: a child spawned by `posix_spawn` keeps this test process's
+    /// high-water mark through exec, and this process grows with the tests running beside it.
     static func peakMemory(_ arguments: [String], program: URL = executable) throws -> (status: Int32, kibibytes: Int) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([program.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, program.path, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        }
-        // WIFEXITED / WEXITSTATUS, which Swift does not import.
-        let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
-        return (exitStatus, usage.ru_maxrss)
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("peak-memory-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["STATION_ADMIN_PROFILE": "1"]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        let errors = try FileHandle(forWritingTo: log)
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        try errors.close()
+        let report = try String(contentsOf: log, encoding: .utf8)
+        let peak = report.split(separator: "\n").last { $0.hasPrefix("peak memory: ") }
+            .flatMap { Int($0.dropFirst("peak memory: ".count).prefix { $0.isNumber }) }
+        return (process.terminationStatus, peak ?? 0)
     }
 }
