@@ -65,11 +65,11 @@ final class BatchChannel: @unchecked Sendable {
     /// costs page faults and the kernel's zeroing (≈ 0.15 s of reading 1M stations).
     func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
         condition.lock()
-        var spare = spares.popLast()
+        let spare = spares.popLast()
         condition.unlock()
-        guard spare != nil else { return ParsedBatch(capacity: capacity, fieldsPerRow: fieldsPerRow) }
-        spare!.removeAll()
-        return spare!
+        guard var batch = spare else { return ParsedBatch(capacity: capacity, fieldsPerRow: fieldsPerRow) }
+        batch.removeAll()
+        return batch
     }
 
     /// Gives a batch the consumer is done with back to the producer.

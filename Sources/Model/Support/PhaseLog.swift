@@ -32,6 +32,7 @@ extension PhaseLog {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
         else { return nil }
-        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        // `VmHWM:\t   60328 kB`: the padding is tabs and spaces, and a large number has none.
+        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
     }
 }
