@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Model
+
+/// `ContentHash` against its documented definition, computed the way the manifest tells a
+/// client or a person to: the sqlite3 shell renders the lines and sha256sum hashes them.
+@Suite struct ContentHashTests {
+    let scratch = Scratch()
+
+    @Test func theHashIsItsDefinitionComputedWithTheShellAndSha256sum() throws {
+        let database = try scratch.baseDatabase()
+        let client = scratch.path("client.sqlite")
+        _ = try database.buildClientDatabase(version: 1, at: client)
+        let queue = try DatabaseQueue(path: client)
+        try queue.write { db in
+            // Text that quote() alone would cut (NUL) or that spans lines; quotes and emoji;
+            // NULL, negative and 64-bit integers in integer columns.
+            try db.execute(sql: """
+                UPDATE stations SET station_name = CAST(X'41004200' AS TEXT), station_g_cd = NULL WHERE station_cd = 1120101;
+                UPDATE stations SET station_name = 'it''s' || char(13, 10) || '🚉', e_sort = -7 WHERE station_cd = 1120102;
+                UPDATE stations SET e_sort = 9223372036854775807, address = NULL WHERE station_cd = 1120103;
+                """)
+        }
+        #expect(try hash(client, queue) == shellHash(client))
+
+        // A value of an integer column that is not an integer is rendered by quote() as well.
+        try queue.write { try $0.execute(sql: "UPDATE stations SET e_sort = 2.5, line_cd = '11201x' WHERE station_cd = 1120104") }
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM stations WHERE typeof(e_sort) = 'real'") } == 1)
+        #expect(try hash(client, queue) == shellHash(client))
+        try queue.close()
+    }
+
+    private func hash(_ path: String, _ queue: DatabaseQueue) throws -> String {
+        try queue.read { try ContentHash.compute($0) }
+    }
+
+    /// The definition in `ContentHash`'s documentation, written out for the shell.
+    private func shellHash(_ path: String) throws -> String {
+        var script = ".mode list\n.headers off\n"
+        for table in MasterTable.all {
+            let values = table.columnNames.map {
+                "(CASE WHEN typeof(\($0)) = 'text' AND instr(\($0), char(0)) > 0 THEN 'nul-text:' || hex(CAST(\($0) AS BLOB)) ELSE quote(\($0)) END)"
+            }
+            let format = Array(repeating: "%s", count: values.count).joined(separator: ",")
+            script += "SELECT 'table:\(table.name)';\n"
+            script += "SELECT printf('\(format)', \(values.joined(separator: ", "))) FROM \(table.name) ORDER BY \(table.keyOrder);\n"
+        }
+        let scriptPath = scratch.path("hash-\(UUID().uuidString).sql")
+        try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(["bash", "-o", "pipefail", "-c", "sqlite3 -batch '\(path)' < '\(scriptPath)' | sha256sum"],
+                                           program: URL(fileURLWithPath: "/usr/bin/env"))
+        #expect(result.status == 0, "\(result.stderr)")
+        return String(result.stdout.prefix(64))
+    }
+}
