@@ -16,9 +16,9 @@ enum ParallelGzip {
     /// gzip header: magic, deflate, no flags, mtime 0 (reproducible), no extra flags, Unix.
     static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
 
-    /// Compresses `input` at `level` into `sink`, which sees the gzip bytes in order;
+    /// Compresses `input` with `settings` into `sink`, which sees the gzip bytes in order;
     /// `eachInputBlock` sees the input in order too (to hash it in the same pass).
-    static func compress(_ input: UnsafeRawBufferPointer, level: Int32, into sink: ByteSink,
+    static func compress(_ input: UnsafeRawBufferPointer, settings: GzipSettings, into sink: ByteSink,
                          eachInputBlock: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws {
         let blocks = max(1, (input.count + blockSize - 1) / blockSize)
         // Blocks in flight: enough to keep every core busy, few enough to bound the memory.
@@ -33,7 +33,7 @@ enum ParallelGzip {
                 let (slots, input, start) = (UncheckedSendable(slots), UncheckedSendable(input), first)
                 DispatchQueue.concurrentPerform(iterations: count) { offset in
                     let index = start + offset
-                    slots.value[offset] = Result { try deflateBlock(input.value, index: index, isLast: index == blocks - 1, level: level) }
+                    slots.value[offset] = Result { try deflateBlock(input.value, index: index, isLast: index == blocks - 1, settings: settings) }
                 }
             }
             for (offset, result) in results.enumerated() {
@@ -64,11 +64,11 @@ enum ParallelGzip {
         return start..<min(start + blockSize, count)
     }
 
-    private static func deflateBlock(_ input: UnsafeRawBufferPointer, index: Int, isLast: Bool, level: Int32) throws -> CompressedBlock {
+    private static func deflateBlock(_ input: UnsafeRawBufferPointer, index: Int, isLast: Bool, settings: GzipSettings) throws -> CompressedBlock {
         let range = bounds(of: index, in: input.count)
         var stream = z_stream()
         // -15 window bits: raw deflate; the gzip header and trailer are written once, around all blocks.
-        var status = deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        var status = deflateInit2_(&stream, settings.level, Z_DEFLATED, -15, settings.memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else { throw GzipError.zlib(status) }
         defer { deflateEnd(&stream) }
         let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) }

@@ -31,7 +31,7 @@ import Testing
         let input = Self.inputs.first { $0.0 == name }!.1
         let gzip = scratch.path("\(name).gz")
         let digest = DigestSink(next: try FileSink(path: gzip))
-        try input.withUnsafeBytes { try ParallelGzip.compress($0, level: 6, into: digest) }
+        try input.withUnsafeBytes { try ParallelGzip.compress($0, settings: .database, into: digest) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: gzip)).count == digest.byteCount)
 
         #expect(try Gunzip.read(gzip) == input)
@@ -47,14 +47,14 @@ import Testing
         var outputs: [Data] = []
         for run in 0..<2 {
             let path = scratch.path("run\(run).gz")
-            try input.withUnsafeBytes { try ParallelGzip.compress($0, level: 6, into: try FileSink(path: path)) }
+            try input.withUnsafeBytes { try ParallelGzip.compress($0, settings: .database, into: try FileSink(path: path)) }
             outputs.append(try Data(contentsOf: URL(fileURLWithPath: path)))
         }
         #expect(outputs[0] == outputs[1])
 
         let single = scratch.path("single.gz")
         let counter = DigestSink(next: try FileSink(path: single))
-        let gzip = try GzipSink(next: counter, level: 6)
+        let gzip = try GzipSink(next: counter, settings: .database)
         try input.withUnsafeBytes { try gzip.write($0) }
         try gzip.finish()
         // Primed with the 32 KiB before it, each block compresses as if the stream went on.
