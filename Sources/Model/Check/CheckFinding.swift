@@ -50,3 +50,33 @@ public struct CheckReport: Codable, Sendable, Equatable {
         findings.filter { $0.severity == severity && $0.waived == waived }.count
     }
 }
+
+/// How many findings a version has, by severity, waived or not: what a release reports of its
+/// checks. A tally can come from the recorded findings, which hold no messages.
+public struct CheckTally: Sendable, Equatable {
+    public var version: Int
+    private var counts: [Count: Int] = [:]
+
+    private struct Count: Hashable {
+        var severity: CheckRule.Severity
+        var waived: Bool
+    }
+
+    init(_ report: CheckReport) {
+        version = report.version
+        for finding in report.findings { counts[Count(severity: finding.severity, waived: finding.waived), default: 0] += 1 }
+    }
+
+    /// Nil when an identity names a rule this binary does not have.
+    init?(version: Int, recorded: Set<FindingIdentity>, waived: Set<FindingIdentity>) {
+        self.version = version
+        for identity in recorded {
+            guard let rule = CheckRule(rawValue: identity.rule) else { return nil }
+            counts[Count(severity: rule.severity, waived: waived.contains(identity)), default: 0] += 1
+        }
+    }
+
+    public func count(_ severity: CheckRule.Severity, waived: Bool) -> Int {
+        counts[Count(severity: severity, waived: waived)] ?? 0
+    }
+}

@@ -9,9 +9,11 @@ public struct BuiltDatabase: Sendable {
 
 /// Builds the client database of one data version from the master database.
 ///
-/// The client file is attached to the master's own connection as schema `client` and
-/// filled inside the caller's read transaction (`MasterDatabase.readingOneState`), so
-/// its rows come from the same state of the master as everything else a release reads.
+/// The client file is attached to the master's own connection as schema `client` and its
+/// tables filled inside the caller's read transaction (`MasterDatabase.readingOneState`), so
+/// its rows come from the same state of the master as everything else a release reads. The
+/// indexes are built after that transaction, on the file alone, while the content hash is
+/// computed from a copy of the filled tables on another core.
 /// Deterministic: rows go in key order, indexes after, then `user_version`, so building
 /// the same version twice gives the same bytes.
 enum ReleaseDatabaseBuilder {
@@ -30,18 +32,37 @@ enum ReleaseDatabaseBuilder {
             rows[table.name] = db.changesCount
         }
         phases.done("client tables filled")
-        for index in ClientSchema.indexes(schema: "client") { try db.execute(sql: index) }
-        try db.execute(sql: "PRAGMA client.user_version = \(version)")
-        phases.done("client indexes built")
         return rows
     }
 
-    /// After the fill is committed and detached: built in key order with indexes last,
-    /// the file has no free pages to reclaim; VACUUM only if that ever changes.
-    static func compact(_ path: String) throws {
-        let queue = try DatabaseQueue(path: path)
+    /// Starts the content hash of a filled client file (committed and detached) on another
+    /// core. It reads a copy of the file, so that the indexes can be written meanwhile: the
+    /// indexes and `user_version` change no row, so the copy's content is the finished file's.
+    /// `scratch` is the copy's path, removed when the hash is done.
+    static func hashInBackground(_ path: String, copyingTo scratch: String) throws -> BackgroundTask<String> {
+        try? FileManager.default.removeItem(atPath: scratch)
+        try FileManager.default.copyItem(atPath: path, toPath: scratch)
+        return BackgroundTask {
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            return try ContentHash.compute(ofFile: scratch)
+        }
+    }
+
+    /// Builds the indexes of a filled client file and stamps its version. Built in key order
+    /// with indexes last, the file has no free pages to reclaim; VACUUM only if that ever changes.
+    static func complete(_ path: String, version: Int) throws {
+        var phases = PhaseLog()
+        let queue = try DatabaseQueue(path: path, configuration: MasterDatabase.configuration(label: "client"))
         defer { try? queue.close() }
         try queue.writeWithoutTransaction { db in
+            // A fresh file built once and renamed into place needs no rollback journal.
+            try db.execute(sql: "PRAGMA journal_mode = OFF")
+            try db.inTransaction {
+                for index in ClientSchema.indexes() { try db.execute(sql: index) }
+                try db.execute(sql: "PRAGMA user_version = \(version)")
+                return .commit
+            }
+            phases.done("client indexes built")
             if try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0 > 0 { try db.execute(sql: "VACUUM") }
         }
     }
@@ -56,7 +77,7 @@ extension MasterDatabase {
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
             return try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
         }
-        try ReleaseDatabaseBuilder.compact(path)
+        try ReleaseDatabaseBuilder.complete(path, version: version)
         return BuiltDatabase(rows: rows, contentHash: try ContentHash.compute(ofFile: path))
     }
 }

@@ -30,7 +30,7 @@ public struct ReleaseResult: Sendable {
     public var manifest: Manifest
     public var verification: VerificationReport?
     /// The checks of the released version, read in the same state as the release; nil with `skipChecks`.
-    public var checks: CheckReport?
+    public var checks: CheckTally?
     /// Set when this release first completed a publish that a killed release left half done.
     public var completedInterruptedVersion: Int?
     /// Build folders and temporary files of dead processes that this release removed.
@@ -105,24 +105,22 @@ extension MasterDatabase {
     }
 
     /// Builds a version into `building/N/`: the client database and the deltas from one state
-    /// of the master; then, outside the read transaction, the database's gzip and hashes.
+    /// of the master; then, outside the read transaction, the database's indexes, gzip and hashes.
     /// With `checks`, refuses a version that has error-level findings no waiver accepts.
     private func build(version requested: Int?, into building: ReleaseFolder, checks: CheckLimits?,
-                       step: (ReleaseStep) throws -> Void) throws -> (ReleasedVersion, CheckReport?) {
+                       step: (ReleaseStep) throws -> Void) throws -> (ReleasedVersion, CheckTally?) {
         var phases = PhaseLog()
         try FileManager.default.createDirectory(atPath: building.path, withIntermediateDirectories: true)
         // The version folder is named once the version is known (inside the read transaction).
         let scratchDatabase = building.url("stations.sqlite")
-        var checkReport: CheckReport?
+        var checkTally: CheckTally?
         let (version, rows, written) = try readingOneState(attaching: scratchDatabase) { db in
             let newest = try Self.dataVersion(db)
             let version = requested ?? newest
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
             if let checks, version > 0 {
                 Progress.phase("checking version \(version)")
-                let report = try DataChecker(version: version, newest: newest, limits: checks).report(db)
-                if !report.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, report.blocking) }
-                checkReport = report
+                checkTally = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
             }
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             Progress.phase("building the client database of version \(version)")
@@ -146,19 +144,23 @@ extension MasterDatabase {
             return (version, rows, written)
         }
         phases.done("client tables and deltas")
-        Progress.phase("compacting, hashing and compressing")
+        Progress.phase("indexing, hashing and compressing")
         let databasePath = "\(version)/stations.sqlite"
         try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
-        try ReleaseDatabaseBuilder.compact(building.url(databasePath))
-        // The database is hashed and gzipped in one read on a second core while its content
-        // hash is computed on this one.
-        let compression = BackgroundTask {
-            try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))
+        // The content hash (one core, SQLite rendering every row) runs beside the indexes and
+        // then the gzip, which uses every core and hashes the file's bytes in the same read.
+        // Its copy stays outside the version folder, which is what gets published.
+        let hashing = try ReleaseDatabaseBuilder.hashInBackground(
+            building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
+        let compressed = Result {
+            try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version)
+            return try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))
         }
-        let contentHash = try ContentHash.compute(ofFile: building.url(databasePath))
-        phases.done("content hash")
-        let gzipped = try compression.wait()
-        phases.done("database sha256 and gzip, after the content hash")
+        phases.done("indexes, database sha256 and gzip")
+        // Awaited even when the indexes or the gzip failed: nothing of this build outlives it.
+        let contentHash = try hashing.wait()
+        phases.done("content hash, after the gzip")
+        let gzipped = try compressed.get()
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
         var deltas: [ReleasedDelta] = []
@@ -179,7 +181,7 @@ extension MasterDatabase {
         }
         return (ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: rows, contentHash: contentHash, deltas: deltas, downloads: downloads), checkReport)
+            rows: rows, contentHash: contentHash, deltas: deltas, downloads: downloads), checkTally)
     }
 
     static func size(_ path: String) throws -> Int {

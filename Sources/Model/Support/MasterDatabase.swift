@@ -69,10 +69,11 @@ public final class MasterDatabase: Sendable {
         }
     }
 
-    private static func configuration(busyTimeout: TimeInterval = busyTimeout) -> Configuration {
+    /// The master's connection settings, also used for the client databases a release builds.
+    static func configuration(busyTimeout: TimeInterval = busyTimeout, label: String = "master") -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
-        configuration.label = "master"
+        configuration.label = label
         configuration.prepareDatabase { db in
             // Large sorts (the client database's indexes, ORDER BY over a whole table) on every
             // core: the nine client indexes at 1M stations take 4.1 s instead of 5.1 s on 2 cores,

@@ -83,7 +83,36 @@ import Testing
         try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
         let checked = try database.release(ReleaseOptions(outputFolder: folder, verify: false))
         #expect(checked.released.version == 3)
-        #expect(checked.checks?.findings.map(\.waived) == [true, false])
+        #expect(checked.checks?.count(.error, waived: true) == 1)
+        #expect(checked.checks?.count(.warning, waived: false) == 1)
+        #expect(checked.checks?.count(.error, waived: false) == 0)
+    }
+
+    @Test func aReleaseCountsTheNewestVersionsRecordedFindingsAndChecksWholeWhatBlocks() throws {
+        let database = try databaseWithFindings()
+        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
+        let full = CheckTally(try database.check())
+        let released = try database.release(ReleaseOptions(outputFolder: scratch.path("a"), verify: false))
+        #expect(released.checks == full)
+
+        // The tally is the record's: a warning recorded for another row is counted.
+        try database.queue.write {
+            try $0.execute(sql: "INSERT INTO recorded_findings (rule, table_name, key_id) VALUES ('kana-not-katakana', 'stations', '1120101')")
+        }
+        let counted = try database.release(ReleaseOptions(outputFolder: scratch.path("b"), verify: false))
+        #expect(counted.checks?.count(.warning, waived: false) == full.count(.warning, waived: false) + 1)
+
+        // An unwaived error in the record is not taken on its word: the whole check decides.
+        try database.queue.write {
+            try $0.execute(sql: "INSERT INTO recorded_findings (rule, table_name, key_id) VALUES ('coordinates-outside-japan', 'stations', '1120101')")
+        }
+        let checkedWhole = try database.release(ReleaseOptions(outputFolder: scratch.path("c"), verify: false))
+        #expect(checkedWhole.checks == full)
+
+        // A record of another version, or none, is not used either.
+        try database.queue.write { try $0.execute(sql: "UPDATE recorded_findings_version SET version = version - 1") }
+        let unrecorded = try database.release(ReleaseOptions(outputFolder: scratch.path("d"), verify: false))
+        #expect(unrecorded.checks == full)
     }
 
     @Test func theCommandLineChecksWaivesAndReleases() throws {
