@@ -61,14 +61,17 @@ extension MasterDatabase {
             try version.write(memo: options.memo, author: author)
             phases.done("version written")
             try checks.checkReferences(version)
+            phases.done("references checked")
             Progress.phase("describing and checking version \(version.number)")
             var report = try version.report(
                 tables: files.map(\.table), describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit)
+            phases.done("described and checked")
             report.warnings = try checks.connectionWarnings(db)
+            phases.done("connection warnings")
             if files.contains(where: { $0.table == .stations }) {
                 report.suggestions = try Self.suggestSplits(db, version: version.number)
+                phases.done("split suggestions")
             }
-            phases.done("checked and described")
             return (report, report.committed)
         }
     }

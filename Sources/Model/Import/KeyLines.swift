@@ -25,6 +25,9 @@ struct RowKey: Hashable, Comparable {
 
     var values: [Int64] { Array([first, second, third].prefix(Int(count))) }
 
+    /// The code of key column `column` (0, 1 or 2), without the array `values` builds.
+    subscript(column: Int) -> Int64 { column == 0 ? first : column == 1 ? second : third }
+
     /// As in `updates.key_id` and in messages: `11201/1120101/1120102`.
     var text: String { values.map(String.init).joined(separator: "/") }
 
@@ -49,6 +52,13 @@ struct KeyLines {
     init(expected: Int = 0) { lines = Dictionary(minimumCapacity: expected) }
 
     subscript(key: RowKey) -> Int? { lines[key] }
+
+    var count: Int { lines.count }
+
+    /// Every key with its line, in no particular order.
+    func forEach(_ body: (RowKey, Int) throws -> Void) rethrows {
+        for (key, line) in lines { try body(key, line) }
+    }
 
     /// Records a key's line; returns the earlier line if the key was already recorded.
     mutating func record(_ key: RowKey, line: Int) -> Int? {

@@ -126,8 +126,10 @@ struct PendingVersion {
             DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
         }
         let counted = splits.isEmpty || tables.contains(.stations) ? tables : tables + [.stations]
+        var phases = PhaseLog()
         let describer = ChangeDescriber(version: number)
         let counts = try describer.counts(db, tables: counted)
+        phases.done("changes counted")
         let total = counts.values.flatMap(\.values).reduce(0, +)
         // The splits are listed last but always shown: the limit keeps room for them.
         let rowsShown = describeLimit.map { max($0 - splits.count, 0) } ?? Int.max
@@ -138,10 +140,12 @@ struct PendingVersion {
             return everyChange != nil || shown.count < rowsShown
         }
         for split in splits { try everyChange?.append(split) }
+        phases.done("changes described")
         var report = ChangeReport(
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
         if total > 0 { report.findings = try MasterDatabase.introducedFindings(db, version: number) }
+        phases.done("findings introduced")
         try StagingTables.drop(db)
         return report
     }
