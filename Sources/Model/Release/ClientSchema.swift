@@ -38,6 +38,19 @@ public enum ClientSchema {
         return "CREATE TABLE \(schema).\(table.name) (\(columns.joined(separator: ", "))\(key))\(single ? "" : " WITHOUT ROWID")"
     }
 
+    /// Whether the master's tables declare every client column with the client's type, so
+    /// that a value copied from one to the other is stored unchanged (same affinity).
+    static func declaresTheMastersTypes(_ db: Database, client: String = "client") throws -> Bool {
+        for table in MasterTable.all {
+            let sql = "SELECT name, upper(type) FROM pragma_table_info(?, ?)"
+            let master = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: sql, arguments: [table.name, "main"]).map { ($0[0] as String, $0[1] as String) })
+            for row in try Row.fetchAll(db, sql: sql, arguments: [table.name, client]) where master[row[0] as String] != row[1] as String {
+                return false
+            }
+        }
+        return true
+    }
+
     static func createTables(_ db: Database, schema: String = "main") throws {
         for table in MasterTable.all { try db.execute(sql: createTable(table, schema: schema)) }
         try db.execute(sql: completionsTable.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(schema)."))

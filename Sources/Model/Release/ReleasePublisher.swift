@@ -114,7 +114,8 @@ extension MasterDatabase {
         // The version folder is named once the version is known (inside the read transaction).
         let scratchDatabase = building.url("stations.sqlite")
         var checkTally: CheckTally?
-        let (version, rows, written) = try readingOneState(attaching: scratchDatabase) { db in
+        var twinReadsTheFile = false
+        func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
             let newest = try Self.dataVersion(db)
             let version = requested ?? newest
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
@@ -125,6 +126,7 @@ extension MasterDatabase {
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             Progress.phase("building the client database of version \(version)")
             let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
+            twinReadsTheFile = try version == newest && ClientSchema.declaresTheMastersTypes(db)
             try step(.clientTablesBuilt)
             // Version 0 is no client: a new install downloads the database.
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
@@ -143,15 +145,27 @@ extension MasterDatabase {
             try step(.deltasWritten)
             return (version, rows, written)
         }
+        // The content hash (one core, SQLite rendering every row) of the newest version is
+        // computed from the start, from the master's tables in the same state on another
+        // connection: their values are the file's when the master declares the client's types.
+        let ((version, rows, written), twin) = requested == nil
+            ? try readingOneState(attaching: scratchDatabase, alongside: { try ContentHash.compute($0) }, readState)
+            : (try readingOneState(attaching: scratchDatabase, readState), nil)
         phases.done("client tables and deltas")
         Progress.phase("indexing, hashing and compressing")
         let databasePath = "\(version)/stations.sqlite"
         try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
-        // The content hash (one core, SQLite rendering every row) runs beside the indexes and
-        // then the gzip, which uses every core and hashes the file's bytes in the same read.
-        // Its copy stays outside the version folder, which is what gets published.
-        let hashing = try ReleaseDatabaseBuilder.hashInBackground(
-            building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
+        // Else the hash reads a copy of the file's tables beside the indexes and the gzip, which
+        // uses every core and hashes the file's bytes in the same read. The copy stays outside
+        // the version folder, which is what gets published.
+        let hashing: BackgroundTask<String>
+        if let twin, twinReadsTheFile {
+            hashing = twin
+        } else {
+            _ = try? twin?.wait()
+            hashing = try ReleaseDatabaseBuilder.hashInBackground(
+                building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
+        }
         let compressed = Result {
             try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version)
             return try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))

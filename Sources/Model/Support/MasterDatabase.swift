@@ -158,6 +158,74 @@ public final class MasterDatabase: Sendable {
     /// database given as `attaching`, attached as schema `client` (created if missing); those
     /// writes are committed when `body` returns, the attached file is detached afterwards.
     func readingOneState<T>(attaching client: String? = nil, _ body: (Database) throws -> T) throws -> T {
+        try readingOneState(attaching: client, beginning: { db in _ = try Self.dataVersion(db) }, body)
+    }
+
+    /// `readingOneState`, with `alongside` run meanwhile on another connection and core, in a read
+    /// transaction of the very same state. Nil when no such twin could be started (another
+    /// writer holds the master's write lock, or this process may not take it): the caller then
+    /// does the work itself.
+    ///
+    /// Both read transactions begin while a third connection holds the master's write lock for
+    /// a moment, so no commit can come between them. Without SQLite's snapshot API (not in
+    /// Debian's library) that is the way to know two connections read one state.
+    func readingOneState<T, Twin: Sendable>(attaching client: String? = nil,
+                                            alongside: @escaping @Sendable (Database) throws -> Twin,
+                                            _ body: (Database) throws -> T) throws -> (T, BackgroundTask<Twin>?) {
+        var twin: BackgroundTask<Twin>?
+        do {
+            let result = try readingOneState(attaching: client, beginning: { db in
+                twin = try startTwin(of: db, alongside)
+            }, body)
+            return (result, twin)
+        } catch {
+            // Nothing started here outlives the call.
+            _ = try? twin?.wait()
+            throw error
+        }
+    }
+
+    private func startTwin<Twin: Sendable>(of db: Database, _ work: @escaping @Sendable (Database) throws -> Twin) throws -> BackgroundTask<Twin>? {
+        var configuration = Self.configuration(label: "twin")
+        configuration.readonly = true
+        // A writer at work is not waited for: the caller then does the work itself.
+        var lockConfiguration = Self.configuration(label: "lock")
+        lockConfiguration.busyMode = .immediateError
+        let lock = try DatabaseQueue(path: path, configuration: lockConfiguration)
+        defer { try? lock.close() }
+        return try lock.writeWithoutTransaction { lockDB -> BackgroundTask<Twin>? in
+            do {
+                try lockDB.execute(sql: "BEGIN IMMEDIATE")
+            } catch {
+                _ = try Self.dataVersion(db)
+                return nil
+            }
+            defer { try? lockDB.execute(sql: "ROLLBACK") }
+            _ = try Self.dataVersion(db)
+            let twinQueue = try DatabaseQueue(path: path, configuration: configuration)
+            let begun = DispatchSemaphore(value: 0)
+            let task = BackgroundTask {
+                var hasBegun = false
+                defer {
+                    // A twin that failed to begin is waited for no longer: its error comes with its result.
+                    if !hasBegun { begun.signal() }
+                    try? twinQueue.close()
+                }
+                return try twinQueue.read { twinDB in
+                    _ = try Self.dataVersion(twinDB)
+                    hasBegun = true
+                    begun.signal()
+                    return try work(twinDB)
+                }
+            }
+            // The lock is held until the twin's read transaction has begun.
+            begun.wait()
+            return task
+        }
+    }
+
+    private func readingOneState<T>(attaching client: String?, beginning: (Database) throws -> Void,
+                                    _ body: (Database) throws -> T) throws -> T {
         try MasterDatabaseError.translating(path) {
             try queue.writeWithoutTransaction { db in
                 if let client {
@@ -170,7 +238,7 @@ public final class MasterDatabase: Sendable {
                 var result: T?
                 try db.inTransaction(.deferred) {
                     // The first read starts the read transaction: from here on, one state.
-                    _ = try Self.dataVersion(db)
+                    try beginning(db)
                     result = try body(db)
                     return .commit
                 }

@@ -31,6 +31,41 @@ import Testing
         try queue.close()
     }
 
+    /// A release hashes the newest version from the master's tables: their values are the
+    /// client file's only when both declare the same types.
+    @Test func theMasterDeclaresTheClientsTypesAndADifferenceIsSeen() throws {
+        let database = try scratch.baseDatabase()
+        try database.queue.writeWithoutTransaction { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS client", arguments: [scratch.path("client.sqlite")])
+            try ClientSchema.createTables(db, schema: "client")
+            #expect(try ClientSchema.declaresTheMastersTypes(db))
+            try db.execute(sql: "ATTACH DATABASE ? AS other", arguments: [scratch.path("other.sqlite")])
+            try ClientSchema.createTables(db, schema: "other")
+            try db.execute(sql: "DROP TABLE other.lines; CREATE TABLE other.lines (line_cd INTEGER PRIMARY KEY, company_cd TEXT)")
+            #expect(try !ClientSchema.declaresTheMastersTypes(db, client: "other"))
+            try db.execute(sql: "DETACH DATABASE client; DETACH DATABASE other")
+        }
+        // The release's hash, made from the master, is the file's.
+        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        #expect(try contentHash(ofDatabase: scratch.path("release/1/stations.sqlite")) == result.released.contentHash)
+    }
+
+    /// While another connection holds the master's write lock, the release does not start a
+    /// twin reader (it could not know the twin reads its state) and hashes a copy of the file.
+    @Test func aReleaseBesideAWriterHashesTheFilesCopy() throws {
+        let database = try scratch.baseDatabase()
+        let writer = try DatabaseQueue(path: database.path)
+        let result = try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            return try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        }
+        try writer.close()
+        #expect(try contentHash(ofDatabase: scratch.path("release/1/stations.sqlite")) == result.released.contentHash)
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path("release")).filter { $0.hasPrefix(ReleaseFolder.buildingPrefix) || $0.contains("hashed") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     private func hash(_ path: String, _ queue: DatabaseQueue) throws -> String {
         try queue.read { try ContentHash.compute($0) }
     }
