@@ -12,8 +12,9 @@ public struct BuiltDatabase: Sendable {
 /// The client file is attached to the master's own connection as schema `client` and its
 /// tables filled inside the caller's read transaction (`MasterDatabase.readingOneState`), so
 /// its rows come from the same state of the master as everything else a release reads. The
-/// indexes are built after that transaction, on the file alone, while the content hash is
-/// computed from a copy of the filled tables on another core.
+/// indexes are built after that transaction, on the file alone. The content hash is computed
+/// meanwhile on another core: from the master by a twin reader for the newest version
+/// (`MasterDatabase.readingOneState(attaching:alongside:_:)`), else from a copy of the tables.
 /// Deterministic: rows go in key order, indexes after, then `user_version`, so building
 /// the same version twice gives the same bytes.
 enum ReleaseDatabaseBuilder {

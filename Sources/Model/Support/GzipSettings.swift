@@ -1,5 +1,3 @@
-import CZlib
-
 /// How hard zlib works for what a release writes: its `level` and `memoryLevel` (the size of
 /// its match-finding hash table), chosen by measurement.
 ///
