@@ -23,6 +23,7 @@ struct FieldDecoder {
         let kind: MasterTable.Kind
         let domain: MasterTable.IntegerDomain?
         let isRequired: Bool
+        let maxBytes: Int
     }
 
     /// A field's value; text points into the record's bytes.
@@ -36,7 +37,7 @@ struct FieldDecoder {
     init(file: String, columns: [MasterTable.Column]) {
         self.file = file
         self.columns = columns
-        rules = columns.map { Rule(kind: $0.kind, domain: $0.domain, isRequired: $0.isRequired) }
+        rules = columns.map { Rule(kind: $0.kind, domain: $0.domain, isRequired: $0.isRequired, maxBytes: $0.textLimit?.rawValue ?? .max) }
     }
 
     /// One field of a column, as the database stores it.
@@ -71,6 +72,11 @@ struct FieldDecoder {
         func shown() -> String { text().quotedForMessage() }
         switch rule.kind {
         case .text:
+            guard bytes.count <= rule.maxBytes else {
+                throw CSVError(
+                    file: file, line: line,
+                    message: "\(name) is \(bytes.count) bytes long (expected at most \(rule.maxBytes) bytes of UTF-8, about \(rule.maxBytes / 3) Japanese characters; shorten it)")
+            }
             return .text(bytes)
         case .integer:
             guard let value = Self.integer(bytes) else {

@@ -84,11 +84,12 @@ extension MasterDatabase {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw WaiverError.emptyReason }
         try write { db in
-            try db.execute(sql: """
+            // The reason by its byte length (StatementBinding's text rule).
+            try StatementBinding.execute("""
                 INSERT INTO waivers (rule, table_name, key_id, reason, author, waived_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (rule, table_name, key_id) DO UPDATE SET reason = excluded.reason, author = excluded.author,
                     waived_at = excluded.waived_at
-                """, arguments: [rule.rawValue, table, key, reason, author, ISO8601DateFormatter().string(from: Date())])
+                """, [rule.rawValue, table, key, reason, author, ISO8601DateFormatter().string(from: Date())], db)
             return ((), true)
         }
     }

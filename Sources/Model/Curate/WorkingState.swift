@@ -15,17 +15,18 @@ final class WorkingState {
     func row(_ table: MasterTable, key: [DatabaseValue]) throws -> Values? {
         if let changed = overlay[table.name]?[key] { return changed }
         let condition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM main.\(table.name) WHERE \(condition)", arguments: StatementArguments(key)) else {
+        // Read exactly (StatementBinding's text rule): the row is written back whole.
+        guard let row = try StatementBinding.rows(db, sql: "SELECT \(columnList(table)) FROM main.\(table.name) WHERE \(condition)", arguments: key).first else {
             return nil
         }
-        return Dictionary(uniqueKeysWithValues: table.columnNames.map { ($0, row[$0] as DatabaseValue) })
+        return Dictionary(uniqueKeysWithValues: zip(table.columnNames, row))
     }
 
     /// Rows where `column` = `value`, the plan's changes included, in key order.
     func rows(_ table: MasterTable, where column: String, is value: DatabaseValue) throws -> [Values] {
         var byKey: [[DatabaseValue]: Values] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM main.\(table.name) WHERE \(column) = ?", arguments: [value]) {
-            let values = Dictionary(uniqueKeysWithValues: table.columnNames.map { ($0, row[$0] as DatabaseValue) })
+        for row in try StatementBinding.rows(db, sql: "SELECT \(columnList(table)) FROM main.\(table.name) WHERE \(column) = ?", arguments: [value]) {
+            let values = Dictionary(uniqueKeysWithValues: zip(table.columnNames, row))
             byKey[key(table, values)] = values
         }
         for (key, changed) in overlay[table.name] ?? [:] {
@@ -47,6 +48,8 @@ final class WorkingState {
     }
 
     func duplicate(old: Int64, new: Int64) { batch.duplicate(old: old, new: new) }
+
+    private func columnList(_ table: MasterTable) -> String { table.columnNames.joined(separator: ", ") }
 
     func key(_ table: MasterTable, _ values: Values) -> [DatabaseValue] {
         table.keyColumns.map { values[$0] ?? .null }

@@ -49,9 +49,26 @@ public struct MasterTable: Sendable, Hashable {
         }
     }
 
+    /// The longest text a text column takes, in UTF-8 bytes (a kana or kanji takes 3). Generous
+    /// for real data (the longest names in the 2021 ekidata are 63 bytes, the longest address
+    /// 70), but a 50 MB name pasted by mistake never reaches a phone. Every write path refuses
+    /// a longer value: imports with `FILE:LINE`, curated changes and plans with the field named.
+    public enum TextLimit: Int, Sendable, Hashable {
+        /// Postal codes and colour codes.
+        case code = 32
+        /// Names, readings and colour names: about 100 Japanese characters.
+        case name = 300
+        /// Addresses: about 200 Japanese characters.
+        case address = 600
+        /// Web addresses.
+        case url = 2_048
+    }
+
     public struct Column: Sendable, Hashable {
         public let name: String
         public let kind: Kind
+        /// For text columns: the longest value, in UTF-8 bytes.
+        public let textLimit: TextLimit?
         /// For integer columns with a domain: values outside it are bad input.
         public let domain: IntegerDomain?
         /// The value of a curator-only column in a row that does not give it (`weight`).
@@ -70,9 +87,12 @@ public struct MasterTable: Sendable, Hashable {
             }
         }
 
-        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil) {
+        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil,
+             limit: TextLimit? = nil) {
+            precondition((kind == .text) == (limit != nil), "\(name): a text column, and only a text column, has a TextLimit")
             self.name = name
             self.kind = kind
+            self.textLimit = limit
             self.domain = domain
             self.defaultValue = defaultValue
             self.isRequired = required
@@ -126,7 +146,7 @@ extension MasterTable {
         name: "prefectures",
         columns: [
             Column("pref_cd", .integer, required: true, domain: .prefectureRow),
-            Column("pref_name", .text, required: true),
+            Column("pref_name", .text, required: true, limit: .name),
         ],
         keyColumns: ["pref_cd"], closesByStatus: false, headerAliases: [:])
 
@@ -135,11 +155,11 @@ extension MasterTable {
         columns: [
             Column("company_cd", .integer, required: true, domain: .code),
             Column("rr_cd", .integer, domain: .code),
-            Column("company_name", .text, required: true),
-            Column("company_name_k", .text),
-            Column("company_name_h", .text),
-            Column("company_name_r", .text),
-            Column("company_url", .text),
+            Column("company_name", .text, required: true, limit: .name),
+            Column("company_name_k", .text, limit: .name),
+            Column("company_name_h", .text, limit: .name),
+            Column("company_name_r", .text, limit: .name),
+            Column("company_url", .text, limit: .url),
             Column("company_type", .integer),
             Column("e_status", .integer, required: true, domain: .status),
             Column("e_sort", .integer),
@@ -151,11 +171,11 @@ extension MasterTable {
         columns: [
             Column("line_cd", .integer, required: true, domain: .code),
             Column("company_cd", .integer, required: true, domain: .code),
-            Column("line_name", .text, required: true),
-            Column("line_name_k", .text),
-            Column("line_name_h", .text),
-            Column("line_color_c", .text),
-            Column("line_color_t", .text),
+            Column("line_name", .text, required: true, limit: .name),
+            Column("line_name_k", .text, limit: .name),
+            Column("line_name_h", .text, limit: .name),
+            Column("line_color_c", .text, limit: .code),
+            Column("line_color_t", .text, limit: .name),
             Column("line_type", .integer),
             Column("lon", longitude),
             Column("lat", latitude),
@@ -170,13 +190,13 @@ extension MasterTable {
         columns: [
             Column("station_cd", .integer, required: true, domain: .code),
             Column("station_g_cd", .integer, domain: .code),
-            Column("station_name", .text, required: true),
-            Column("station_name_k", .text),
-            Column("station_name_r", .text),
+            Column("station_name", .text, required: true, limit: .name),
+            Column("station_name_k", .text, limit: .name),
+            Column("station_name_r", .text, limit: .name),
             Column("line_cd", .integer, required: true, domain: .code),
             Column("pref_cd", .integer, domain: .prefecture),
-            Column("post", .text),
-            Column("address", .text),
+            Column("post", .text, limit: .code),
+            Column("address", .text, limit: .address),
             Column("lon", longitude),
             Column("lat", latitude),
             Column("open_ymd", .date),

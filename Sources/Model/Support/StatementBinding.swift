@@ -2,10 +2,16 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Binds values and steps statements straight through SQLite's C API, with explicit byte lengths.
+/// Binds, steps and reads statements straight through SQLite's C API, text with its byte length.
 ///
-/// GRDB binds strings as C strings, which cuts them at a NUL byte; a station name
-/// with a NUL must survive exactly, and the bulk paths also save GRDB's per-row arrays.
+/// **The text rule.** GRDB binds a `String` as a C string (`sqlite3_bind_text(…, -1, …)`) and
+/// reads one with `String(cString:)`: either way text is cut at its first NUL byte. A station
+/// name, a memo or a waiver reason may hold any character, NUL included, and must reach the
+/// master, the client database and every delta byte for byte. So every statement that writes
+/// text a user gave binds it here (`bind`, `execute`), and every row that is read in order to
+/// be written back is read here (`rows`), never through GRDB's `arguments:` or `Row`.
+/// `TextRoundTripTests` runs such text through every write path. The bulk paths also save
+/// GRDB's per-row arrays.
 enum StatementBinding {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -35,6 +41,50 @@ enum StatementBinding {
             data.withUnsafeBytes { bytes in
                 _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transient)
             }
+        }
+    }
+
+    /// Runs `sql` once with `values` bound by their byte lengths: how text a user gave is written.
+    ///
+    /// For example `execute("INSERT INTO versions (version, memo) VALUES (?, ?)", [3, "a\u{0}b"], db)`
+    /// stores the memo's three bytes, where GRDB's `arguments:` would store one.
+    static func execute(_ sql: String, _ values: [DatabaseValueConvertible?], _ db: Database) throws {
+        let statement = try db.makeStatement(sql: sql)
+        bind(values.map { $0?.databaseValue ?? .null }, to: statement)
+        try step(statement, db)
+    }
+
+    /// Every row of a query, each value read exactly (text by its byte length): the rows a
+    /// curated change reads in order to write them back.
+    static func rows(_ db: Database, sql: String, arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        let statement = try db.makeStatement(sql: sql)
+        bind(arguments, to: statement)
+        let count = sqlite3_column_count(statement.sqliteStatement)
+        var rows: [[DatabaseValue]] = []
+        try forEachRow(statement, db) { handle in
+            rows.append((0..<count).map { value(handle, at: $0) })
+        }
+        return rows
+    }
+
+    /// The value of column `index` of the current row, text read with its byte length.
+    static func value(_ handle: SQLiteStatement, at index: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER:
+            return sqlite3_column_int64(handle, index).databaseValue
+        case SQLITE_FLOAT:
+            return sqlite3_column_double(handle, index).databaseValue
+        case SQLITE_TEXT:
+            // column_text before column_bytes: the count is then of the UTF-8 text.
+            guard let text = sqlite3_column_text(handle, index) else { return "".databaseValue }
+            let count = Int(sqlite3_column_bytes(handle, index))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard let bytes = sqlite3_column_blob(handle, index), count > 0 else { return Data().databaseValue }
+            return Data(bytes: bytes, count: count).databaseValue
+        default:
+            return .null
         }
     }
 

@@ -21,26 +21,26 @@ struct VersionWriter {
     }
 
     func write(_ db: Database) throws {
-        try db.execute(
-            sql: "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)",
-            arguments: [version, date, author, memo])
+        // Memo and author by their byte length (StatementBinding's text rule).
+        try StatementBinding.execute(
+            "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)", [version, date, author, memo], db)
         for table in MasterTable.all {
             try write(table, db)
         }
-        try db.execute(sql: """
+        try StatementBinding.execute("""
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
             SELECT 'DUPLICATE', CAST(old_cd AS TEXT), CAST(new_cd AS TEXT), ?, ?, ? FROM temp.staged_duplicates ORDER BY seq
-            """, arguments: [version, date, memo])
+            """, [version, date, memo], db)
     }
 
     private func write(_ table: MasterTable, _ db: Database) throws {
         let staged = StagingTables.stagedTable(table)
         let keys = table.keyOrder
         if try !StagingTables.isLoaded(table, db) { try writeMaster(table, db) }
-        try db.execute(sql: """
+        try StatementBinding.execute("""
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
             SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
-            """, arguments: [version, date, memo])
+            """, [version, date, memo], db)
     }
 
     /// Old states of the staged rows to history, new states to the master (a file loaded

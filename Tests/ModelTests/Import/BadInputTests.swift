@@ -44,6 +44,8 @@ import Testing
         "36-line-code-beyond-32-bits.csv": ":3: line_cd 9223372036854775807 is out of range (expected a positive code up to 2147483647)",
         "37-negative-huge-connection-code.csv": ":3: station_cd2 -9223372036854775807 is out of range (expected a positive code up to 2147483647)",
         "38-zero-company-code.csv": ":3: company_cd 0 is out of range (expected a positive code up to 2147483647)",
+        "39-station-name-too-long.csv": ":3: station_name is 301 bytes long (expected at most 300 bytes of UTF-8, about 100 Japanese characters; shorten it)",
+        "40-address-too-long.csv": ":3: address is 1809 bytes long (expected at most 600 bytes of UTF-8, about 200 Japanese characters; shorten it)",
     ]
 
     static func expected(_ file: String, path: String) -> String {

@@ -49,3 +49,20 @@ func stationRow(_ code: Int64, name: String, line: Int64, group: Int64? = nil, s
     ["station_cd": code, "station_g_cd": group ?? code, "station_name": name, "line_cd": line, "pref_cd": 2,
      "lon": 141.430854, "lat": 40.508877, "e_status": status, "e_sort": code]
 }
+
+/// What the real `sqlite3` shell prints for one query, without the final newline: how the tests
+/// read a database the way a phone or a curator would, without GRDB in between.
+func sqlite3Query(_ sql: String, database path: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sqlite3", "-readonly", path, sql]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    precondition(process.terminationStatus == 0, "sqlite3 failed on \(path): \(sql)")
+    var text = String(decoding: data, as: UTF8.self)
+    if text.hasSuffix("\n") { text.removeLast() }
+    return text
+}
