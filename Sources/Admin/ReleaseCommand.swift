@@ -43,6 +43,9 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
             table.append(["delta-from-\(delta.from).sql.gz", "\(delta.file.bytes.formattedBytes) gzip, \(delta.sqlBytes.formattedBytes) SQL, "
                 + "\(plural(delta.statements.values.flatMap(\.values).reduce(0, +) + delta.duplicates, "statement")), \(delta.duplicates) DUPLICATE"])
         }
+        if let carryOver = released.carryOver {
+            table.append([CarryOverScript.fileName, "\(carryOver.bytes.formattedBytes): what a phone runs after a full download or an app update"])
+        }
         table.print()
         let full = released.downloads.filter { $0.kind == .full }.map { String($0.from) }
         if !full.isEmpty {
@@ -55,8 +58,9 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         }
         if let verification = result.verification {
             print(verification.passed.isEmpty
-                ? "No delta to verify: every older version downloads the database."
-                : "Verified with sqlite3: \(plural(verification.passed.count, "delta")) applied and checked.")
+                ? "No older version to verify: phones at version 0 (new installs) download the database."
+                : "Verified with sqlite3: \(plural(verification.deltasPassed, "delta")) applied and checked; "
+                    + verification.pathsPassed.joined(separator: "; ") + ".")
         }
     }
 }

@@ -4,7 +4,7 @@ import Model
 struct VerifyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Apply every delta of a release folder with sqlite3 and check content, user records and guards.",
+        abstract: "Prove with sqlite3 that every older version reaches each release by delta, full download and app update with the same data and user records.",
         discussion: "Example: station-admin verify --out release")
 
     @OptionGroup var global: GlobalOptions
@@ -24,6 +24,6 @@ struct VerifyCommand: ParsableCommand, ShowsProgress {
             for line in report.failures { Console.error("FAIL  \(line)") }
             throw ExitCode.failure
         }
-        print("\(plural(report.passed.count, "delta")) verified.")
+        print("Verified: \(plural(report.deltasPassed, "delta")) applied and checked; every older version reaches the newest by each published path with the same user records.")
     }
 }

@@ -1,3 +1,5 @@
+import GRDB
+
 /// SQL expressions that render a column's value as an exact SQL literal, by SQLite itself.
 ///
 /// `quote()` renders integers, reals (round-trip exact), blobs and text with quotes,
@@ -10,6 +12,13 @@
 /// whatever reads the script. Numeric columns hold only numbers and NULL (the importer and
 /// the curated operations type every value), so they need no test.
 enum SQLLiteral {
+    /// `text` as an SQL string literal, rendered by SQLite's `quote()` (a path for `ATTACH`).
+    static func quoted(_ text: String) throws -> String {
+        try DatabaseQueue().read { db in
+            String.fromDatabaseValue(try StatementBinding.rows(db, sql: "SELECT quote(?)", arguments: [text.databaseValue])[0][0]) ?? "NULL"
+        }
+    }
+
     static func render(_ column: String, _ kind: MasterTable.Kind) -> String {
         guard kind.holdsText else { return "quote(\(column))" }
         // instr() compares text by its bytes, so it finds a NUL or a CR without a CAST to BLOB.

@@ -7,7 +7,9 @@ import Foundation
 public struct Manifest: Codable, Sendable, Equatable {
     public static let fileName = "manifest.json"
     /// 2: with `lineage` and `downloads`; no delta from version 0, none larger than the database.
-    public var format = 2
+    /// 3: each version has a carry-over script, and each full download names it.
+    public var format = Manifest.currentFormat
+    public static let currentFormat = 3
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
     public var lineage: String?
@@ -51,19 +53,23 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
     public var contentHash: String
     /// The deltas written: only those a client can use (see `downloads`).
     public var deltas: [ReleasedDelta]
+    /// The SQL that carries a phone's user records into this version's database after a full
+    /// download or an app update (`CarryOverScript`); nil in folders of format 2 or older.
+    public var carryOver: ReleasedFile?
     /// What a client at each older version (1 to version − 1) downloads: its delta, or the
     /// full database when the delta's gzip would be larger. A client at version 0 (a new
     /// install) or at a version not listed downloads the full database.
     public var downloads: [ClientDownload]
 
     public init(version: Int, database: ReleasedFile, databaseGzip: ReleasedFile, rows: [String: Int],
-                contentHash: String, deltas: [ReleasedDelta], downloads: [ClientDownload]) {
+                contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload]) {
         self.version = version
         self.database = database
         self.databaseGzip = databaseGzip
         self.rows = rows
         self.contentHash = contentHash
         self.deltas = deltas
+        self.carryOver = carryOver
         self.downloads = downloads
     }
 
@@ -76,12 +82,14 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
         rows = try container.decode([String: Int].self, forKey: .rows)
         contentHash = try container.decode(String.self, forKey: .contentHash)
         deltas = try container.decode([ReleasedDelta].self, forKey: .deltas)
+        carryOver = try container.decodeIfPresent(ReleasedFile.self, forKey: .carryOver)
         downloads = try container.decodeIfPresent([ClientDownload].self, forKey: .downloads)
             ?? deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }
     }
 }
 
-/// What a client at data version `from` downloads to reach a release.
+/// What a client at data version `from` downloads to reach a release, and for a full download
+/// what it runs after (`{"from": 1, "kind": "full", "path": "4/stations.sqlite.gz", "carry_over": "4/carry-over.sql"}`).
 public struct ClientDownload: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {
         case delta
@@ -91,6 +99,27 @@ public struct ClientDownload: Codable, Sendable, Equatable {
     public var kind: Kind
     /// The file, relative to the release folder.
     public var path: String
+    /// For a full download: the carry-over script, relative to the release folder; nil for a
+    /// delta (which carries the splits itself) and in folders of format 2 or older.
+    public var carryOver: String?
+
+    public init(from: Int, kind: Kind, path: String, carryOver: String? = nil) {
+        self.from = from
+        self.kind = kind
+        self.path = path
+        self.carryOver = carryOver
+    }
+
+    private enum CodingKeys: String, CodingKey { case from, kind, path, carryOver }
+
+    /// Every key present, `null` for no carry-over (docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(from, forKey: .from)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(path, forKey: .path)
+        try container.encode(carryOver, forKey: .carryOver)
+    }
 }
 
 public struct ReleasedDelta: Codable, Sendable, Equatable {

@@ -47,7 +47,7 @@ struct ReleaseFolder {
             throw ReleaseError.corruptManifest(manifestPath, reason: Self.describe(error))
         }
         for version in manifest.versions {
-            for file in [version.database, version.databaseGzip] + version.deltas.map(\.file) {
+            for file in [version.database, version.databaseGzip] + version.deltas.map(\.file) + (version.carryOver.map { [$0] } ?? []) {
                 try check(file)
             }
         }

@@ -114,6 +114,7 @@ extension MasterDatabase {
         // The version folder is named once the version is known (inside the read transaction).
         let scratchDatabase = building.url("stations.sqlite")
         var checkTally: CheckTally?
+        var carryOver: ReleasedFile?
         var twinReadsTheFile = false
         func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
             let newest = try Self.dataVersion(db)
@@ -143,6 +144,11 @@ extension MasterDatabase {
                 try writer.finish(db)
             }
             try step(.deltasWritten)
+            // Phones that download the database or update the app run this after it.
+            let script = DigestSink(next: try FileSink(path: building.url("\(version)/\(CarryOverScript.fileName)")))
+            try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
+            try script.finish()
+            carryOver = ReleasedFile(path: "\(version)/\(CarryOverScript.fileName)", bytes: script.byteCount, sha256: script.sha256)
             return (version, rows, written)
         }
         // The content hash (one core, SQLite rendering every row) of the newest version is
@@ -183,7 +189,7 @@ extension MasterDatabase {
             // A delta larger than the whole database is of no use to anyone: not published.
             if delta.gzipBytes > databaseGzip.bytes {
                 try FileManager.default.removeItem(atPath: building.url(deltaPath))
-                downloads.append(ClientDownload(from: from, kind: .full, path: databaseGzip.path))
+                downloads.append(ClientDownload(from: from, kind: .full, path: databaseGzip.path, carryOver: carryOver?.path))
                 continue
             }
             deltas.append(ReleasedDelta(
@@ -195,7 +201,7 @@ extension MasterDatabase {
         }
         return (ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: rows, contentHash: contentHash, deltas: deltas, downloads: downloads), checkTally)
+            rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads), checkTally)
     }
 
     static func size(_ path: String) throws -> Int {

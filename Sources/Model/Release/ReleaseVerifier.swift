@@ -5,15 +5,26 @@ import GRDB
 public struct VerificationReport: Sendable, Codable, Equatable {
     public var passed: [String] = []
     public var failures: [String] = []
+
+    /// How many deltas were applied and passed.
+    public var deltasPassed: Int { passed.filter { $0.contains(ReleaseVerifier.deltaPassed) }.count }
+    /// The lines that say which update paths gave identical user records, and for which versions.
+    public var pathsPassed: [String] { passed.filter { $0.contains(ReleaseVerifier.pathsAgree) } }
 }
 
-/// Applies every delta of a release to the database of its base version, with the real
-/// `sqlite3` client inside one transaction, and checks the result:
-/// - `user_version` is the target version and the content hash is the target database's;
-/// - every user record that was there is there unchanged, and every DUPLICATE copied the
-///   old station's record to the new one without overwriting one the user already had;
-/// - the same delta applied to a database of another version is refused by its guard,
-///   and changes no byte.
+/// Proves that the three paths by which a phone at any older version v (1 to V − 1) reaches
+/// version V leave it with the same master content and the same user records (DOMAIN.md,
+/// "three paths"), with the real `sqlite3` client, each inside one transaction:
+/// - **delta** (where one is published): applied to the version-v database holding synthetic
+///   user records; `user_version` must become V and the content hash V's, and the same delta
+///   applied to a database of another version must be refused by its guard and change no byte;
+/// - **full download**: the database's gzip must inflate to the bundled file's exact bytes; the
+///   inflated file is attached to the phone and the carry-over script run; run again, it must
+///   change nothing;
+/// - **app update**: the bundled file itself, attached and carried over the same way.
+/// Every path must end with exactly the records `SyntheticCompletions.expected` gives: each
+/// record kept, each split after v (chains included) copying the old station's record where
+/// the user has none; a difference names the station codes.
 struct ReleaseVerifier {
     let folder: ReleaseFolder
     let master: MasterDatabase
@@ -24,21 +35,82 @@ struct ReleaseVerifier {
         var report = VerificationReport()
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let version = released.version
         let targetHash = try ContentHash.compute(ofFile: folder.url(released.database.path))
         if targetHash != released.contentHash {
             report.failures.append("\(released.database.path): content hash \(targetHash), expected \(released.contentHash)")
         }
-        Progress.phase("verifying the deltas of version \(released.version) with sqlite3", total: released.deltas.count)
-        for (index, delta) in released.deltas.enumerated() {
-            Progress.update(index)
-            let base = try baseDatabase(delta.from, olderDatabases)
+        // What a phone that downloads the database gets: it must be the bundled file, byte for byte.
+        let downloaded = path("downloaded-\(version).sqlite")
+        let inflated = DigestSink(next: try FileSink(path: downloaded))
+        try Gunzip.inflate(folder.url(released.databaseGzip.path), into: inflated)
+        if inflated.sha256 != released.database.sha256 {
+            report.failures.append("\(released.databaseGzip.path): inflates to sha256 \(inflated.sha256), not the database's \(released.database.sha256)")
+        }
+        let bundled = path("bundled-\(version).sqlite")
+        try FileManager.default.copyItem(atPath: folder.url(released.database.path), toPath: bundled)
+        let carryOver = released.carryOver.map { folder.url($0.path) }
+        let allSplits = try master.read { try UpdateLog.splits($0, after: 0, through: version) }
+
+        Progress.phase("verifying how phones at versions 1…\(max(version - 1, 1)) reach version \(version), with sqlite3", total: max(version - 1, 0))
+        var deltasChecked: [Int] = []
+        for from in 1..<max(version, 1) {
+            Progress.update(from - 1)
             let failuresBefore = report.failures.count
-            try check(delta, base: base, target: released, into: &report)
-            if report.failures.count == failuresBefore {
-                report.passed.append("delta \(delta.from) → \(delta.to): applied by sqlite3, content and user records as expected, guard refuses other versions")
+            let splits = allSplits.filter { $0.version > from }
+            let base = try baseDatabase(from, olderDatabases)
+            let phone = path("phone-\(from).sqlite")
+            try? FileManager.default.removeItem(atPath: phone)
+            try FileManager.default.copyItem(atPath: base, toPath: phone)
+            let before = try SyntheticCompletions.add(to: phone, splits: splits)
+            let expected = SyntheticCompletions.expected(before, splits: splits)
+            func compare(_ records: [Int64: SyntheticCompletions.Record], _ name: String) {
+                report.failures += SyntheticCompletions.differences(records, expected: expected, before: before)
+                    .map { "\(name) from \(from): \($0)" }
+            }
+            // The carry-over leaves the phone's own file as it was: the delta runs on it afterwards.
+            if let carryOver {
+                for (name, file) in [("full download", downloaded), ("app update", bundled)] {
+                    let first = try carry(phone, into: file, script: carryOver, name: "\(name) from \(from)", &report)
+                    compare(first, name)
+                    if name == "full download" {
+                        let second = try carry(phone, into: file, script: carryOver, name: "\(name) from \(from), run twice", &report)
+                        if second != first { report.failures.append("\(name) from \(from): the carry-over run a second time changed the user records") }
+                    }
+                    try SyntheticCompletions.clear(file)
+                }
+            } else {
+                report.failures.append("version \(version) has no carry-over script: phones that download the database would lose their splits; release it again")
+            }
+            if let delta = released.deltas.first(where: { $0.from == from }) {
+                if let records = try apply(delta, to: phone, base: base, target: released, into: &report) { compare(records, "delta") }
+                deltasChecked.append(from)
+            }
+            if report.failures.count == failuresBefore, deltasChecked.last == from {
+                report.passed.append("delta \(from) → \(version): \(Self.deltaPassed), content as version \(version)'s, guard refuses other versions")
             }
         }
+        if version > 1 && report.failures.isEmpty {
+            let paths = (deltasChecked.isEmpty ? [] : ["delta"]) + ["full download", "app update"]
+            let unpublished = Set(1..<version).subtracting(deltasChecked).sorted()
+            report.passed.append("\(paths.joined(separator: ", ")): \(Self.pathsAgree) for versions 1…\(version - 1)"
+                + (unpublished.isEmpty || deltasChecked.isEmpty ? "" : " (no delta published for \(Self.list(unpublished)))"))
+        }
         return report
+    }
+
+    static let deltaPassed = "applied by sqlite3"
+    static let pathsAgree = "user records identical"
+
+    private func path(_ name: String) -> String { (scratch as NSString).appendingPathComponent(name) }
+
+    /// `1, 3…5, 8`.
+    static func list(_ versions: [Int]) -> String {
+        var runs: [ClosedRange<Int>] = []
+        for version in versions {
+            if let last = runs.last, last.upperBound == version - 1 { runs[runs.count - 1] = last.lowerBound...version } else { runs.append(version...version) }
+        }
+        return runs.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)…\($0.upperBound)" }.joined(separator: ", ")
     }
 
     /// The database of version `from`: from the release folder when it was built there, else rebuilt.
@@ -46,27 +118,36 @@ struct ReleaseVerifier {
         if let (folder, manifest) = older, let version = manifest.version(from) {
             return folder.url(version.database.path)
         }
-        let path = (scratch as NSString).appendingPathComponent("base-\(from).sqlite")
+        let path = self.path("base-\(from).sqlite")
         if !FileManager.default.fileExists(atPath: path) { _ = try master.buildClientDatabase(version: from, at: path) }
         return path
     }
 
-    private func check(_ delta: ReleasedDelta, base: String, target: ReleasedVersion, into report: inout VerificationReport) throws {
+    /// Runs the carry-over script as an app does: the phone's file as main, `file` attached as
+    /// `incoming`, one transaction. Returns the records `file` then holds.
+    private func carry(_ phone: String, into file: String, script: String, name: String, _ report: inout VerificationReport) throws -> [Int64: SyntheticCompletions.Record] {
+        let run = path("carry-over-run.sql")
+        let attach = "ATTACH DATABASE \(try SQLLiteral.quoted(file)) AS \(CarryOverScript.incomingSchema);\nBEGIN;\n"
+        try (Data(attach.utf8) + (try Data(contentsOf: URL(fileURLWithPath: script))) + Data("COMMIT;\n".utf8))
+            .write(to: URL(fileURLWithPath: run))
+        let result = try SQLiteShell.run(script: run, database: phone)
+        if result.status != 0 {
+            report.failures.append("\(name): sqlite3 failed: \(result.error.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return try SyntheticCompletions.read(file)
+    }
+
+    /// Applies a delta to the phone; returns its records after, or nil when sqlite3 failed.
+    private func apply(_ delta: ReleasedDelta, to phone: String, base: String, target: ReleasedVersion,
+                       into report: inout VerificationReport) throws -> [Int64: SyntheticCompletions.Record]? {
         let name = "delta \(delta.from) → \(delta.to)"
         let sql = try Gunzip.read(folder.url(delta.file.path))
-        let script = (scratch as NSString).appendingPathComponent("apply-\(delta.from).sql")
+        let script = path("apply-\(delta.from).sql")
         try (Data("BEGIN;\n".utf8) + sql + Data("COMMIT;\n".utf8)).write(to: URL(fileURLWithPath: script))
-
-        // A phone at the right version, with user records on split stations.
-        let phone = (scratch as NSString).appendingPathComponent("phone-\(delta.from).sqlite")
-        try? FileManager.default.removeItem(atPath: phone)
-        try FileManager.default.copyItem(atPath: base, toPath: phone)
-        let splits = try master.read { try UpdateLog.splits($0, after: delta.from, through: delta.to) }
-        let before = try SyntheticCompletions.add(to: phone, splits: splits)
         let result = try SQLiteShell.run(script: script, database: phone)
         if result.status != 0 {
             report.failures.append("\(name): sqlite3 failed: \(result.error.trimmingCharacters(in: .whitespacesAndNewlines))")
-            return
+            return nil
         }
         let queue = try DatabaseQueue(path: phone)
         try queue.read { db in
@@ -78,20 +159,12 @@ struct ReleaseVerifier {
             if hash != target.contentHash {
                 report.failures.append("\(name): content hash \(hash) differs from version \(delta.to)'s \(target.contentHash)")
             }
-            let after = try SyntheticCompletions.read(db)
-            let expected = SyntheticCompletions.expected(before, splits: splits)
-            for (station, record) in expected.sorted(by: { $0.key < $1.key }) where after[station] != record {
-                let had = before[station] != nil ? "was there before and" : "should have been copied by a DUPLICATE, and"
-                report.failures.append("\(name): the user record of station \(station) \(had) is \(after[station].map { "\($0)" } ?? "missing")")
-            }
-            for station in Set(after.keys).subtracting(expected.keys).sorted() {
-                report.failures.append("\(name): an unexpected user record appeared for station \(station)")
-            }
         }
         try queue.close()
+        let records = try SyntheticCompletions.read(phone)
 
         // A phone at another version: the guard must refuse, and nothing may change.
-        let stranger = (scratch as NSString).appendingPathComponent("stranger-\(delta.from).sqlite")
+        let stranger = path("stranger-\(delta.from).sqlite")
         try? FileManager.default.removeItem(atPath: stranger)
         try FileManager.default.copyItem(atPath: base, toPath: stranger)
         let strangerQueue = try DatabaseQueue(path: stranger)
@@ -105,6 +178,7 @@ struct ReleaseVerifier {
         if try FileDigest.sha256(ofFile: stranger) != strangerHash {
             report.failures.append("\(name): the refused database changed")
         }
+        return records
     }
 }
 
@@ -128,9 +202,14 @@ enum SyntheticCompletions {
             for (index, station) in sample.enumerated() {
                 records[station] = Record(date: index % 3 == 0 ? nil : "2019-0\(index % 9 + 1)-1\(index % 10)", memo: "sample \(index)", updatedAt: Int64(index))
             }
+            // A station in the middle of a chain (the new station of one split, the old of another)
+            // and the split that continues it get no record of their own, so that the chain must
+            // carry the first station's record through.
+            let chained = Set(splits.map(\.new)).intersection(splits.map(\.old))
             for (index, split) in splits.enumerated() {
-                records[split.old] = Record(date: "2010-12-0\(index % 9 + 1)", memo: "visited \(split.old) — it's \"old\"\n🚃", updatedAt: 1_000 + Int64(index))
-                if index % 2 == 1 {
+                records[split.old] = chained.contains(split.old) ? nil
+                    : Record(date: "2010-12-0\(index % 9 + 1)", memo: "visited \(split.old) — it's \"old\"\n🚃", updatedAt: 1_000 + Int64(index))
+                if index % 2 == 1 && !chained.contains(split.old) && !chained.contains(split.new) {
                     records[split.new] = Record(date: "2024-03-16", memo: "already at \(split.new)", updatedAt: 2_000 + Int64(index))
                 }
             }
@@ -141,6 +220,33 @@ enum SyntheticCompletions {
             }
         }
         return try queue.read(read)
+    }
+
+    /// The records of a database file.
+    static func read(_ path: String) throws -> [Int64: Record] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read(read)
+    }
+
+    /// Empties a database's `completions` (a fresh client database has none).
+    static func clear(_ path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        try queue.write { try $0.execute(sql: "DELETE FROM completions") }
+    }
+
+    /// What differs between the records a phone holds and those it must hold, station by station.
+    static func differences(_ records: [Int64: Record], expected: [Int64: Record], before: [Int64: Record]) -> [String] {
+        var differences: [String] = []
+        for (station, record) in expected.sorted(by: { $0.key < $1.key }) where records[station] != record {
+            let had = before[station] != nil ? "was there before and" : "should have been copied by a split, and"
+            differences.append("the user record of station \(station) \(had) is \(records[station].map { "\($0)" } ?? "missing")")
+        }
+        for station in Set(records.keys).subtracting(expected.keys).sorted() {
+            differences.append("an unexpected user record appeared for station \(station)")
+        }
+        return differences
     }
 
     static func read(_ db: Database) throws -> [Int64: Record] {

@@ -145,20 +145,31 @@ public enum GzipError: Error, LocalizedError {
     }
 }
 
-/// Reads a whole gzip file (zlib's gzread).
+/// Reads gzip files (zlib's gzread).
 public enum Gunzip {
+    /// The whole inflated content of a (small) gzip file.
     public static func read(_ path: String) throws -> Data {
+        var result = Data()
+        try inflate(path) { result.append(contentsOf: $0) }
+        return result
+    }
+
+    /// Streams the inflated content of a gzip file, of any size, into `sink`, and finishes it.
+    static func inflate(_ path: String, into sink: ByteSink) throws {
+        try inflate(path) { try sink.write($0) }
+        try sink.finish()
+    }
+
+    private static func inflate(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard let file = gzopen(path, "rb") else { throw GzipError.corrupt(path) }
         defer { gzclose(file) }
-        var result = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = buffer.withUnsafeMutableBytes { gzread(file, $0.baseAddress, UInt32($0.count)) }
             if count < 0 { throw GzipError.corrupt(path) }
             if count == 0 { break }
-            result.append(contentsOf: buffer[0..<Int(count)])
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<Int(count)])) }
         }
-        return result
     }
 
     /// Gzips a file into another on every core (`ParallelGzip`), hashing both in the same read.

@@ -136,9 +136,9 @@ import Testing
         let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight=2"])
         #expect(edit.stdout.hasPrefix("Committed version 2: 1 change\n"))
         let first = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release"), "--version", "1"])
-        #expect(first.stdout.hasSuffix("No delta to verify: every older version downloads the database.\n"))
+        #expect(first.stdout.hasSuffix("No older version to verify: phones at version 0 (new installs) download the database.\n"))
         let release = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release")])
-        #expect(release.stdout.contains("Verified with sqlite3: 1 delta applied and checked.\n"))
+        #expect(release.stdout.contains("Verified with sqlite3: 1 delta applied and checked; delta, full download, app update: user records identical for versions 1…1.\n"))
         let delta = try CommandRunner.run(["delta", "--db", database.path, "--from", "1", "--output", scratch.path("d.sql")])
         #expect(delta.stderr.hasPrefix("delta 1 → 2: 1 statement\n"))
         // release and delta count the same statements for the same file.

@@ -23,7 +23,8 @@ import Testing
     @Test func theUsingItExamplesRunInOrderAsWritten() throws {
         let commands = try Self.usingItCommands()
         #expect(commands.count >= 25)
-        #expect(commands.allSatisfy { $0.hasPrefix("station-admin ") })
+        // The commands, and what a phone does with what they publish (a copy, sqlite3).
+        #expect(commands.allSatisfy { $0.hasPrefix("station-admin ") || $0.hasPrefix("cp ") || $0.hasPrefix("sqlite3 ") })
         // The examples name datasets/… relative to the repository: a folder that has them.
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
@@ -40,5 +41,7 @@ import Testing
         #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
         #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
         #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
+        // The phone that updated the app kept its split credit.
+        #expect(try completions(ofDatabase: scratch.path("new.sqlite")).keys.sorted() == [1120309, 9999001])
     }
 }

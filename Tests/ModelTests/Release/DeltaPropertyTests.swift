@@ -10,6 +10,8 @@ import Testing
 /// - for every v, `release` applies delta(v → N) to release(v) with the sqlite3 binary and
 ///   checks it gives exactly release(N)'s content, that no user record is lost or
 ///   overwritten, that each split copied its records, and that the guard refuses other versions;
+///   and brings the same phone to N by a full download and by an app update with the carry-over
+///   script, which must give the same records (chains of splits included);
 ///   for a quarter of the histories, the same for a release of version N − 2.
 @Suite struct DeltaPropertyTests {
     static let histories = 200
@@ -18,23 +20,42 @@ import Testing
     @Test(arguments: 0..<chunks)
     func randomHistoriesRebuildAndDeltaExactly(chunk: Int) throws {
         let perChunk = Self.histories / Self.chunks
+        var chains = 0
         for seed in (chunk * perChunk)..<((chunk + 1) * perChunk) {
-            try checkHistory(seed: UInt64(seed))
+            chains += try checkHistory(seed: UInt64(seed))
         }
+        // The three paths must also agree where a split continues an earlier one (A → B, then B → C).
+        #expect(chains > 0, "chunk \(chunk): no history split a station that an earlier split made")
     }
 
-    private func checkHistory(seed: UInt64) throws {
+    /// What a verification that passed says: each delta, then the three paths for every older version.
+    static func passed(_ released: ReleasedVersion) -> [String] {
+        let version = released.version
+        guard version > 1 else { return [] }
+        let deltas = released.deltas.map(\.from)
+        let unpublished = Array(Set(1..<version).subtracting(deltas)).sorted()
+        return deltas.map { "delta \($0) → \(version): applied by sqlite3, content as version \(version)'s, guard refuses other versions" }
+            + ["\(deltas.isEmpty ? "" : "delta, ")full download, app update: user records identical for versions 1…\(version - 1)"
+               + (unpublished.isEmpty || deltas.isEmpty ? "" : " (no delta published for \(ReleaseVerifier.list(unpublished)))")]
+    }
+
+    /// Checks one history; returns how many of its splits continue an earlier split.
+    private func checkHistory(seed: UInt64) throws -> Int {
         let scratch = Scratch()
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         var history = RandomHistory(seed: seed)
         var snapshots: [Int: RandomHistory.State] = [0: history.state]
         var splits = 0
+        var chains = 0
+        var splitStations = Set<Int64>()
         while snapshots.count < 11 + Int(seed % 3) {
             let batch = history.nextBatch()
             let report = try database.commit(batch, memo: "seed \(seed)")
             if report.committed {
                 snapshots[report.version] = history.state
                 splits += batch.duplicates.count
+                chains += batch.duplicates.filter { splitStations.contains($0.old) }.count
+                splitStations.formUnion(batch.duplicates.map(\.new))
             } else {
                 history.state = snapshots[snapshots.count - 1]!
             }
@@ -53,7 +74,7 @@ import Testing
         options.skipChecks = true
         let result = try database.release(options)
         #expect(result.verification?.failures == [], "seed \(seed)")
-        #expect(result.verification?.passed.count == result.released.deltas.count)
+        #expect(result.verification?.passed == Self.passed(result.released))
         #expect(result.released.downloads.map(\.from) == Array(1..<max(newest, 1)))
         #expect(result.released.contentHash == (try RandomHistory.contentHash(of: snapshots[newest]!)))
         // A release of a past version renders its deltas from the history too: verified the same way.
@@ -62,7 +83,7 @@ import Testing
             past.skipChecks = true
             let pastResult = try database.release(past)
             #expect(pastResult.verification?.failures == [], "seed \(seed)")
-            #expect(pastResult.verification?.passed.count == pastResult.released.deltas.count)
+            #expect(pastResult.verification?.passed == Self.passed(pastResult.released))
             #expect(pastResult.released.contentHash == (try RandomHistory.contentHash(of: snapshots[newest - 2]!)))
         }
         // A delta the release leaves out (from 0, or larger than the database) must still be exact.
@@ -74,6 +95,7 @@ import Testing
             #expect(applied.status == 0, "seed \(seed): delta from \(from): \(applied.error)")
             #expect(try contentHash(ofDatabase: phone) == result.released.contentHash, "seed \(seed): delta from \(from)")
         }
+        return chains
     }
 }
 

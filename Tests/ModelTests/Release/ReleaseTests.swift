@@ -39,7 +39,10 @@ import Testing
         }
         try queue.close()
         #expect(result.released.rows == ["prefectures": 2, "companies": 3, "lines": 4, "stations": 25, "connections": 21])
-        #expect(result.verification?.passed.count == 1)
+        #expect(result.verification?.passed == [
+            "delta 1 → 2: applied by sqlite3, content as version 2's, guard refuses other versions",
+            "delta, full download, app update: user records identical for versions 1…1",
+        ])
         #expect(result.verification?.failures == [])
     }
 
@@ -184,7 +187,10 @@ import Testing
         try database.release(ReleaseOptions(outputFolder: folder, verify: false))
         let report = try database.verifyRelease(folder: folder)
         #expect(report.failures == [])
-        #expect(report.passed.count == 1)
+        #expect(report.passed == [
+            "version 2: delta 1 → 2: applied by sqlite3, content as version 2's, guard refuses other versions",
+            "version 2: delta, full download, app update: user records identical for versions 1…1",
+        ])
     }
 
     /// Version 0 is a new install (it downloads the database): no delta from 0. Every other
@@ -208,24 +214,33 @@ import Testing
         #expect(released.version == 4)
         #expect(released.downloads.map(\.from) == [1, 2, 3])
         #expect(released.downloads.map(\.kind) == [.delta, .delta, .full])
-        #expect(released.downloads.last?.path == "4/stations.sqlite.gz")
+        #expect(released.downloads.last == ClientDownload(from: 3, kind: .full, path: "4/stations.sqlite.gz", carryOver: "4/carry-over.sql"))
         #expect(released.deltas.map(\.from) == [1, 2])
         #expect(released.deltas.allSatisfy { $0.file.bytes <= released.databaseGzip.bytes })
         #expect(released.deltas.first { $0.from == 1 }?.duplicates == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("release/4")).sorted()
-            == ["delta-from-1.sql.gz", "delta-from-2.sql.gz", "stations.sqlite", "stations.sqlite.gz"])
+            == ["carry-over.sql", "delta-from-1.sql.gz", "delta-from-2.sql.gz", "stations.sqlite", "stations.sqlite.gz"])
         // The delta that was not published would indeed have been larger.
         let unpublished = try database.writeDelta(from: 3, gzip: true, into: .file(scratch.path("from-3.sql.gz")))
         #expect(unpublished.gzipBytes > released.databaseGzip.bytes)
-        #expect(result.verification?.passed.count == 2)
+        #expect(result.verification?.passed.last == "delta, full download, app update: user records identical for versions 1…3 (no delta published for 3)")
         let manifest = try String(contentsOfFile: scratch.path("release/manifest.json"), encoding: .utf8)
         #expect(manifest.contains("""
             "downloads" : [
                     {
+                      "carry_over" : null,
                       "from" : 1,
                       "kind" : "delta",
                       "path" : "4/delta-from-1.sql.gz"
                     },
+            """))
+        #expect(manifest.contains("""
+                    {
+                      "carry_over" : "4/carry-over.sql",
+                      "from" : 3,
+                      "kind" : "full",
+                      "path" : "4/stations.sqlite.gz"
+                    }
             """))
     }
 }
