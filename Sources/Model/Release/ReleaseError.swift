@@ -7,7 +7,7 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case missingFolder(String)
     case missingManifest(String)
     case corruptManifest(String, reason: String)
-    case manifestDisagrees(String, file: String, reason: String)
+    case manifestDisagrees(String, [ManifestProblem])
     case verificationFailed([String])
     case noFolderGiven
     case notAFolder(String)
@@ -31,8 +31,9 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             return "\(path): no manifest.json: not a release folder, or an interrupted one (build it again with `station-admin release`)"
         case let .corruptManifest(path, reason):
             return "\(path): not a valid manifest (\(reason)); rebuild the folder with `station-admin release`"
-        case let .manifestDisagrees(path, file, reason):
-            return "\(path): the manifest disagrees with \(file): \(reason); rebuild it with `station-admin release`"
+        case let .manifestDisagrees(path, problems):
+            return "\(path): the manifest disagrees with the release folder (rebuild it with `station-admin release`):\n"
+                + problems.map { "  \($0)" }.joined(separator: "\n")
         case let .verificationFailed(failures):
             return "verification failed:\n" + failures.map { "  " + $0 }.joined(separator: "\n")
         case .noFolderGiven:
@@ -48,7 +49,7 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
         case let .otherLineage(path, folder, master):
             return "\(path): holds the releases of another master database (lineage \(folder); this one is \(master)); choose another --out, or the --db that made them"
         case let .notOurs(path):
-            return "\(path): exists, but the manifest does not list it: not a release of ours (move it away, or choose another --out)"
+            return "\(path): exists, but no manifest lists it: not a release of ours (move it away, or choose another --out)"
         case let .interruptedRelease(path):
             return "\(path): a release into this folder was interrupted; complete it with `station-admin release --out \(path)`"
         case let .checksFailed(version, findings):

@@ -32,7 +32,8 @@ struct ReleaseFolder {
 
     func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 
-    /// The manifest, checked against the files it names (sizes and SHA-256).
+    /// The manifest, checked against the folder (`ManifestAudit`: every field, path and file,
+    /// SHA-256 included, and nothing unlisted).
     /// - Throws: `ReleaseError` when the folder or manifest is missing, corrupt or disagrees.
     func loadManifest() throws -> Manifest {
         var isDirectory: ObjCBool = false
@@ -46,32 +47,25 @@ struct ReleaseFolder {
         } catch {
             throw ReleaseError.corruptManifest(manifestPath, reason: Self.describe(error))
         }
-        for version in manifest.versions {
-            for file in [version.database, version.databaseGzip] + version.deltas.map(\.file) + (version.carryOver.map { [$0] } ?? []) {
-                try check(file)
-            }
-        }
+        try requireAgreement(manifest, hashing: { _ in true })
         return manifest
     }
 
-    /// The manifest if there is one (checked), nil for a new folder.
-    func loadManifestIfPresent() throws -> Manifest? {
-        FileManager.default.fileExists(atPath: manifestPath) ? try loadManifest() : nil
+    /// - Throws: `ReleaseError.manifestDisagrees` with every problem `ManifestAudit` finds.
+    func requireAgreement(_ manifest: Manifest, hashing: @escaping (Int) -> Bool) throws {
+        let problems = try ManifestAudit(folder: self, hashing: hashing).problems(manifest)
+        if !problems.isEmpty { throw ReleaseError.manifestDisagrees(manifestPath, problems) }
     }
 
-    func check(_ file: ReleasedFile) throws {
-        let full = url(file.path)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: full) else {
-            throw ReleaseError.manifestDisagrees(manifestPath, file: file.path, reason: "the file is missing")
-        }
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? -1
-        guard size == file.bytes else {
-            throw ReleaseError.manifestDisagrees(manifestPath, file: file.path, reason: "\(size) bytes, the manifest says \(file.bytes)")
-        }
-        let digest = try FileDigest.sha256(ofFile: full)
-        guard digest == file.sha256 else {
-            throw ReleaseError.manifestDisagrees(manifestPath, file: file.path, reason: "sha256 \(digest), the manifest says \(file.sha256)")
-        }
+    /// The manifest if there is one (checked), nil for a new folder: one that holds nothing but
+    /// a lock file and what dead releases left (removed first by `removeLeftovers`).
+    ///
+    /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
+    func loadManifestIfPresent() throws -> Manifest? {
+        if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest() }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+        if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) }) { throw ReleaseError.notOurs(url(stranger)) }
+        return nil
     }
 
     /// Refuses a folder that holds another master's releases. A manifest from before
@@ -167,9 +161,9 @@ extension ReleaseFolder {
                 try AtomicFile.moveIntoPlace(staged, target, replacing: false)
                 try onStep(.newVersionMovedIn)
             } else if !FileManager.default.fileExists(atPath: target) {
-                throw ReleaseError.manifestDisagrees(
-                    intentPath, file: "\(intent.version)",
-                    reason: "an interrupted release lost its build folder; remove \(PublishIntent.fileName) and release again")
+                throw ReleaseError.manifestDisagrees(intentPath, [ManifestProblem(
+                    field: "building", file: "\(intent.version)",
+                    reason: "an interrupted release lost its build folder; remove \(PublishIntent.fileName) and release again")])
             }
             try AtomicFile.write(try intent.manifest.encoded(), to: manifestPath)
             try onStep(.manifestWritten)

@@ -99,6 +99,10 @@ extension MasterDatabase {
             if done == .intentWritten { published = true }
             try step(done)
         }
+        // The published folder keeps the manifest's contract. Its hashes are not read again: the
+        // older versions' were checked when the manifest was loaded, the new one's computed from
+        // the bytes as they were written.
+        try folder.requireAgreement(manifest, hashing: { _ in false })
         return ReleaseResult(
             released: released, manifest: manifest, verification: verification, checks: checks,
             completedInterruptedVersion: completed, removedLeftovers: leftovers)
@@ -137,7 +141,7 @@ extension MasterDatabase {
                 Progress.phase("writing deltas", total: version - 1)
                 for from in 1..<version {
                     Progress.update(from - 1)
-                    let deltaPath = "\(version)/delta-from-\(from).sql.gz"
+                    let deltaPath = ReleaseLayout.delta(from: from, to: version)
                     written.append((from, deltaPath, try Self.writeDelta(
                         db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
                 }
@@ -145,10 +149,10 @@ extension MasterDatabase {
             }
             try step(.deltasWritten)
             // Phones that download the database or update the app run this after it.
-            let script = DigestSink(next: try FileSink(path: building.url("\(version)/\(CarryOverScript.fileName)")))
+            let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
             try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
             try script.finish()
-            carryOver = ReleasedFile(path: "\(version)/\(CarryOverScript.fileName)", bytes: script.byteCount, sha256: script.sha256)
+            carryOver = ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
             return (version, rows, written)
         }
         // The content hash (one core, SQLite rendering every row) of the newest version is
@@ -159,7 +163,7 @@ extension MasterDatabase {
             : (try readingOneState(attaching: scratchDatabase, readState), nil)
         phases.done("client tables and deltas")
         Progress.phase("indexing, hashing and compressing")
-        let databasePath = "\(version)/stations.sqlite"
+        let databasePath = ReleaseLayout.database(version)
         try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
         // Else the hash reads a copy of the file's tables beside the indexes and the gzip, which
         // uses every core and hashes the file's bytes in the same read. The copy stays outside
@@ -174,7 +178,7 @@ extension MasterDatabase {
         }
         let compressed = Result {
             try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version)
-            return try Gunzip.compress(file: building.url(databasePath), to: building.url(databasePath + ".gz"))
+            return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)))
         }
         phases.done("indexes, database sha256 and gzip")
         // Awaited even when the indexes or the gzip failed: nothing of this build outlives it.
@@ -182,7 +186,7 @@ extension MasterDatabase {
         phases.done("content hash, after the gzip")
         let gzipped = try compressed.get()
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
-        let databaseGzip = ReleasedFile(path: databasePath + ".gz", bytes: gzipped.bytes, sha256: gzipped.sha256)
+        let databaseGzip = ReleasedFile(path: ReleaseLayout.databaseGzip(version), bytes: gzipped.bytes, sha256: gzipped.sha256)
         var deltas: [ReleasedDelta] = []
         var downloads: [ClientDownload] = []
         for (from, deltaPath, delta) in written {

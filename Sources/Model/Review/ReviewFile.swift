@@ -30,7 +30,7 @@ public enum ReviewFileError: Error, LocalizedError, Equatable {
         case let .notOurs(path):
             return "\(path): exists and is not a review page station-admin wrote; not replaced (choose another --output, or move it away)"
         case let .isAFolder(path):
-            return "\(path): a folder (expected the path of the file to write, e.g. --output release/review.html)"
+            return "\(path): a folder (expected the path of the file to write, e.g. --output reviews/review.html)"
         }
     }
 }

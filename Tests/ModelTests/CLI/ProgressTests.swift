@@ -39,10 +39,10 @@ import Testing
         let release = try onTerminal(["release", "--db", database.path, "--out", scratch.path("release")], environment: ["TERM": "xterm"])
         #expect(release.contains(Self.redraw + "checking version 2"))
         #expect(release.contains(Self.redraw + "writing deltas ["))
-        #expect(release.contains(Self.redraw + "verifying the deltas of version 2 with sqlite3 ["))
+        #expect(release.contains(Self.redraw + "verifying how phones at versions 1…1 reach version 2, with sqlite3 ["))
         #expect(release.contains(Self.redraw + "Release 2 in "))
         let verify = try onTerminal(["verify", "--db", database.path, "--out", scratch.path("release")], environment: ["TERM": "xterm"])
-        #expect(verify.contains(Self.redraw + "verifying the deltas of version 2 with sqlite3 ["))
+        #expect(verify.contains(Self.redraw + "verifying how phones at versions 1…1 reach version 2, with sqlite3 ["))
     }
 
     @Test func nothingIsDrawnInAPipeWithQuietOrInCI() throws {

@@ -166,8 +166,8 @@ import Testing
             try database.release(ReleaseOptions(outputFolder: folder, version: 1))
             Issue.record("released into a disagreeing folder")
         } catch let error as ReleaseError {
-            guard case .manifestDisagrees(_, let file, _) = error else { Issue.record("\(error)"); return }
-            #expect(file == "2/delta-from-1.sql.gz")
+            guard case .manifestDisagrees(_, let problems) = error else { Issue.record("\(error)"); return }
+            #expect(problems.map(\.file) == ["2/delta-from-1.sql.gz"])
         }
         #expect(throws: ReleaseError.self) { try database.verifyRelease(folder: folder) }
         #expect(try FileDigest.sha256(ofFile: manifest) == manifestBefore)

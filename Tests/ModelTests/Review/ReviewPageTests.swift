@@ -142,8 +142,8 @@ import Testing
         let db = scratch.path("master.sqlite")
         let written = try CommandRunner.run(["review", "--db", db], in: scratch.url)
         #expect(written.status == 0)
-        #expect(written.stderr.hasPrefix("Wrote release/review-2.html ("))
-        #expect(FileManager.default.fileExists(atPath: scratch.path("release/review-2.html")))
+        #expect(written.stderr.hasPrefix("Wrote reviews/review-2.html ("))
+        #expect(FileManager.default.fileExists(atPath: scratch.path("reviews/review-2.html")))
         // Again: it replaces its own page.
         #expect(try CommandRunner.run(["review", "--db", db], in: scratch.url).status == 0)
 

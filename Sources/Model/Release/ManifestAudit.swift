@@ -1,0 +1,235 @@
+import Foundation
+import GRDB
+
+/// One way a manifest disagrees with its release folder, naming the field and the file:
+/// `versions[3].downloads[from 1].path "2/stations.sqlite.gz": … (expected 3/delta-from-1.sql.gz)`.
+public struct ManifestProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The manifest's field (`newest`, `versions[3].rows.stations`), or `folder` for what the
+    /// folder holds that the manifest does not list.
+    public var field: String
+    /// The file or folder concerned, relative to the release folder, if any.
+    public var file: String?
+    public var reason: String
+
+    public var description: String { "\(field)\(file.map { " \($0.quotedForMessage())" } ?? ""): \(reason)" }
+}
+
+/// Where each file of a version lives in a release folder: the one place that names them.
+enum ReleaseLayout {
+    static func database(_ version: Int) -> String { "\(version)/stations.sqlite" }
+    static func databaseGzip(_ version: Int) -> String { database(version) + ".gz" }
+    static func delta(from: Int, to version: Int) -> String { "\(version)/delta-from-\(from).sql.gz" }
+    static func carryOver(_ version: Int) -> String { "\(version)/\(CarryOverScript.fileName)" }
+    /// Files of the folder itself that no version lists.
+    static let folderFiles: Set<String> = [Manifest.fileName, ReleaseFolderLock.fileName]
+}
+
+/// Checks a manifest against the folder it describes: the contract phones, servers and CDNs
+/// rely on, since they follow `downloads` without asking anything else.
+///
+/// - `newest` is the highest listed version; versions are listed once, in order.
+/// - Every path is relative, normalised and inside the folder, reaches a regular file through
+///   real folders (no link), and is where `ReleaseLayout` puts it; the file has the size (and,
+///   when `hashing`, the SHA-256) its entry says.
+/// - Each delta goes from an older version (1 to V − 1) to its own version V.
+/// - `downloads` names each older version 1 … V − 1 once: a delta entry names the delta from that
+///   version, a full entry that version's gzip database and its carry-over script.
+/// - `rows` are the database's row counts, table by table, and its `user_version` is V.
+/// - Nothing else is in the folder but `manifest.json`, the lock file and what a killed release
+///   left before publishing (`isLeftover`).
+struct ManifestAudit {
+    let folder: ReleaseFolder
+    /// Versions whose files are hashed (SHA-256); the others only have their size checked.
+    let hashing: (Int) -> Bool
+
+    func problems(_ manifest: Manifest) throws -> [ManifestProblem] {
+        var problems: [ManifestProblem] = []
+        func problem(_ field: String, _ file: String? = nil, _ reason: String) {
+            problems.append(ManifestProblem(field: field, file: file, reason: reason))
+        }
+        let numbers = manifest.versions.map(\.version)
+        if numbers != Array(Set(numbers)).sorted() {
+            problem("versions", nil, "versions \(numbers.map(String.init).joined(separator: ", ")) (expected each version once, in increasing order)")
+        }
+        if manifest.newest != (numbers.max() ?? 0) {
+            problem("newest", nil, "\(manifest.newest), but the highest version listed is \(numbers.max().map(String.init) ?? "none")")
+        }
+        var listed = ReleaseLayout.folderFiles
+        for released in manifest.versions {
+            try audit(released, format: manifest.format, listed: &listed, problem)
+        }
+        problems += unlisted(listed: listed)
+        return problems
+    }
+
+    private func audit(_ released: ReleasedVersion, format: Int, listed: inout Set<String>,
+                       _ problem: (String, String?, String) -> Void) throws {
+        let version = released.version
+        let field = "versions[\(version)]"
+        var filesOK = true
+        func file(_ entry: ReleasedFile?, _ name: String, expected: String) throws {
+            guard let entry else {
+                problem("\(field).\(name)", nil, "missing (expected the file \(expected))")
+                filesOK = false
+                return
+            }
+            listed.insert(entry.path)
+            if let reason = fileProblem(entry, expected: expected, hash: hashing(version)) {
+                problem("\(field).\(name).path", entry.path, reason)
+                filesOK = false
+            }
+        }
+        try file(released.database, "database", expected: ReleaseLayout.database(version))
+        try file(released.databaseGzip, "database_gzip", expected: ReleaseLayout.databaseGzip(version))
+        if format >= 3 || released.carryOver != nil {
+            try file(released.carryOver, "carry_over", expected: ReleaseLayout.carryOver(version))
+        }
+        var deltaPaths: [Int: String] = [:]
+        for delta in released.deltas {
+            let name = "deltas[from \(delta.from)]"
+            if delta.to != version { problem("\(field).\(name).to", delta.file.path, "\(delta.to) (expected \(version), the version it belongs to)") }
+            if !(1..<version).contains(delta.from) { problem("\(field).\(name).from", delta.file.path, "\(delta.from) (expected an older version, 1 to \(version - 1))") }
+            if deltaPaths[delta.from] != nil { problem("\(field).\(name)", delta.file.path, "a second delta from \(delta.from)") }
+            deltaPaths[delta.from] = delta.file.path
+            try file(delta.file, "\(name).file", expected: ReleaseLayout.delta(from: delta.from, to: version))
+        }
+        let froms = released.downloads.map(\.from)
+        if froms.sorted() != Array(1..<max(version, 1)) {
+            problem("\(field).downloads", nil, "for versions \(froms.map(String.init).joined(separator: ", ")) (expected each older version 1 to \(version - 1) once)")
+        }
+        for download in released.downloads {
+            let name = "\(field).downloads[from \(download.from)]"
+            if let reason = Self.unsafe(download.path) {
+                problem("\(name).path", download.path, reason)
+                continue
+            }
+            switch download.kind {
+            case .delta:
+                guard let path = deltaPaths[download.from] else {
+                    problem("\(name).path", download.path, "a delta download, but version \(version) lists no delta from \(download.from)")
+                    continue
+                }
+                if download.path != path { problem("\(name).path", download.path, "not the delta from \(download.from) (expected \(path))") }
+                if download.carryOver != nil { problem("\(name).carry_over", download.carryOver, "a delta carries its splits itself (expected null)") }
+            case .full:
+                if download.path != released.databaseGzip.path {
+                    problem("\(name).path", download.path, "not version \(version)'s database (expected \(released.databaseGzip.path))")
+                }
+                if (format >= 3 || released.carryOver != nil), download.carryOver != released.carryOver?.path {
+                    problem("\(name).carry_over", download.carryOver,
+                            "not version \(version)'s carry-over script (expected \(released.carryOver?.path ?? ReleaseLayout.carryOver(version)))")
+                }
+            }
+        }
+        // The rows are read only from a file that is where it should be (and, hashing, ours).
+        if filesOK {
+            let counts: (version: Int, rows: [String: Int])
+            do {
+                counts = try Self.rows(ofDatabase: folder.url(released.database.path))
+            } catch {
+                problem("\(field).database", released.database.path, "not a readable SQLite database (\(error.localizedDescription))")
+                return
+            }
+            if counts.version != version {
+                problem("\(field).database", released.database.path, "user_version \(counts.version) (expected \(version))")
+            }
+            for table in Set(counts.rows.keys).union(released.rows.keys).sorted() where counts.rows[table] != released.rows[table] {
+                problem("\(field).rows.\(table)", released.database.path,
+                        "\(released.rows[table].map(String.init) ?? "missing"), but the database holds \(counts.rows[table].map { "\($0) rows" } ?? "no such table")")
+            }
+        }
+    }
+
+    /// Why a listed file is not what its entry says, or nil.
+    private func fileProblem(_ entry: ReleasedFile, expected: String, hash: Bool) -> String? {
+        if let reason = Self.unsafe(entry.path) { return reason }
+        if entry.path != expected { return "not where this entry's file belongs (expected \(expected))" }
+        // Every folder on the way must be a real folder, and the file a regular file: no link
+        // may lead a server or a client out of the release folder.
+        var prefix = ""
+        for component in entry.path.split(separator: "/").dropLast() {
+            prefix += (prefix.isEmpty ? "" : "/") + component
+            if Self.kind(folder.url(prefix)) != S_IFDIR { return "\(prefix) is not a folder (expected a folder, never a link)" }
+        }
+        let full = folder.url(entry.path)
+        switch Self.kind(full) {
+        case nil: return "the file is missing"
+        case S_IFREG: break
+        case S_IFLNK: return "a symbolic link (expected a regular file)"
+        default: return "not a regular file"
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: full)[.size] as? NSNumber)?.intValue ?? -1
+        if size != entry.bytes { return "\(size) bytes, the manifest says \(entry.bytes)" }
+        if hash {
+            guard let digest = try? FileDigest.sha256(ofFile: full) else { return "cannot be read" }
+            if digest != entry.sha256 { return "sha256 \(digest), the manifest says \(entry.sha256)" }
+        }
+        return nil
+    }
+
+    /// Why a manifest path may not be followed, or nil for a relative, normalised path.
+    static func unsafe(_ path: String) -> String? {
+        if path.hasPrefix("/") { return "an absolute path (expected a path relative to the release folder)" }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        if path.isEmpty || path.contains("\\") || path.contains("\u{0}")
+            || components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+            return components.contains("..") ? "leads outside the release folder (expected a path inside it)"
+                : "not a normalised path (expected VERSION/FILE, with no empty, . or .. part)"
+        }
+        return nil
+    }
+
+    /// What the folder holds that the manifest does not list, depth first, by name.
+    private func unlisted(listed: Set<String>) -> [ManifestProblem] {
+        let folders = Set(listed.flatMap { path -> [String] in
+            let parts = path.split(separator: "/").dropLast()
+            return parts.indices.map { parts[...$0].joined(separator: "/") }
+        })
+        var problems: [ManifestProblem] = []
+        func walk(_ relative: String) {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: relative.isEmpty ? folder.path : folder.url(relative))) ?? []).sorted()
+            for name in names {
+                let path = relative.isEmpty ? name : relative + "/" + name
+                if Self.kind(folder.url(path)) == S_IFDIR && folders.contains(path) {
+                    walk(path)
+                } else if !listed.contains(path) && !(relative.isEmpty && Self.isLeftover(name)) {
+                    problems.append(ManifestProblem(field: "folder", file: path, reason: Self.unlistedReason))
+                }
+            }
+        }
+        walk("")
+        return problems
+    }
+
+    /// What a release killed before its publish intent leaves: a build folder or a temporary
+    /// file, never served (no manifest names it) and removed by the next release. Seen under the
+    /// folder's lock, it belongs to a dead process.
+    static func isLeftover(_ name: String) -> Bool {
+        name.hasPrefix(ReleaseFolder.buildingPrefix) || AtomicFile.isTemporaryName(name)
+    }
+
+    static let unlistedReason =
+        "not listed in the manifest (a release folder holds only what manifest.json lists, so that it can be served or uploaded as it is; move it away)"
+
+    /// The file type (`S_IFREG`, `S_IFDIR`, `S_IFLNK`, …) of a path, without following a link; nil if absent.
+    static func kind(_ path: String) -> mode_t? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        return status.st_mode & S_IFMT
+    }
+
+    /// A client database's `user_version` and rows per master table, opened read-only.
+    static func rows(ofDatabase path: String) throws -> (version: Int, rows: [String: Int]) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            var rows: [String: Int] = [:]
+            for table in MasterTable.all where try db.tableExists(table.name) {
+                rows[table.name] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0
+            }
+            return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1, rows)
+        }
+    }
+}
