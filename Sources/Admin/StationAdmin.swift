@@ -49,7 +49,7 @@ struct StationAdmin: ParsableCommand {
                 Foundation.exit(2)
             }
             if let code = error as? ExitCode { Self.exit(withError: code) }
-            Console.error((error as? LocalizedError)?.errorDescription ?? String(describing: error))
+            Console.error(ErrorText.describe(error))
             Foundation.exit(1)
         }
     }

@@ -79,7 +79,13 @@ extension MasterDatabase {
         do {
             let sink: ByteSink
             switch destination {
-            case .file: sink = try FileSink(path: temporary!)
+            case .file:
+                do {
+                    sink = try FileSink(path: temporary!)
+                } catch let error as FileError {
+                    // The temporary name means nothing to the curator: name the file asked for.
+                    throw FileError(cannot: "write \(output!)", code: error.code, hint: "choose another --output")
+                }
             case .stream(let stream): sink = stream
             }
             let gzipDigest = DigestSink(next: gzip ? sink : nil)

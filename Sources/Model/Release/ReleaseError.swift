@@ -13,7 +13,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case notAFolder(String)
     case cannotWrite(String, reason: String)
     case diskFull(String)
-    case folderBusy(String, holder: String)
+    /// The holder's pid, nil when it is not known (a reader, or a process that is gone).
+    case folderBusy(String, holder: Int32?)
     case otherLineage(String, folder: String, master: String)
     case notOurs(String)
     case interruptedRelease(String)
@@ -45,7 +46,7 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
         case let .diskFull(path):
             return "\(path): the disk is full (the release folder is as it was; free some space and release again)"
         case let .folderBusy(path, holder):
-            return "\(path): another station-admin process (pid \(holder)) is writing this release folder; try again when it has finished"
+            return "\(path): \(ReleaseFolderLock.describe(holder)) is \(holder == nil ? "using" : "writing") this release folder; try again when it has finished"
         case let .otherLineage(path, folder, master):
             return "\(path): holds the releases of another master database (lineage \(folder); this one is \(master)); choose another --out, or the --db that made them"
         case let .notOurs(path):
@@ -74,7 +75,9 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
         } catch let error as FileError {
             throw ReleaseError.cannotWrite(path, reason: error.message)
         } catch let error as CocoaError {
-            throw ReleaseError.cannotWrite(path, reason: (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? "\(error.code)")
+            throw ReleaseError.cannotWrite(path, reason: FileError.words(for: error))
+        } catch let error as NSError where error.domain == NSPOSIXErrorDomain {
+            throw ReleaseError.cannotWrite(path, reason: FileError.words(for: error))
         }
     }
 }

@@ -22,11 +22,9 @@ struct ReleaseFolder {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw ReleaseError.notAFolder(path) }
         } else {
-            try ReleaseError.translating(path) {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            }
+            try ReleaseError.translating(path) { try FileChecks.makeFolder(path) }
         }
-        if access(path, W_OK) != 0 { throw ReleaseError.cannotWrite(path, reason: "the folder is read-only") }
+        if access(path, W_OK) != 0 { throw ReleaseError.cannotWrite(path, reason: FileError.systemWords(errno)) }
         return ReleaseFolder(path: path)
     }
 

@@ -9,31 +9,46 @@ import Foundation
 final class ReleaseFolderLock {
     static let fileName = ".lock"
     private let descriptor: Int32
+    private let isExclusive: Bool
 
-    private init(descriptor: Int32) { self.descriptor = descriptor }
+    private init(descriptor: Int32, isExclusive: Bool) {
+        self.descriptor = descriptor
+        self.isExclusive = isExclusive
+    }
 
     /// Waits up to `timeout` for the lock.
     ///
-    /// - Parameter onWait: called once, with the holder's pid, if the lock is taken.
-    /// - Throws: `ReleaseError.folderBusy` after `timeout`.
-    static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock {
+    /// A shared lock (a reader) needs no write access: in a folder where the lock file cannot be
+    /// created (a read-only mount, a build artifact) no release can be writing either, and the
+    /// reader goes on without a lock (nil).
+    ///
+    /// - Parameter onWait: called once, with a message naming the holder, if the lock is taken.
+    /// - Throws: `ReleaseError.folderBusy` after `timeout`; `.cannotWrite` when an exclusive lock's
+    ///   file cannot be opened.
+    static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock? {
         let path = folder.url(fileName)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw ReleaseError.cannotWrite(folder.path, reason: String(cString: strerror(errno))) }
+        var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if descriptor < 0 && !exclusive {
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            if descriptor < 0 && (errno == EROFS || errno == EACCES || errno == ENOENT) { return nil }
+        }
+        guard descriptor >= 0 else { throw ReleaseError.cannotWrite(folder.path, reason: FileError.systemWords(errno)) }
         let deadline = Date().addingTimeInterval(timeout)
         var hasWaited = false
         while flock(descriptor, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 close(descriptor)
-                throw ReleaseError.cannotWrite(folder.path, reason: String(cString: strerror(errno)))
+                throw ReleaseError.cannotWrite(folder.path, reason: FileError.systemWords(errno))
             }
-            let holder = holderPID(path)
+            // Read after the attempt failed: the pid of whoever holds it now, if a writer.
+            let holder = holderPID(descriptor)
             if Date() >= deadline {
                 close(descriptor)
                 throw ReleaseError.folderBusy(folder.path, holder: holder)
             }
             if !hasWaited {
-                onWait?("\(folder.path): waiting for another station-admin process (pid \(holder)) that is writing this release folder")
+                // Only a writer leaves its pid; a reader (verify) is simply "using" the folder.
+                onWait?("\(folder.path): waiting for \(describe(holder)) that is \(holder == nil ? "using" : "writing") this release folder")
                 hasWaited = true
             }
             usleep(50_000)
@@ -43,14 +58,28 @@ final class ReleaseFolderLock {
             let pid = Array("\(getpid())\n".utf8)
             _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
-        return ReleaseFolderLock(descriptor: descriptor)
+        return ReleaseFolderLock(descriptor: descriptor, isExclusive: exclusive)
     }
 
-    private static func holderPID(_ path: String) -> String {
-        (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines).nonEmpty ?? "unknown"
+    /// `another station-admin process (pid 4242)`, or without the pid when it is not known.
+    static func describe(_ holder: Int32?) -> String {
+        "another station-admin process" + (holder.map { " (pid \($0))" } ?? "")
+    }
+
+    /// The pid the exclusive holder wrote, if that process is alive; nil for a shared holder
+    /// (readers write none) or a pid left by a process that is gone.
+    private static func holderPID(_ descriptor: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0, let pid = Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+              pid > 0, kill(pid, 0) == 0 || errno == EPERM
+        else { return nil }
+        return pid
     }
 
     deinit {
+        // A waiting process must not name a writer that has finished.
+        if isExclusive { ftruncate(descriptor, 0) }
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }

@@ -15,20 +15,27 @@ public enum ReviewFile {
             guard head.map({ String(decoding: $0, as: UTF8.self) }) == htmlMark else { throw ReviewFileError.notOurs(path) }
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try FileChecks.requireWritableFolder(of: path, for: path)
-        try AtomicFile.write(Data(text.utf8), to: path)
+        do {
+            try FileChecks.makeFolder(folder)
+            if access(folder, W_OK) != 0 { throw FileError(cannot: "write in \(folder)") }
+            try AtomicFile.write(Data(text.utf8), to: path)
+        } catch {
+            throw ReviewFileError.cannotWrite(path, reason: FileError.words(for: error))
+        }
     }
 }
 
 public enum ReviewFileError: Error, LocalizedError, Equatable {
     case notOurs(String)
     case isAFolder(String)
+    case cannotWrite(String, reason: String)
 
     public var errorDescription: String? {
         switch self {
         case let .notOurs(path):
             return "\(path): exists and is not a review page station-admin wrote; not replaced (choose another --output, or move it away)"
+        case let .cannotWrite(path, reason):
+            return "\(path): cannot write the review (\(reason)); choose another --output"
         case let .isAFolder(path):
             return "\(path): a folder (expected the path of the file to write, e.g. --output reviews/review.html)"
         }

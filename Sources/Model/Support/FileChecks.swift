@@ -34,6 +34,20 @@ enum FileChecks {
         if access(folder.isEmpty ? "." : folder, W_OK) != 0 { throw MasterDatabaseError.readOnly(reported) }
     }
 
+    /// Creates a folder and any missing parents (`mkdir -p`), with the system's own reason when
+    /// it cannot (`not a directory`, `read-only file system`), which Foundation's error hides.
+    static func makeFolder(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+            if mkdir(prefix, 0o755) == 0 { continue }
+            let code = errno
+            var status = stat()
+            if code == EEXIST && stat(prefix, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR { continue }
+            throw FileError(cannot: "create the folder \(prefix)", code: code == EEXIST ? ENOTDIR : code)
+        }
+    }
+
     /// Whether an error (ours or Foundation's) is the file system saying it is out of space.
     static func isDiskFull(_ error: Error) -> Bool {
         if let error = error as? FileError { return error.isDiskFull }

@@ -63,7 +63,7 @@ import Testing
         let missing = scratch.path("no-such-folder")
         let result = try CommandRunner.run(["import", snapshot.path, "--json", "--db", database.path], environment: ["TMPDIR": missing])
         #expect(result.status != 0 && result.stdout.isEmpty)
-        #expect(result.stderr.contains("cannot create a temporary file in \(missing) for the list of changes: No such file or directory (set TMPDIR to a folder with room)"))
+        #expect(result.stderr.contains("cannot create a temporary file in \(missing) for the list of changes: no such file or directory (set TMPDIR to a folder with room)"))
         #expect(try database.dataVersion() == 1)
     }
 
