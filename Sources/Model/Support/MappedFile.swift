@@ -24,7 +24,10 @@ enum MappedFile {
         guard fstat(descriptor, &status) == 0 else { throw FileError(cannot: "read the file") }
         if let what = FileError.notRegularFile(status.st_mode) { throw FileError(notRegular: what) }
         let size = Int(status.st_size)
-        if size == 0 { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        if size == 0 {
+            // An empty buffer with an address: readers may take `baseAddress` as given.
+            return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { try body(UnsafeBufferPointer(start: $0.baseAddress, count: 0)) }
+        }
         guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
             throw FileError(cannot: "read the file")
         }
