@@ -204,8 +204,10 @@ struct ManifestAudit {
     /// What a release killed before its publish intent leaves: a build folder or a temporary
     /// file, never served (no manifest names it) and removed by the next release. Seen under the
     /// folder's lock, it belongs to a dead process.
+    /// The publish intent is one too while a live release completes (a reader that finds it
+    /// through a dead one is told so first: `verify` refuses the folder, `release` completes it).
     static func isLeftover(_ name: String) -> Bool {
-        name.hasPrefix(ReleaseFolder.buildingPrefix) || AtomicFile.isTemporaryName(name)
+        name.hasPrefix(ReleaseFolder.buildingPrefix) || AtomicFile.isTemporaryName(name) || name == PublishIntent.fileName
     }
 
     static let unlistedReason =
@@ -231,5 +233,24 @@ struct ManifestAudit {
             }
             return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1, rows)
         }
+    }
+}
+
+/// Reading a release folder from outside Model (`serve`).
+public enum ReleaseFolderReader {
+    /// A manifest's bytes, decoded and checked against its folder by `ManifestAudit`, sizes but
+    /// not hashes (the files are the ones `release` hashed as it wrote them).
+    ///
+    /// - Throws: `ReleaseError.corruptManifest` or `.manifestDisagrees`.
+    public static func checkedManifest(_ data: Data, folder path: String) throws -> Manifest {
+        let folder = ReleaseFolder(path: path)
+        let manifest: Manifest
+        do {
+            manifest = try Manifest.decode(data)
+        } catch {
+            throw ReleaseError.corruptManifest(folder.manifestPath, reason: error.localizedDescription)
+        }
+        try folder.requireAgreement(manifest, hashing: { _ in false })
+        return manifest
     }
 }

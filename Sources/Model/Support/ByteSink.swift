@@ -154,6 +154,35 @@ public enum Gunzip {
         return result
     }
 
+    /// The inflated content of gzip bytes in memory (`serve` answers a client that does not
+    /// accept gzip with a delta's SQL).
+    ///
+    /// - Throws: `GzipError.corrupt(name)` for bytes that are not a whole gzip stream.
+    public static func inflate(_ gzip: Data, name: String) throws -> Data {
+        var stream = z_stream()
+        // inflateInit2 is a macro Swift cannot import; 31 window bits = 15 + gzip header.
+        guard inflateInit2_(&stream, 31, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { throw GzipError.corrupt(name) }
+        defer { inflateEnd(&stream) }
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        try gzip.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
+            stream.avail_in = uInt(input.count)
+            while true {
+                let status = buffer.withUnsafeMutableBytes { out -> Int32 in
+                    stream.next_out = out.bindMemory(to: Bytef.self).baseAddress
+                    stream.avail_out = uInt(out.count)
+                    return CZlib.inflate(&stream, Z_NO_FLUSH)
+                }
+                guard status == Z_OK || status == Z_STREAM_END else { throw GzipError.corrupt(name) }
+                output.append(contentsOf: buffer[0..<(buffer.count - Int(stream.avail_out))])
+                if status == Z_STREAM_END { return }
+                if stream.avail_in == 0 && stream.avail_out != 0 { throw GzipError.corrupt(name) }
+            }
+        }
+        return output
+    }
+
     /// Streams the inflated content of a gzip file, of any size, into `sink`, and finishes it.
     static func inflate(_ path: String, into sink: ByteSink) throws {
         try inflate(path) { try sink.write($0) }
