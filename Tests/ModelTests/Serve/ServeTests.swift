@@ -1,0 +1,229 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Model
+
+/// `station-admin serve` and `deploy/nginx.conf`, tried with real clients on loopback: a phone at
+/// every older version (`scripts/phone-client.py`, Python's urllib and sqlite3), the HTTP edge
+/// cases (`scripts/http-edge-cases.py`), requests while releases publish
+/// (`scripts/load-during-publish.py`), and a graceful stop.
+@Suite(.serialized) struct ServeTests {
+    let scratch = Scratch()
+
+    /// A release folder holding every version 1…5: splits at 2 and 3 (a chain), 2,000 connections
+    /// added at 4 and removed at 5, so that version 4 downloads the full database (its delta would
+    /// be larger) and the others take deltas.
+    func servedFolder() throws -> (MasterDatabase, String, String) {
+        let database = try scratch.baseDatabase()
+        var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: false)
+        try database.release(options)
+        var first = ChangeBatch(), second = ChangeBatch()
+        first.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
+        first.duplicate(old: 1120101, new: 9920601)
+        try database.commit(first, memo: "v2")
+        try database.release(options)
+        second.put(.stations, stationRow(9920602, name: "八戸\r\n\u{0}🚃", line: 11201))
+        second.duplicate(old: 9920601, new: 9920602)
+        try database.commit(second, memo: "v3")
+        try database.release(options)
+        let stations = try database.read { try Int64.fetchAll($0, sql: "SELECT station_cd FROM stations ORDER BY station_cd") }
+        let lines = try database.read { try Int64.fetchAll($0, sql: "SELECT line_cd FROM lines ORDER BY line_cd") }
+        var added = ChangeBatch(), removed = ChangeBatch()
+        for line in lines { for first in stations { for second in stations where first != second {
+            added.put(.connections, ["line_cd": line, "station_cd1": first, "station_cd2": second])
+            removed.remove(.connections, key: [line, first, second])
+        } } }
+        try database.commit(added, memo: "v4")
+        try database.release(options)
+        try database.commit(removed, memo: "v5")
+        options.verify = true
+        let result = try database.release(options)
+        #expect(result.released.downloads.map(\.kind) == [.delta, .delta, .delta, .full])
+        return (database, scratch.path("release"), try splitsFile(database))
+    }
+
+    func splitsFile(_ database: MasterDatabase) throws -> String {
+        let splits = try database.read { try UpdateLog.splits($0) }
+        let path = scratch.path("splits-\(UUID().uuidString).json")
+        try JSONEncoder().encode(splits).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// A running program whose output (standard output and error together) is read as it comes.
+    final class Running: @unchecked Sendable {
+        let process = Process()
+        private let lock = NSLock()
+        private var stderrText = ""
+
+        init(_ program: String, _ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = err
+            err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let data = handle.availableData
+                guard let self, !data.isEmpty else { return }
+                self.lock.lock()
+                self.stderrText += String(decoding: data, as: UTF8.self)
+                self.lock.unlock()
+            }
+            try process.run()
+        }
+
+        var stderr: String {
+            lock.lock()
+            defer { lock.unlock() }
+            return stderrText
+        }
+
+        /// Waits up to `seconds` for standard error to hold `text`.
+        func wait(for text: String, seconds: Double = 20) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if stderr.contains(text) { return true }
+                usleep(20_000)
+            }
+            return false
+        }
+
+        /// Sends `signal` and waits for the exit; the exit status, or nil after `seconds`.
+        func stop(_ signal: Int32 = SIGTERM, seconds: Double = 20) -> Int32? {
+            kill(process.processIdentifier, signal)
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { process.terminate(); return nil }
+            return process.terminationStatus
+        }
+    }
+
+    /// `station-admin serve` on a free port; returns it with its port.
+    func serve(_ folder: String, quiet: Bool = true) throws -> (Running, Int) {
+        let server = try Running(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0"] + (quiet ? ["--quiet"] : []))
+        #expect(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
+        let port = server.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        return (server, port)
+    }
+
+    func run(_ script: String, _ arguments: [String]) throws -> CommandRunner.Result {
+        try CommandRunner.run(["python3", Fixtures.repository.appendingPathComponent("scripts/\(script)").path] + arguments,
+                              program: URL(fileURLWithPath: "/usr/bin/env"))
+    }
+
+    @Test func phonesAtEveryOlderVersionUpdateThroughServeAndTheEdgeCasesHold() throws {
+        let (_, folder, splits) = try servedFolder()
+        let (server, port) = try serve(folder, quiet: false)
+        let work = scratch.path("phones")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let phones = try run("phone-client.py", ["http://127.0.0.1:\(port)", folder, splits, work])
+        #expect(phones.status == 0, "\(phones.stdout)\(phones.stderr)")
+        #expect(phones.stdout.hasSuffix("4 passed, 0 failed\n"), "\(phones.stdout)")
+        #expect(phones.stdout.contains("ok   phone at version 4 reached version 5 by full"))
+        #expect(phones.stdout.contains("ok   phone at version 1 reached version 5 by delta"))
+
+        let edges = try run("http-edge-cases.py", ["127.0.0.1", "\(port)", "--garbage", "1000"])
+        #expect(edges.status == 0, "\(edges.stdout)\(edges.stderr)")
+        #expect(edges.stdout.contains(" 0 failed\n"), "\(edges.stdout)")
+        #expect(edges.stdout.contains("ok   1000 random and garbage from values: no 5xx"), "\(edges.stdout)")
+
+        // One common-log-format line per request, and a graceful stop on SIGTERM.
+        #expect(server.stderr.contains("127.0.0.1 - - ["))
+        #expect(server.stderr.contains("\"GET /update?from=1 HTTP/1.1\" 200 "))
+        #expect(server.stop(SIGTERM) == 0)
+        #expect(server.stderr.hasSuffix("Stopped serving \(folder).\n"), "\(server.stderr.suffix(300))")
+    }
+
+    @Test func noRequestFailsOrMixesVersionsWhileReleasesPublish() throws {
+        let (database, folder, _) = try servedFolder()
+        let (server, port) = try serve(folder)
+        defer { _ = server.stop() }
+        let load = try Running("/usr/bin/env", ["python3", Fixtures.repository.appendingPathComponent("scripts/load-during-publish.py").path,
+                                                "127.0.0.1", "\(port)", "8", "--threads", "4"])
+        usleep(500_000)
+        // Three releases published while the phones ask; each is served as soon as it is published.
+        for version in 6...8 {
+            var batch = ChangeBatch()
+            batch.put(.stations, stationRow(1120105, name: "三沢 \(version)", line: 11201))
+            try database.commit(batch, memo: "v\(version)")
+            let released = try CommandRunner.run(["release", "--db", database.path, "--out", folder, "--no-verify"])
+            #expect(released.status == 0, "\(released.stderr)")
+            usleep(700_000)
+        }
+        load.process.waitUntilExit()
+        #expect(load.process.terminationStatus == 0, "\(load.stderr)")
+        #expect(load.stderr.contains(" 0 failed\n"), "\(load.stderr)")
+        #expect(load.stderr.contains("data versions served [5, 6, 7, 8]"), "\(load.stderr)")
+        // The served manifest is the newest one, without a restart.
+        let manifest = try CommandRunner.run(["-s", "http://127.0.0.1:\(port)/manifest.json"], program: URL(fileURLWithPath: "/usr/bin/curl"))
+        #expect(try Manifest.decode(Data(manifest.stdout.utf8)).newest == 8)
+    }
+
+    @Test func theSameFolderOnNginxServesEveryPhone() throws {
+        let (_, folder, splits) = try servedFolder()
+        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let program = try #require(nginx, "nginx is not installed (scripts/install-system-packages nginx)")
+        let prefix = scratch.path("nginx")
+        try FileManager.default.createDirectory(atPath: prefix + "/temp", withIntermediateDirectories: true)
+        let port = try Self.freePort()
+        let config = try NginxConfig.forTest(root: folder, port: port, prefix: prefix)
+        try config.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
+        let server = try Running(program, ["-p", prefix, "-c", prefix + "/nginx.conf", "-g", "daemon off;"])
+        defer { _ = server.stop(SIGQUIT) }
+        var answered = false
+        for _ in 0..<100 where !answered {
+            usleep(50_000)
+            answered = (try? CommandRunner.run(["-sf", "http://127.0.0.1:\(port)/manifest.json", "-o", "/dev/null"],
+                                               program: URL(fileURLWithPath: "/usr/bin/curl")).status) == 0
+        }
+        try #require(answered, "nginx did not start: \(server.stderr)")
+        let work = scratch.path("phones")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let phones = try run("phone-client.py", ["http://127.0.0.1:\(port)", folder, splits, work, "--static"])
+        #expect(phones.status == 0, "\(phones.stdout)\(phones.stderr)")
+        #expect(phones.stdout.hasSuffix("4 passed, 0 failed\n"), "\(phones.stdout)")
+        // The cache headers, and nothing unlisted.
+        let head = try CommandRunner.run(["-sI", "http://127.0.0.1:\(port)/5/stations.sqlite.gz"], program: URL(fileURLWithPath: "/usr/bin/curl"))
+        #expect(head.stdout.contains("Cache-Control: public, max-age=31536000, immutable"))
+        #expect(head.stdout.contains("Content-Type: application/gzip"))
+        for path in ["/.lock", "/5/", "/", "/%2e%2e/etc/passwd"] {
+            let result = try CommandRunner.run(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", "http://127.0.0.1:\(port)\(path)"],
+                                               program: URL(fileURLWithPath: "/usr/bin/curl"))
+            #expect(["400", "404"].contains(result.stdout), "\(path): \(result.stdout)")
+        }
+    }
+
+    static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// `deploy/nginx.conf` with the lines marked `STATION_ADMIN_*` pointed at a test's own folder,
+/// port and prefix: the shipped file is the one tested.
+enum NginxConfig {
+    static func forTest(root: String, port: Int, prefix: String) throws -> String {
+        let shipped = try String(contentsOf: Fixtures.repository.appendingPathComponent("deploy/nginx.conf"), encoding: .utf8)
+        var temps = 0
+        return shipped.components(separatedBy: "\n").map { line -> String in
+            let indent = String(line.prefix { $0 == " " })
+            if line.contains("# STATION_ADMIN_PID") { return "pid \(prefix)/nginx.pid;" }
+            if line.contains("# STATION_ADMIN_ERROR_LOG") { return "error_log \(prefix)/error.log;" }
+            if line.contains("# STATION_ADMIN_ACCESS_LOG") { return indent + "access_log off;" }
+            if line.contains("# STATION_ADMIN_LISTEN") { return indent + "listen 127.0.0.1:\(port);" }
+            if line.contains("# STATION_ADMIN_ROOT") { return indent + "root \(root);" }
+            if line.contains("# STATION_ADMIN_TEMP"), let directive = line.split(separator: " ", omittingEmptySubsequences: true).first {
+                temps += 1
+                return indent + "\(directive) \(prefix)/temp/\(temps);"
+            }
+            return line
+        }.joined(separator: "\n")
+    }
+}
