@@ -28,7 +28,18 @@ import Testing
         // The examples name datasets/… relative to the repository: a folder that has them.
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
+        var server: RunningProgram?
+        defer { _ = server?.stop() }
         for (number, command) in commands.enumerated() {
+            // `station-admin serve … &` keeps serving while the examples after it run.
+            let uncommented = command.components(separatedBy: " #")[0].trimmingCharacters(in: .whitespaces)
+            if uncommented.hasSuffix(" &") {
+                let arguments = uncommented.dropLast(2).split(separator: " ").dropFirst().map(String.init)
+                let started = try RunningProgram(CommandRunner.executable.path, arguments, in: scratch.url)
+                #expect(started.wait(for: "Serving release on http://127.0.0.1:8080"), "README example \(number + 1): \(started.stderr)")
+                server = started
+                continue
+            }
             // As a user types it: `station-admin` is the built tool, the master ./master.sqlite.
             let result = try CommandRunner.run(
                 ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\n\(command)"],
@@ -41,6 +52,13 @@ import Testing
         #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
         #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
         #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
+        // The curl session of "Serving releases", against the server started above, which serves
+        // the releases published after it started.
+        let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let session = readme.components(separatedBy: "```console\n")[1].components(separatedBy: "```")[0].split(separator: "\n")
+        let curl = try CommandRunner.run(["-c", String(session[0].dropFirst(2))], program: URL(fileURLWithPath: "/bin/bash"))
+        #expect(curl.stdout.split(separator: "\n") == Array(session.dropFirst()), "\(curl.stdout)")
+        #expect(server?.stop(SIGTERM) == 0)
         // The phone that updated the app kept its split credit.
         #expect(try completions(ofDatabase: scratch.path("new.sqlite")).keys.sorted() == [1120309, 9999001])
     }

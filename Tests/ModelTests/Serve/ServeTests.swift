@@ -49,57 +49,9 @@ import Testing
         return path
     }
 
-    /// A running program whose output (standard output and error together) is read as it comes.
-    final class Running: @unchecked Sendable {
-        let process = Process()
-        private let lock = NSLock()
-        private var stderrText = ""
-
-        init(_ program: String, _ arguments: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = err
-            err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                guard let self, !data.isEmpty else { return }
-                self.lock.lock()
-                self.stderrText += String(decoding: data, as: UTF8.self)
-                self.lock.unlock()
-            }
-            try process.run()
-        }
-
-        var stderr: String {
-            lock.lock()
-            defer { lock.unlock() }
-            return stderrText
-        }
-
-        /// Waits up to `seconds` for standard error to hold `text`.
-        func wait(for text: String, seconds: Double = 20) -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                if stderr.contains(text) { return true }
-                usleep(20_000)
-            }
-            return false
-        }
-
-        /// Sends `signal` and waits for the exit; the exit status, or nil after `seconds`.
-        func stop(_ signal: Int32 = SIGTERM, seconds: Double = 20) -> Int32? {
-            kill(process.processIdentifier, signal)
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { process.terminate(); return nil }
-            return process.terminationStatus
-        }
-    }
-
     /// `station-admin serve` on a free port; returns it with its port.
-    func serve(_ folder: String, quiet: Bool = true) throws -> (Running, Int) {
-        let server = try Running(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0"] + (quiet ? ["--quiet"] : []))
+    func serve(_ folder: String, quiet: Bool = true) throws -> (RunningProgram, Int) {
+        let server = try RunningProgram(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0"] + (quiet ? ["--quiet"] : []))
         #expect(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
         let port = server.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
         return (server, port)
@@ -137,7 +89,7 @@ import Testing
         let (database, folder, _) = try servedFolder()
         let (server, port) = try serve(folder)
         defer { _ = server.stop() }
-        let load = try Running("/usr/bin/env", ["python3", Fixtures.repository.appendingPathComponent("scripts/load-during-publish.py").path,
+        let load = try RunningProgram("/usr/bin/env", ["python3", Fixtures.repository.appendingPathComponent("scripts/load-during-publish.py").path,
                                                 "127.0.0.1", "\(port)", "8", "--threads", "4"])
         usleep(500_000)
         // Three releases published while the phones ask; each is served as soon as it is published.
@@ -167,7 +119,7 @@ import Testing
         let port = try Self.freePort()
         let config = try NginxConfig.forTest(root: folder, port: port, prefix: prefix)
         try config.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
-        let server = try Running(program, ["-p", prefix, "-c", prefix + "/nginx.conf", "-g", "daemon off;"])
+        let server = try RunningProgram(program, ["-p", prefix, "-c", prefix + "/nginx.conf", "-g", "daemon off;"])
         defer { _ = server.stop(SIGQUIT) }
         var answered = false
         for _ in 0..<100 where !answered {

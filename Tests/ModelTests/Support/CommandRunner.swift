@@ -70,3 +70,56 @@ extension CommandRunner {
         return (process.terminationStatus, peak ?? 0)
     }
 }
+
+/// A running program whose output (standard output and error together) is read as it comes.
+final class RunningProgram: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSLock()
+    private var stderrText = ""
+
+    init(_ program: String, _ arguments: [String], in directory: URL? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "STATION_ADMIN_DB")
+        process.environment = environment
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = err
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.stderrText += String(decoding: data, as: UTF8.self)
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    var stderr: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return stderrText
+    }
+
+    /// Waits up to `seconds` for standard error to hold `text`.
+    func wait(for text: String, seconds: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if stderr.contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// Sends `signal` and waits for the exit; the exit status, or nil after `seconds`.
+    func stop(_ signal: Int32 = SIGTERM, seconds: Double = 20) -> Int32? {
+        kill(process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate(); return nil }
+        return process.terminationStatus
+    }
+}
+
