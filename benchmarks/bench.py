@@ -8,6 +8,8 @@ benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and buil
 """
 import argparse, json, os, platform, shutil, statistics, subprocess, sys, time
 
+from serve_bench import serve_benchmark
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "benchmarks", "work")
 ADMIN = os.path.join(ROOT, ".build", "release", "station-admin")
@@ -175,6 +177,8 @@ def main():
     parser.add_argument("--history-stations", type=int, default=100_000)
     parser.add_argument("--history", default="1,10,50", help="history lengths to release at (versions)")
     parser.add_argument("--history-only", action="store_true", help="only the release cost against history length")
+    parser.add_argument("--serve-only", action="store_true", help="only `serve` against nginx, with wrk")
+    parser.add_argument("--serve-seconds", type=int, default=10, help="wrk's duration for each serve row")
     args = parser.parse_args()
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -182,6 +186,10 @@ def main():
         print(f"# machine: {machine()}", flush=True)
         os.makedirs(path("history"))
         history_benchmark(args.history_stations, [int(n) for n in args.history.split(",")], max(1, args.runs // 2))
+        return
+    if args.serve_only:
+        print(f"# machine: {machine()}", flush=True)
+        serve_benchmark(WORK, args.stations, args.serve_seconds)
         return
     n = args.stations
     label = f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
@@ -254,6 +262,7 @@ def main():
     if args.history:
         os.makedirs(path("history"))
         history_benchmark(args.history_stations, [int(n) for n in args.history.split(",")], max(1, args.runs // 2))
+    serve_benchmark(WORK, n, args.serve_seconds)
 
 
 if __name__ == "__main__":

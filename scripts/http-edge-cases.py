@@ -5,7 +5,7 @@ Usage: http-edge-cases.py HOST PORT [--garbage N] [--seed S]
 
 Checks, each printed as `ok` or `FAIL`: 304 on a matching ETag, 206 and 416, HEAD without a body,
 traversal attempts (`/../master.sqlite`, `%2e%2e`, `/.lock`, `/.building-…`, a folder, `/`) answered
-404, a client that disconnects in the middle of a large download, then N requests with random and
+404, a client that disconnects in the middle of a large download, HTTP/1.0's connection close, then N requests with random and
 garbage `from` values (no 5xx, every answer one of 200, 204, 303, 400), and the server still answering.
 Ends with `N passed, N failed`; exits 1 if any failed.
 """
@@ -91,6 +91,30 @@ with socket.create_connection((HOST, PORT), timeout=30) as client:
 time.sleep(0.2)
 status, _, _ = request("GET", "/manifest.json")
 check("the server answers after a client disconnected mid-download", status == 200, status)
+
+# HTTP/1.0: the connection closes after the response unless the client asks to keep it.
+def read_until_close(raw_request):
+    with socket.create_connection((HOST, PORT), timeout=5) as client:
+        client.sendall(raw_request)
+        received = b""
+        try:
+            while chunk := client.recv(65536):
+                received += chunk
+            return received, True
+        except socket.timeout:
+            return received, False
+
+received, closed = read_until_close(f"GET /update?from={newest} HTTP/1.0\r\n\r\n".encode())
+check("an HTTP/1.0 request is answered, then the connection is closed", closed and received.startswith(b"HTTP/1.1 204"), received[:40])
+with socket.create_connection((HOST, PORT), timeout=5) as client:
+    answers = []
+    for _ in range(2):
+        client.sendall(f"HEAD /manifest.json HTTP/1.0\r\nConnection: keep-alive\r\n\r\n".encode())
+        answers.append(client.recv(65536))
+check("HTTP/1.0 with keep-alive: two answers on one connection, each saying keep-alive",
+      all(a.startswith(b"HTTP/1.1 200") and b"connection: keep-alive" in a.lower() for a in answers), answers)
+received, closed = read_until_close(f"HEAD /manifest.json HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+check("Connection: close is honoured", closed and received.startswith(b"HTTP/1.1 200"), received[:40])
 
 # Random and garbage `from` values.
 generator = random.Random(SEED)

@@ -57,6 +57,7 @@ public struct ReleaseServer: Sendable {
         let responder = ReleaseResponder(release: release)
         let app = Application(
             responder: logsRequests ? AnyServeResponder(AccessLog(next: responder)) : AnyServeResponder(responder),
+            server: ReleaseHTTP1Channel.builder(),
             configuration: .init(address: .hostname(host, port: port), serverName: "station-admin"),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
