@@ -11,6 +11,7 @@ struct ApplyCommand: ParsableCommand, ShowsProgress {
     @OptionGroup var curation: CurationOptions
 
     func run() throws {
-        try curation.report(global.openDatabase(author: curation.who).apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun))
+        let database = try global.openDatabase(author: curation.who)
+        try curation.report(database.apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun), database)
     }
 }

@@ -33,7 +33,7 @@ struct CheckCommand: ParsableCommand {
         var report = try database.check(version: version, limits: CheckLimits(connectionKilometres: connectionLimit, moveKilometres: moveLimit))
         if !rule.isEmpty { report.findings = report.findings.filter { rule.contains($0.rule.rawValue) } }
         if output.json {
-            try Console.printJSON(report)
+            try Console.printJSON(CheckJSON(report, waivers: try database.waivers(findings: report)))
         } else {
             FindingsPrinter.printSummary(report)
             for finding in report.findings { Console.line(FindingsPrinter.line(finding)) }
@@ -43,7 +43,7 @@ struct CheckCommand: ParsableCommand {
                 for waiver in waivers {
                     Console.line("  \(waiver.rule) \(waiver.table) \(waiver.key): \(waiver.reason)"
                         + " (\(waiver.author ?? "-"), \(waiver.waivedAt.prefix(10)))"
-                        + (waiver.stillFound == false ? "; no longer found, remove it with station-admin unwaive \(waiver.rule) \(waiver.table) \(waiver.key)" : ""))
+                        + (waiver.stillFound == false ? "; stale: no finding matches it (remove it with station-admin unwaive \(waiver.rule) \(waiver.table) \(waiver.key))" : ""))
                 }
             }
             if !report.findings.filter({ !$0.waived }).isEmpty {
@@ -66,10 +66,11 @@ struct WaiveCommand: ParsableCommand {
     @Argument(help: "The table.") var table: String
     @Argument(help: "The key, as `check` prints it (line_cd/station_cd1/station_cd2 for connections).") var key: String
     @Option(help: "Why the finding is right.") var reason: String
+    @Flag(help: "Waive a finding that is not there yet (a row a plan or an import is about to bring).") var ahead = false
     @OptionGroup var who: AuthorOption
 
     func run() throws {
-        try global.openDatabase(author: who).waive(rule: rule, table: table, key: key, reason: reason)
+        try global.openDatabase(author: who).waive(rule: rule, table: table, key: key, reason: reason, ahead: ahead)
         Console.line("Waived \(rule) on \(table) \(key).")
     }
 }
@@ -87,6 +88,28 @@ struct UnwaiveCommand: ParsableCommand {
     func run() throws {
         try global.openDatabase().unwaive(rule: rule, table: table, key: key)
         Console.line("Removed the waiver of \(rule) on \(table) \(key).")
+    }
+}
+
+/// `check --json`: the findings, the counts the text's summary line gives, and every waiver
+/// with whether its rule still finds its row (a stale waiver has `still_found` false).
+struct CheckJSON: Encodable {
+    struct Counts: Encodable {
+        let errors, warnings, waivedErrors, waivedWarnings, staleWaivers: Int
+    }
+    let version: Int
+    let counts: Counts
+    let findings: [CheckFinding]
+    let waivers: [Waiver]
+
+    init(_ report: CheckReport, waivers: [Waiver]) {
+        version = report.version
+        counts = Counts(
+            errors: report.count(.error, waived: false), warnings: report.count(.warning, waived: false),
+            waivedErrors: report.count(.error, waived: true), waivedWarnings: report.count(.warning, waived: true),
+            staleWaivers: waivers.filter { $0.stillFound == false }.count)
+        findings = report.findings
+        self.waivers = waivers
     }
 }
 

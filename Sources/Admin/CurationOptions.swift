@@ -10,13 +10,15 @@ struct CurationOptions: ParsableArguments {
 
     /// Applies the operations as one version and prints what happened.
     func run(_ operations: [PlanOperation], _ global: GlobalOptions) throws {
-        try report(global.openDatabase(author: who).apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun))
+        let database = try global.openDatabase(author: who)
+        try report(database.apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun), database)
     }
 
-    func report(_ report: ChangeReport) throws {
+    func report(_ report: ChangeReport, _ database: MasterDatabase) throws {
         if output.json { return try Console.printJSON(report) }
         if report.totalChanges == 0 { return print("No changes: the database stays at version \(report.version - 1).") }
         ReportPrinter.print(report, heading: report.committed ? "Committed version \(report.version)" : "Dry run: would commit version \(report.version)")
+        if report.committed { try ReportPrinter.printNextStep(database) }
     }
 }
 

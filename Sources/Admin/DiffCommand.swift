@@ -7,7 +7,9 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
         abstract: "Show what importing station CSVs would change; writes nothing.",
         discussion: """
             Example: station-admin diff datasets/ekidata/2021-03-12 --table stations --type DELETE --show 5
-            With --exit-code it exits 1 when there are changes and 0 when there are none, as git diff does.
+            Exit status: 0 when the files would change nothing, or without --exit-code; 1 with --exit-code
+            when they would change something; 2 when the diff could not be made (a missing folder, bad
+            input, a usage error), as GNU diff and cmp exit.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -16,15 +18,23 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
     @Option(help: "How many changes to describe in words (default: all).") var show: Int?
     @Option(help: "Only describe changes of this table.") var table: TableArgument?
     @Option(help: "Only describe changes of this kind (INSERT, UPDATE, DELETE, RESTORE).") var type: UpdateKindArgument?
-    @Flag(help: "Exit with status 1 when the files would change anything, 0 when not.") var exitCode = false
+    @Flag(help: "Exit with status 1 when the files would change anything, 0 when not, 2 on an error.") var exitCode = false
     @Flag(help: "One JSON object per change and line (all changes matching --table and --type).") var nl = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if nl && output.json { throw ValidationError(OutputOptions.oneFormOnly) }
         if let show, show < 0 { throw ValidationError("--show must be 0 or more.") }
     }
 
     func run() throws {
+        // With --exit-code, 1 means "would change": a failure exits 2, as GNU diff's does.
+        do { try compare() } catch let error where exitCode && !(error is ExitCode) {
+            throw FailedWithStatus(underlying: error, status: 2)
+        }
+    }
+
+    private func compare() throws {
         let database = try global.openDatabase()
         // Every change goes to a file and is read back one at a time: a diff of a million
         // stations describes two million.

@@ -31,6 +31,15 @@ struct AuthorOption: ParsableArguments {
 struct OutputOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of text.")
     var json = false
+
+    static let oneFormOnly = "--json prints one JSON document and --nl one JSON object per line: choose one."
+}
+
+/// A failure whose exit status is not the usual 1, because 1 means something else for the
+/// command (`diff --exit-code`: "the files would change something").
+struct FailedWithStatus: Error {
+    let underlying: any Error
+    let status: Int32
 }
 
 enum Console {

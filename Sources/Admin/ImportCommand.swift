@@ -33,6 +33,7 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
             print("No changes: the database stays at version \(report.version - 1).")
         } else if report.committed {
             ReportPrinter.print(report, heading: "Committed version \(report.version)")
+            try ReportPrinter.printNextStep(database)
         } else {
             ReportPrinter.print(report, heading: "Dry run: would commit version \(report.version)")
         }

@@ -17,6 +17,7 @@ struct LogCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if nl && output.json { throw ValidationError(OutputOptions.oneFormOnly) }
         if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more.") }
         if let table, MasterTable.named(table) == nil {
             throw ValidationError("Unknown table '\(table)'; expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")).")

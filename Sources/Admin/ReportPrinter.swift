@@ -52,6 +52,13 @@ enum ReportPrinter {
         }
     }
 
+    /// The last line of a command that wrote a version: what to do next, and whether a release
+    /// would be refused today.
+    static func printNextStep(_ database: MasterDatabase) throws {
+        Swift.print("")
+        Swift.print(try database.releaseReadiness().nextStep)
+    }
+
     /// Each suggestion in words, then its ready plan line.
     static func print(_ suggestions: [SplitSuggestion], indent: String = "") {
         for suggestion in suggestions {

@@ -7,7 +7,12 @@ struct StationAdmin: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "station-admin",
         abstract: "Maintain the station master data and publish it to the offline apps.",
-        discussion: "Shell completion: station-admin --generate-completion-script bash (or zsh, fish).",
+        discussion: """
+            Exit status: 0 on success; 1 when the command failed (the message says why and what to do),
+            or when `check` or `verify` found errors; 2 for a usage error (and for a failed
+            `diff --exit-code`, whose 1 means "would change").
+            Shell completion: station-admin --generate-completion-script bash (or zsh, fish).
+            """,
         version: version,
         subcommands: [
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self,
@@ -49,6 +54,10 @@ struct StationAdmin: ParsableCommand {
                 Foundation.exit(2)
             }
             if let code = error as? ExitCode { Self.exit(withError: code) }
+            if let failed = error as? FailedWithStatus {
+                Console.error(ErrorText.describe(failed.underlying))
+                Foundation.exit(failed.status)
+            }
             Console.error(ErrorText.describe(error))
             Foundation.exit(1)
         }

@@ -40,5 +40,6 @@ struct WeightsCommand: ParsableCommand, ShowsProgress {
                           share(after, after.coveredByWeight), share(after, after.coveredWithoutWeights)])
         }
         table.print()
+        if report.change.committed && report.change.totalChanges > 0 { try ReportPrinter.printNextStep(database) }
     }
 }

@@ -37,7 +37,11 @@ struct FieldDecoder {
     init(file: String, columns: [MasterTable.Column]) {
         self.file = file
         self.columns = columns
-        rules = columns.map { Rule(kind: $0.kind, domain: $0.domain, isRequired: $0.isRequired, maxBytes: $0.textLimit?.rawValue ?? .max) }
+        // An empty value for a column with a default (`weight`) would be stored as the default,
+        // not as the NULL a message would report: it is refused instead.
+        rules = columns.map {
+            Rule(kind: $0.kind, domain: $0.domain, isRequired: $0.isRequired || $0.defaultValue != nil, maxBytes: $0.textLimit?.rawValue ?? .max)
+        }
     }
 
     /// One field of a column, as the database stores it.

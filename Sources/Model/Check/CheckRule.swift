@@ -22,6 +22,17 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
         public static func < (a: Severity, b: Severity) -> Bool { a == .error && b == .warning }
     }
 
+    /// The tables whose rows the rule finds: a waiver names a row of one of them.
+    public var tables: [MasterTable] {
+        switch self {
+        case .openUnderClosed, .coordinatesOutsideJapan: return [.lines, .stations]
+        case .datesOutOfOrder, .closedWithoutDate, .stationMovedFar, .groupDangling, .duplicateNameOnLine: return [.stations]
+        case .kanaNotKatakana: return [.companies, .lines, .stations]
+        case .lineWithoutStations: return [.lines]
+        case .connectionTooLong, .connectionToClosedStation: return [.connections]
+        }
+    }
+
     public var severity: Severity {
         switch self {
         case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan: return .error

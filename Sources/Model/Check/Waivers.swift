@@ -43,6 +43,10 @@ public struct Waiver: Codable, Sendable, Equatable, FetchableRecord {
 public enum WaiverError: Error, LocalizedError, Equatable {
     case unknownRule(String, suggestion: String?)
     case unknownTable(String)
+    case wrongTable(rule: String, table: String, expected: [String])
+    case badKey(table: String, key: String)
+    case noSuchRow(table: String, key: String)
+    case notFound(FindingIdentity)
     case emptyReason
     case notWaived(FindingIdentity)
 
@@ -53,6 +57,15 @@ public enum WaiverError: Error, LocalizedError, Equatable {
                 + "expected one of: \(CheckRule.allCases.map(\.rawValue).joined(separator: ", ")))"
         case let .unknownTable(table):
             return "unknown table \(table.quotedForMessage()) (expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")))"
+        case let .wrongTable(rule, table, expected):
+            return "\(rule) checks \(expected.joined(separator: " and ")), not \(table) (waive it on a row of \(expected.joined(separator: " or ")))"
+        case let .badKey(table, key):
+            let columns = MasterTable.named(table)?.keyColumns.joined(separator: "/") ?? "the key"
+            return "\(key.quotedForMessage()) is not a key of \(table) (expected \(columns), whole numbers, as `check` prints it)"
+        case let .noSuchRow(table, key):
+            return "\(table) \(key) does not exist (check the key with `station-admin log --key \(key)`; for a row a plan is about to add, waive it with --ahead)"
+        case let .notFound(identity):
+            return "\(identity.rule) finds nothing on \(identity.table) \(identity.key) today, so there is nothing to waive (`station-admin check` lists the findings; to accept a finding a plan is about to bring, add --ahead)"
         case .emptyReason:
             return "a waiver needs a reason (--reason \"the 59 km Seikan Tunnel edge is real\")"
         case let .notWaived(identity):
@@ -74,15 +87,33 @@ enum Waivers {
 }
 
 extension MasterDatabase {
-    /// Accepts the finding of `rule` on one row. Waiving a row the rule does not find
-    /// (yet) is allowed: a curator may accept a known long edge before importing it.
-    public func waive(rule: String, table: String, key: String, reason: String) throws {
+    /// Accepts the finding of `rule` on one row of a table the rule checks. The row must exist
+    /// and the rule must find it at the newest version, unless `ahead`: a curator may accept a
+    /// known long edge before the plan or import that brings it.
+    public func waive(rule: String, table: String, key: String, reason: String, ahead: Bool = false) throws {
         guard let rule = CheckRule(rawValue: rule) else {
             throw WaiverError.unknownRule(rule, suggestion: NearestName.nearest(to: rule, among: CheckRule.allCases.map(\.rawValue)))
         }
-        guard MasterTable.named(table) != nil else { throw WaiverError.unknownTable(table) }
+        guard let masterTable = MasterTable.named(table) else { throw WaiverError.unknownTable(table) }
+        guard rule.tables.contains(masterTable) else {
+            throw WaiverError.wrongTable(rule: rule.rawValue, table: table, expected: rule.tables.map(\.name))
+        }
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false).map { Int64($0) }
+        guard parts.count == masterTable.keyColumns.count, parts.allSatisfy({ $0 != nil }) else {
+            throw WaiverError.badKey(table: table, key: key)
+        }
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw WaiverError.emptyReason }
+        if !ahead {
+            let exists = try read { db in
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM \(masterTable.name) WHERE \(masterTable.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")))",
+                    arguments: StatementArguments(parts.map { $0! })) ?? false
+            }
+            guard exists else { throw WaiverError.noSuchRow(table: table, key: key) }
+            let identity = FindingIdentity(rule: rule.rawValue, table: table, key: key)
+            guard try check().findings.contains(where: { $0.identity == identity }) else { throw WaiverError.notFound(identity) }
+        }
         try write { db in
             // The reason by its byte length (StatementBinding's text rule).
             try StatementBinding.execute("""

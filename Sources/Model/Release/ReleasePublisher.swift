@@ -122,6 +122,7 @@ extension MasterDatabase {
         var twinReadsTheFile = false
         func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
             let newest = try Self.dataVersion(db)
+            guard newest > 0 else { throw ReleaseError.nothingImported }
             let version = requested ?? newest
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
             if let checks, version > 0 {

@@ -11,4 +11,13 @@ public enum MapWeight {
     public static let secondOrderSample = 12
     /// Every other station, and the weight a new station starts with.
     public static let unsampled = 13
+
+    /// Every weight a station may have.
+    public static func contains(_ weight: Int64) -> Bool {
+        handAssigned.contains(Int(weight)) || [firstOrderSample, secondOrderSample, unsampled].contains(Int(weight))
+    }
+
+    /// How a message names the weights: "a map weight: 1 to 9 by hand, 11 or 12 sampled, 13 the rest".
+    public static let expectation =
+        "a map weight: \(handAssigned.lowerBound) to \(handAssigned.upperBound) by hand, \(firstOrderSample) or \(secondOrderSample) sampled, \(unsampled) the rest"
 }

@@ -29,6 +29,8 @@ public struct MasterTable: Sendable, Hashable {
         case prefecture
         /// The prefectures table also holds ekidata's catch-all row `99,その他`.
         case prefectureRow
+        /// A station's map weight (`MapWeight`).
+        case weight
 
         public func contains(_ value: Int64) -> Bool {
             switch self {
@@ -36,6 +38,7 @@ public struct MasterTable: Sendable, Hashable {
             case .status: return (0...2).contains(value)
             case .prefecture: return (1...47).contains(value)
             case .prefectureRow: return (1...47).contains(value) || value == 99
+            case .weight: return MapWeight.contains(value)
             }
         }
 
@@ -45,6 +48,7 @@ public struct MasterTable: Sendable, Hashable {
             case .status: return "\(openStatus) (open), \(notYetOpenStatus) (not yet open) or \(closedStatus) (closed)"
             case .prefecture: return "a prefecture code from 1 to 47"
             case .prefectureRow: return "a prefecture code from 1 to 47, or 99 (その他)"
+            case .weight: return MapWeight.expectation
             }
         }
     }
@@ -203,7 +207,7 @@ extension MasterTable {
             Column("close_ymd", .date),
             Column("e_status", .integer, required: true, domain: .status),
             Column("e_sort", .integer),
-            Column("weight", .integer, inCSV: false, defaultValue: MapWeight.unsampled),
+            Column("weight", .integer, inCSV: false, domain: .weight, defaultValue: MapWeight.unsampled),
         ],
         keyColumns: ["station_cd"], closesByStatus: true, headerAliases: ["add": "address"])
 

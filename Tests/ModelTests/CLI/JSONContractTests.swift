@@ -45,6 +45,11 @@ import Testing
         // Version 3: a connection that check warns about.
         #expect(try CommandRunner.run(["connect", "--db", path, "99001", "9900107", "1120120", "--memo", "long"]).status == 0)
         #expect(try CommandRunner.run(["release", "--db", path, "--out", scratch.path("release"), "--no-verify"]).status == 0)
+        // A waiver of that finding, and one waived ahead that nothing matches (stale).
+        #expect(try CommandRunner.run(["waive", "--db", path, "connection-too-long", "connections", "99001/9900107/1120120",
+                                       "--reason", "a ferry", "--author", "hanako"]).status == 0)
+        #expect(try CommandRunner.run(["waive", "--db", path, "dates-out-of-order", "stations", "1120102", "--reason", "soon",
+                                       "--ahead"]).status == 0)
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
 

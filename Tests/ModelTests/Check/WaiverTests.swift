@@ -27,7 +27,7 @@ import Testing
         #expect(waivers.map { "\($0.rule) \($0.table) \($0.key) \($0.reason) \($0.stillFound!)" }
             == ["dates-out-of-order stations 1120102 upstream typo, reported true"])
         // One rule, one key: the same row under another rule is not waived.
-        try database.waive(rule: "group-dangling", table: "stations", key: "1120102", reason: "not yet")
+        try database.waive(rule: "group-dangling", table: "stations", key: "1120102", reason: "not yet", ahead: true)
         #expect(try database.check().findings.filter(\.waived).count == 1)
         #expect(try database.waivers(findings: database.check()).map(\.stillFound) == [true, false])
 
@@ -125,7 +125,8 @@ import Testing
         let json = try CommandRunner.run(["check", "--db", db, "--json"])
         #expect(json.status == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["version", "findings"] && object["version"] as? Int == 2)
+        #expect(Set(object.keys) == ["version", "counts", "findings", "waivers"] && object["version"] as? Int == 2)
+        #expect(object["counts"] as? [String: Int] == ["errors": 1, "warnings": 1, "waived_errors": 0, "waived_warnings": 0, "stale_waivers": 0])
         let findings = try #require(object["findings"] as? [[String: Any]])
         #expect(findings.map { Set($0.keys) } == Array(repeating: ["rule", "severity", "table", "key", "message", "waived"], count: 2))
         #expect(findings.map { $0["severity"] as? String } == ["error", "warning"])

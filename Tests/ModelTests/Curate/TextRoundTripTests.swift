@@ -67,7 +67,7 @@ import Testing
             {"op": "edit", "table": "stations", "key": 1120101, "set": {"address": "\\ufeff小中野\\u2028駅函\\u0000館", "weight": 4}}
             """.write(toFile: plan, atomically: true, encoding: .utf8)
         try database.apply(planAt: plan)
-        try database.waive(rule: "duplicate-name-on-line", table: "stations", key: "1120101", reason: "reason \(Self.nul) \(Self.loneCR) kept")
+        try database.waive(rule: "duplicate-name-on-line", table: "stations", key: "1120101", reason: "reason \(Self.nul) \(Self.loneCR) kept", ahead: true)
 
         // The master holds every value byte for byte, and so do the memos and the waiver.
         let master = scratch.path("master.sqlite")

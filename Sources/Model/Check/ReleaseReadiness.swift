@@ -1,0 +1,38 @@
+import GRDB
+
+/// Whether `release` would publish the newest version today: what a command that wrote a
+/// version says at its end, with the one next step.
+public struct ReleaseReadiness: Sendable, Equatable {
+    public let version: Int
+    /// Error-level findings no waiver accepts: a release refuses the version while there are any.
+    public let unwaivedErrors: Int
+
+    public var isReleasable: Bool { version > 0 && unwaivedErrors == 0 }
+
+    /// "Next: station-admin review, then station-admin release (a release would publish version 3 today)."
+    public var nextStep: String {
+        if version == 0 { return "Next: station-admin import DIR (nothing has been imported yet; a release would be refused)." }
+        if unwaivedErrors > 0 {
+            return "Next: station-admin check (a release would be refused today: \(unwaivedErrors) error\(unwaivedErrors == 1 ? "" : "s") not waived; fix or waive \(unwaivedErrors == 1 ? "it" : "them"))."
+        }
+        return "Next: station-admin review, then station-admin release (a release would publish version \(version) today)."
+    }
+}
+
+extension MasterDatabase {
+    /// As `release` decides it (its default limits): from the newest version's recorded
+    /// findings when it has them, so that it costs no pass over a million stations.
+    public func releaseReadiness() throws -> ReleaseReadiness {
+        try readingOneState { db in
+            let newest = try Self.dataVersion(db)
+            guard newest > 0 else { return ReleaseReadiness(version: 0, unwaivedErrors: 0) }
+            let waived = try Waivers.identities(db)
+            if let recorded = try RecordedFindings.identities(db, version: newest),
+               let tally = CheckTally(version: newest, recorded: recorded, waived: waived) {
+                return ReleaseReadiness(version: newest, unwaivedErrors: tally.count(.error, waived: false))
+            }
+            let report = try DataChecker(version: newest, newest: newest, limits: CheckLimits()).report(db)
+            return ReleaseReadiness(version: newest, unwaivedErrors: report.blocking.count)
+        }
+    }
+}

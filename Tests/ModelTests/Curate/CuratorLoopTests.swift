@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Model
+
+/// The curator's loop as a new user meets it: no value outside its domain gets in, a command
+/// does what it says, nothing is published by mistake, and exit codes mean one thing.
+@Suite struct CuratorLoopTests {
+    let scratch = Scratch()
+
+    @Test func aWeightOutsideItsDomainIsRefusedAndNothingIsCommitted() throws {
+        let database = try scratch.baseDatabase()
+        func weight() throws -> Int? {
+            try CommandRunner.run(["-readonly", database.path, "SELECT weight FROM stations WHERE station_cd = 1120101"],
+                                  program: URL(fileURLWithPath: "/usr/bin/sqlite3")).stdout.split(separator: "\n").first.flatMap { Int($0) }
+        }
+        #expect(try weight() == MapWeight.unsampled)
+        for value in ["0", "99", "-4", "10", "14"] {
+            let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight=\(value)"])
+            #expect(edit.status == 1, "weight=\(value): \(edit.stdout)")
+            #expect(edit.stderr.contains("weight \(value) is out of range (expected a map weight: 1 to 9 by hand, 11 or 12 sampled, 13 the rest)"),
+                    "\(edit.stderr)")
+        }
+        // Empty would be stored as 13, not the NULL a report would show: refused, not misreported.
+        let empty = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight="])
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("weight is empty"), "\(empty.stderr)")
+        // A plan goes through the same rule.
+        #expect(throws: PlanError.self) {
+            try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "0"]))])
+        }
+        #expect(try weight() == MapWeight.unsampled)
+        #expect(try database.dataVersion() == 1)
+
+        for value in [1, 9, 11, 12, 2] {
+            let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight=\(value)"])
+            #expect(edit.status == 0, "\(edit.stderr)")
+            #expect(try weight() == value)
+        }
+    }
+
+    @Test func aMasterWithNothingImportedIsNotReleased() throws {
+        let path = scratch.path("empty.sqlite")
+        let database = try MasterDatabase.create(at: path)
+        #expect(throws: ReleaseError.nothingImported) {
+            try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        }
+        let release = try CommandRunner.run(["release", "--db", path, "--out", scratch.path("release")])
+        #expect(release.status == 1)
+        #expect(release.stderr.contains("nothing has been imported yet"), "\(release.stderr)")
+        let published = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path("release"))) ?? []
+        #expect(!published.contains("manifest.json") && !published.contains("0"), "\(published)")
+    }
+
+    @Test func diffExitCodeSaysWouldChangeWithOneAndFailedWithTwo() throws {
+        let database = try scratch.baseDatabase()
+        let same = try CommandRunner.run(["diff", "--db", database.path, Fixtures.base.path, "--exit-code"])
+        #expect(same.status == 0, "\(same.stderr)")
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
+        #expect(try CommandRunner.run(["diff", "--db", database.path, snapshot.path, "--exit-code"]).status == 1)
+        let missing = try CommandRunner.run(["diff", "--db", database.path, scratch.path("no-such-folder"), "--exit-code"])
+        #expect(missing.status == 2, "\(missing.stderr)")
+        #expect(missing.stderr.contains("no-such-folder"))
+        // Without --exit-code a failure is a failure, as for every command.
+        #expect(try CommandRunner.run(["diff", "--db", database.path, scratch.path("no-such-folder")]).status == 1)
+        let help = try CommandRunner.run(["diff", "--help"])
+        #expect(help.stdout.contains("2 when the diff could not be made"))
+    }
+
+    @Test func jsonAndNLTogetherAreAUsageError() throws {
+        let database = try scratch.baseDatabase()
+        for arguments in [["log", "--json", "--nl"], ["diff", Fixtures.base.path, "--nl", "--json"]] {
+            let result = try CommandRunner.run(arguments + ["--db", database.path])
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("choose one"), "\(result.stderr)")
+        }
+    }
+
+    @Test func aWaiverNamesAFindingThatExistsUnlessAhead() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"]))])
+        #expect(throws: WaiverError.wrongTable(rule: "connection-too-long", table: "stations", expected: ["connections"])) {
+            try database.waive(rule: "connection-too-long", table: "stations", key: "42", reason: "x")
+        }
+        #expect(throws: WaiverError.badKey(table: "connections", key: "42")) {
+            try database.waive(rule: "connection-too-long", table: "connections", key: "42", reason: "x")
+        }
+        #expect(throws: WaiverError.noSuchRow(table: "stations", key: "42")) {
+            try database.waive(rule: "dates-out-of-order", table: "stations", key: "42", reason: "x")
+        }
+        #expect(throws: WaiverError.notFound(FindingIdentity(rule: "dates-out-of-order", table: "stations", key: "1120101"))) {
+            try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120101", reason: "x")
+        }
+        let refused = try CommandRunner.run(["waive", "--db", database.path, "connection-too-long", "stations", "42", "--reason", "x"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("connection-too-long checks connections, not stations"), "\(refused.stderr)")
+        #expect(try database.waivers().isEmpty)
+
+        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
+        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120101", reason: "the plan brings it", ahead: true)
+        let text = try CommandRunner.run(["check", "--db", database.path])
+        #expect(text.stdout.contains("dates-out-of-order stations 1120101: the plan brings it"), "\(text.stdout)")
+        #expect(text.stdout.contains("stale: no finding matches it (remove it with station-admin unwaive dates-out-of-order stations 1120101)"))
+        let json = try CommandRunner.run(["check", "--db", database.path, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        let counts = object["counts"] as! [String: Int]
+        #expect(counts["stale_waivers"] == 1 && counts["waived_errors"] == 1 && counts["errors"] == 0, "\(counts)")
+        let waivers = object["waivers"] as! [[String: Any]]
+        #expect(waivers.map { "\($0["key"]!) \($0["still_found"]!)" }.sorted() == ["1120101 0", "1120102 1"])
+    }
+}
