@@ -63,7 +63,7 @@ struct FieldDecoder {
         let bytes = Self.trim(field)
         if bytes.isEmpty {
             if rule.isRequired {
-                throw CSVError(file: file, line: line, message: "\(name) is empty (expected \(Self.expectation(rule.kind)))")
+                throw CSVError(file: file, line: line, message: "\(name) is empty (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))")
             }
             return .null
         }

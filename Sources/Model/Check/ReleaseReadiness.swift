@@ -26,9 +26,7 @@ extension MasterDatabase {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { return ReleaseReadiness(version: 0, unwaivedErrors: 0) }
-            let waived = try Waivers.identities(db)
-            if let recorded = try RecordedFindings.identities(db, version: newest),
-               let tally = CheckTally(version: newest, recorded: recorded, waived: waived) {
+            if let tally = try Self.recordedTally(db, version: newest) {
                 return ReleaseReadiness(version: newest, unwaivedErrors: tally.count(.error, waived: false))
             }
             let report = try DataChecker(version: newest, newest: newest, limits: CheckLimits()).report(db)

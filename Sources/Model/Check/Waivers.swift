@@ -98,21 +98,27 @@ extension MasterDatabase {
         guard rule.tables.contains(masterTable) else {
             throw WaiverError.wrongTable(rule: rule.rawValue, table: table, expected: rule.tables.map(\.name))
         }
-        let parts = key.split(separator: "/", omittingEmptySubsequences: false).map { Int64($0) }
-        guard parts.count == masterTable.keyColumns.count, parts.allSatisfy({ $0 != nil }) else {
+        // As `check` prints keys (`updates.key_id`): a waiver of "+5" or "05" would match nothing.
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false).compactMap { part in
+            Int64(part).flatMap { String($0) == part ? $0 : nil }
+        }
+        guard parts.count == masterTable.keyColumns.count, key.split(separator: "/", omittingEmptySubsequences: false).count == parts.count else {
             throw WaiverError.badKey(table: table, key: key)
         }
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw WaiverError.emptyReason }
         if !ahead {
-            let exists = try read { db in
-                try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM \(masterTable.name) WHERE \(masterTable.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")))",
-                    arguments: StatementArguments(parts.map { $0! })) ?? false
-            }
-            guard exists else { throw WaiverError.noSuchRow(table: table, key: key) }
+            // The row, then the one rule's findings, in one state of the master.
             let identity = FindingIdentity(rule: rule.rawValue, table: table, key: key)
-            guard try check().findings.contains(where: { $0.identity == identity }) else { throw WaiverError.notFound(identity) }
+            try readingOneState { db in
+                let exists = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM \(masterTable.name) WHERE \(masterTable.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")))",
+                    arguments: StatementArguments(parts)) ?? false
+                guard exists else { throw WaiverError.noSuchRow(table: table, key: key) }
+                let newest = try Self.dataVersion(db)
+                let found = try DataChecker(version: newest, newest: newest, limits: CheckLimits()).findings(db, rules: [rule])
+                guard found.contains(where: { $0.identity == identity }) else { throw WaiverError.notFound(identity) }
+            }
         }
         try write { db in
             // The reason by its byte length (StatementBinding's text rule).

@@ -24,7 +24,7 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     public var errorDescription: String? {
         switch self {
         case .nothingImported:
-            return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a snapshot first: `station-admin import datasets/ekidata/2019-12-27`)"
+            return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a folder of ekidata CSV files first: `station-admin import FOLDER`)"
         case let .noSuchVersion(requested, newest):
             return "data version \(requested) does not exist (expected 0 to \(newest), the newest)"
         case let .fromNewerThanTo(from, to):

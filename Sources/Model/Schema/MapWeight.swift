@@ -14,7 +14,8 @@ public enum MapWeight {
 
     /// Every weight a station may have.
     public static func contains(_ weight: Int64) -> Bool {
-        handAssigned.contains(Int(weight)) || [firstOrderSample, secondOrderSample, unsampled].contains(Int(weight))
+        let weight = Int(weight)
+        return handAssigned.contains(weight) || weight == firstOrderSample || weight == secondOrderSample || weight == unsampled
     }
 
     /// How a message names the weights: "a map weight: 1 to 9 by hand, 11 or 12 sampled, 13 the rest".

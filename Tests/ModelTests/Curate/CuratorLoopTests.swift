@@ -24,7 +24,7 @@ import Testing
         // Empty would be stored as 13, not the NULL a report would show: refused, not misreported.
         let empty = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120101", "weight="])
         #expect(empty.status == 1)
-        #expect(empty.stderr.contains("weight is empty"), "\(empty.stderr)")
+        #expect(empty.stderr.contains("weight is empty (expected a map weight: 1 to 9 by hand"), "\(empty.stderr)")
         // A plan goes through the same rule.
         #expect(throws: PlanError.self) {
             try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "0"]))])
@@ -85,6 +85,10 @@ import Testing
         }
         #expect(throws: WaiverError.badKey(table: "connections", key: "42")) {
             try database.waive(rule: "connection-too-long", table: "connections", key: "42", reason: "x")
+        }
+        // Only the key as `check` prints it: "01120102" would never match a finding.
+        #expect(throws: WaiverError.badKey(table: "stations", key: "01120102")) {
+            try database.waive(rule: "dates-out-of-order", table: "stations", key: "01120102", reason: "x", ahead: true)
         }
         #expect(throws: WaiverError.noSuchRow(table: "stations", key: "42")) {
             try database.waive(rule: "dates-out-of-order", table: "stations", key: "42", reason: "x")
