@@ -35,6 +35,7 @@ struct CheckCommand: ParsableCommand {
         if output.json {
             try Console.printJSON(CheckJSON(report, waivers: try database.waivers(findings: report)))
         } else {
+            Pager.startIfWanted(disabled: global.noPager)
             FindingsPrinter.printSummary(report)
             for finding in report.findings { Console.line(FindingsPrinter.line(finding)) }
             let waivers = try database.waivers(findings: report)

@@ -51,6 +51,7 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
             let printer = Console.JSONLinePrinter()
             try everyChange.forEach { if matches($0) { try printer.print($0) } }
         } else {
+            Pager.startIfWanted(disabled: global.noPager)
             ReportPrinter.printCounts(report, heading: "Changes an import would make as version \(report.version)")
             var matching = 0
             try everyChange.forEach { change in

@@ -8,6 +8,9 @@ struct GlobalOptions: ParsableArguments {
         "The master database (default: $STATION_ADMIN_DB, else ./master.sqlite).", valueName: "path"))
     var db: String?
 
+    @Flag(name: .customLong("no-pager"), help: "Print long output (log, diff --show, check, suggest) instead of paging it on a terminal.")
+    var noPager = false
+
     var databasePath: String {
         db ?? ProcessInfo.processInfo.environment["STATION_ADMIN_DB"] ?? "master.sqlite"
     }

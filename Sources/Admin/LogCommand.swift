@@ -4,47 +4,92 @@ import Model
 struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Show the updates log, newest first.",
-        discussion: "Example: station-admin log --key 1122903 (a station's whole story, its splits included)")
+        abstract: "Show the updates log, newest first: each change with its row's name and values.",
+        discussion: """
+            Examples:
+              station-admin log -n 5                      the five newest changes, 東京: weight 13 → 2
+              station-admin log --key 1122903             a station's whole story, its splits included
+              station-admin log --since v3 --until 2026-11-24 --author hanako --reverse
+              station-admin log --oneline                 one short line per row, without values
+            On a terminal, long output goes through $PAGER (less -FRX by default); --no-pager prints it.
+
+            \(ExitStatus.readOnly)
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this data version.") var version: Int?
     @Option(help: "Only this table (companies, lines, stations, connections, prefectures).") var table: String?
     @Option(help: "Only this key (composite keys joined with '/').") var key: String?
     @Option(help: "Only this kind (INSERT, UPDATE, DELETE, RESTORE, DUPLICATE).") var type: UpdateKindArgument?
-    @Option(name: [.customShort("n"), .customLong("limit")], help: "Only the newest N rows.") var limit: Int?
+    @Option(help: ArgumentHelp("Only changes from this version (4 or v4) or date (2026-11-24) on.", valueName: "version-or-date"))
+    var since: String?
+    @Option(help: ArgumentHelp("Only changes up to this version or date, inclusive.", valueName: "version-or-date"))
+    var until: String?
+    @Option(help: ArgumentHelp("Only versions committed by this author.", valueName: "name")) var author: String?
+    @Option(name: [.customShort("n"), .customLong("limit")], help: "Only the first N rows shown.") var limit: Int?
+    @Flag(help: "Oldest first (a key's story alone reads oldest first already: --reverse shows it newest first).")
+    var reverse = false
+    @Flag(help: "One short line per row: id, version, date, kind, table and key, without names or values.")
+    var oneline = false
     @Flag(help: "One JSON object per line (for streaming into other tools).") var nl = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if nl && output.json { throw ValidationError(OutputOptions.oneFormOnly) }
+        if oneline && (nl || output.json) { throw ValidationError("--oneline is a text form: leave out --json and --nl.") }
         if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more.") }
         if let table, MasterTable.named(table) == nil {
             throw ValidationError("Unknown table '\(table)'; expected one of: \(MasterTable.all.map(\.name).joined(separator: ", ")).")
         }
+        for (name, value) in [("--since", since), ("--until", until)] {
+            if let value, LogBound(value) == nil {
+                throw ValidationError("\(name) '\(value)' is neither; expected \(LogBound.expectation).")
+            }
+        }
+    }
+
+    /// The key alone asks for a story, which reads oldest first.
+    private var isStory: Bool {
+        key != nil && version == nil && type == nil && limit == nil && since == nil && until == nil && author == nil
     }
 
     func run() throws {
-        if let key, version == nil, type == nil, limit == nil {
-            // A key's story: each change with its columns, old → new, oldest first.
-            let story = try global.openDatabase().story(key: key, table: table)
+        let database = try global.openDatabase()
+        let filter = LogFilter(version: version, table: table, key: key, type: type?.kind,
+                               since: since.flatMap(LogBound.init), until: until.flatMap(LogBound.init), author: author,
+                               limit: limit, newestFirst: isStory ? reverse : !reverse)
+        if isStory {
+            // A key's story: each change with its columns, old → new.
+            let story = try database.story(key: key!, table: table, newestFirst: filter.newestFirst)
             if output.json { return try Console.printJSON(story) }
             if nl { return try story.forEach(Console.printJSONLine) }
-            for entry in story {
-                Console.line("\(entry.update.updateDate)  \(entry.summary)" + (entry.update.memo.map { "  (\($0))" } ?? ""))
-            }
+            Pager.startIfWanted(disabled: global.noPager)
+            for entry in story { Console.line(Self.line(entry, oneline: oneline)) }
             return
         }
-        let filter = LogFilter(version: version, table: table, key: key, type: type?.kind, limit: limit, newestFirst: true)
-        let database = try global.openDatabase()
         if output.json { return try Console.printJSONArray { append in try database.forEachUpdate(filter, append) } }
-        let printer = Console.JSONLinePrinter()
-        try database.forEachUpdate(filter) { update in
-            if nl { return try printer.print(update) }
-            let target = update.type == .duplicate
-                ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
-            Console.fields(["\(update.upID)", "v\(update.userVersion)", update.updateDate, update.type.rawValue, target]
-                + (update.memo.map { [$0] } ?? []))
+        if nl {
+            let printer = Console.JSONLinePrinter()
+            return try database.forEachUpdate(filter) { try printer.print($0) }
         }
+        Pager.startIfWanted(disabled: global.noPager)
+        if oneline {
+            return try database.forEachUpdate(filter) { Console.fields(Self.shortFields($0)) }
+        }
+        try database.forEachDescribedUpdate(filter) { Console.line(Self.line($0, oneline: false)) }
+    }
+
+    /// `21880  v4  2026-11-24T10:00:00Z  UPDATE stations 1130101 東京: weight 13 → 2  (memo)`
+    private static func line(_ entry: StoryEntry, oneline: Bool) -> String {
+        if oneline { return shortFields(entry.update).joined(separator: "\t") }
+        let update = entry.update
+        return "\(update.upID)  v\(update.userVersion)  \(update.updateDate)  \(entry.change.summary)" + (update.memo.map { "  (\($0))" } ?? "")
+    }
+
+    /// The `--oneline` fields: `21880 v4 2026-11-24T… UPDATE stations 1130101 [memo]`.
+    private static func shortFields(_ update: Update) -> [String] {
+        let target = update.type == .duplicate
+            ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
+        return ["\(update.upID)", "v\(update.userVersion)", update.updateDate, update.type.rawValue, target] + (update.memo.map { [$0] } ?? [])
     }
 }

@@ -41,8 +41,10 @@ struct StationAdmin: ParsableCommand {
             } else {
                 try command.run()
             }
+            Pager.finish()
             PhaseLog.reportPeakMemory()
         } catch {
+            Pager.finish()
             let code = exitCode(for: error)
             if code == .success {
                 print(fullMessage(for: error))

@@ -23,6 +23,7 @@ struct SuggestCommand: ParsableCommand {
         let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius)
         if output.json { return try Console.printJSON(suggestions) }
         if suggestions.isEmpty { return print("No likely splits or handovers.") }
+        Pager.startIfWanted(disabled: global.noPager)
         ReportPrinter.print(suggestions)
     }
 }

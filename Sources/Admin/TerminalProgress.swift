@@ -67,23 +67,29 @@ final class TerminalProgress: @unchecked Sendable {
         guard force || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
         lastDraw = now
         let elapsed = now.timeIntervalSince(phaseStart)
-        var line = phase
+        let columns = Self.columns(output)
+        // The line fits the terminal: the bar grows with it, and a long phase gives way first
+        // (the counts and time left are what a reader waits for).
+        var stats = ""
         if let total, total > 0 {
             let fraction = min(1, Double(completed) / Double(total))
-            let width = 24, filled = Int(fraction * Double(width))
-            line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
-            line += String(format: " %3d%%  %@/%@", Int(fraction * 100), Self.count(completed), Self.count(total))
+            let width = min(max(columns / 4, 10), 40), filled = Int(fraction * Double(width))
+            stats += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+            stats += String(format: " %3d%%  %@/%@", Int(fraction * 100), Self.count(completed), Self.count(total))
             if elapsed > 0.5, completed > 0 {
                 let rate = Double(completed) / elapsed
-                line += "  \(Self.count(Int(rate)))/s"
-                if fraction < 1 { line += "  \(Self.duration(Double(total - completed) / rate)) left" }
+                stats += "  \(Self.count(Int(rate)))/s"
+                if fraction < 1 { stats += "  \(Self.duration(Double(total - completed) / rate)) left" }
             }
         } else {
-            line += " …"
-            if elapsed >= 1 { line += "  \(Self.duration(elapsed))" }
+            stats += " …"
+            if elapsed >= 1 { stats += "  \(Self.duration(elapsed))" }
         }
-        let columns = Self.columns(output)
-        if line.count > columns - 1 { line = String(line.prefix(columns - 2)) + "…" }
+        var line = phase + stats
+        if line.count > columns - 1 {
+            let room = columns - 2 - stats.count
+            line = room >= 8 ? String(phase.prefix(room)) + "…" + stats : String(line.prefix(columns - 2)) + "…"
+        }
         write("\r\u{1B}[K" + line)
         drawn = true
     }
@@ -100,10 +106,12 @@ final class TerminalProgress: @unchecked Sendable {
         _ = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress, $0.count) }
     }
 
+    /// The terminal's width; `$COLUMNS` where the terminal does not say, 80 where neither does.
     private static func columns(_ descriptor: Int32) -> Int {
         var size = winsize()
-        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10 else { return 80 }
-        return Int(size.ws_col)
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 10 { return columns }
+        return 80
     }
 
     private static func count(_ value: Int) -> String {

@@ -68,8 +68,13 @@ public struct DescribedChange: Codable, Sendable, Equatable {
         try container.encode(key, forKey: .key)
         try container.encode(kind, forKey: .kind)
         try container.encode(name, forKey: .name)
+        try container.encode(typedFields, forKey: .fields)
+    }
+
+    /// The fields as JSON gives them: numbers for codes and coordinates (`e_status` 2, not "2").
+    var typedFields: [some Encodable] {
         let columns = MasterTable.named(table)
-        try container.encode(fields.map { TypedFieldChange(change: $0, kind: columns?.column(named: $0.column)?.kind) }, forKey: .fields)
+        return fields.map { TypedFieldChange(change: $0, kind: columns?.column(named: $0.column)?.kind) }
     }
 
     /// `stations 1122903 佐貫 UPDATE: station_name 佐貫 → 龍ケ崎市`
@@ -127,7 +132,7 @@ extension FieldChange {
 }
 
 /// A `FieldChange` as JSON: its values as numbers where the column holds numbers.
-private struct TypedFieldChange: Encodable {
+struct TypedFieldChange: Encodable {
     let change: FieldChange
     let kind: MasterTable.Kind?
 

@@ -20,19 +20,64 @@ public struct LogFilter: Sendable {
     public var table: String?
     public var key: String?
     public var type: Update.Kind?
+    /// Only rows from this bound on (inclusive), as `git log --since`.
+    public var since: LogBound?
+    /// Only rows up to this bound (inclusive), as `git log --until`.
+    public var until: LogBound?
+    /// Only versions committed by this author (as recorded in the master's `versions`).
+    public var author: String?
     /// At most this many rows (after the order is applied).
     public var limit: Int?
     /// Newest first, as `git log`; a key's story reads oldest first.
     public var newestFirst: Bool
 
     public init(version: Int? = nil, table: String? = nil, key: String? = nil, type: Update.Kind? = nil,
+                since: LogBound? = nil, until: LogBound? = nil, author: String? = nil,
                 limit: Int? = nil, newestFirst: Bool = false) {
         self.version = version
         self.table = table
         self.key = key
         self.type = type
+        self.since = since
+        self.until = until
+        self.author = author
         self.limit = limit
         self.newestFirst = newestFirst
+    }
+}
+
+/// One end of `log --since`/`--until`: a data version (`4`, `v4`) or a date (`2026-11-24`,
+/// or a timestamp as `update_date` holds it, `2026-11-24T10:00:00Z`).
+public enum LogBound: Sendable, Equatable {
+    case version(Int)
+    case date(String)
+
+    /// Reads `4`, `v4`, `2026-11-24` or `2026-11-24T10:00`; nil for anything else.
+    public init?(_ text: String) {
+        let digits = text.hasPrefix("v") ? String(text.dropFirst()) : text
+        if let version = Int(digits), version >= 0 {
+            self = .version(version)
+            return
+        }
+        let bytes = Array(text.utf8)
+        let isDate = bytes.count >= 10 && bytes.prefix(10).enumerated().allSatisfy { offset, byte in
+            offset == 4 || offset == 7 ? byte == UInt8(ascii: "-") : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        guard isDate, bytes.count == 10 || bytes[10] == UInt8(ascii: "T") else { return nil }
+        self = .date(text)
+    }
+
+    public static let expectation = "a data version (4 or v4) or a date (2026-11-24, or 2026-11-24T10:00)"
+
+    /// SQL condition and arguments: `updates` rows at or after (`isLower`) or at or before this bound.
+    /// A date bound compares as many characters as it gives, so `--until 2026-11-24` keeps the whole day.
+    func condition(isLower: Bool) -> (String, StatementArguments) {
+        switch self {
+        case .version(let version):
+            return ("user_version \(isLower ? ">=" : "<=") ?", [version])
+        case .date(let date):
+            return ("substr(update_date, 1, ?) \(isLower ? ">=" : "<=") ?", [date.count, date])
+        }
     }
 }
 
@@ -68,6 +113,18 @@ extension MasterDatabase {
     /// Calls `body` with each `updates` row `filter` selects, read from one state, one row at a
     /// time: the two million rows of a million-station import are never held at once.
     public func forEachUpdate(_ filter: LogFilter = LogFilter(), _ body: (Update) throws -> Void) throws {
+        try forEachUpdate(filter) { update, _ in try body(update) }
+    }
+
+    /// Calls `body` with each `updates` row `filter` selects and what it changed, in words and
+    /// values (`東京: weight 13 → 2`), read from one state, one row at a time.
+    public func forEachDescribedUpdate(_ filter: LogFilter = LogFilter(), _ body: (StoryEntry) throws -> Void) throws {
+        try forEachUpdate(filter) { update, db in
+            try body(StoryEntry(update: update, change: try Self.describe(update, db)))
+        }
+    }
+
+    func forEachUpdate(_ filter: LogFilter, _ body: (Update, Database) throws -> Void) throws {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let version = filter.version {
@@ -86,6 +143,15 @@ extension MasterDatabase {
             conditions.append("type = ?")
             arguments += [type.rawValue]
         }
+        for (bound, isLower) in [(filter.since, true), (filter.until, false)] {
+            guard let (condition, boundArguments) = bound?.condition(isLower: isLower) else { continue }
+            conditions.append(condition)
+            arguments += boundArguments
+        }
+        if let author = filter.author {
+            conditions.append("user_version IN (SELECT version FROM versions WHERE author = ?)")
+            arguments += [author]
+        }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let order = " ORDER BY up_id\(filter.newestFirst ? " DESC" : "")\(filter.limit.map { " LIMIT \($0)" } ?? "")"
         try read { db in
@@ -99,7 +165,7 @@ extension MasterDatabase {
                 throw LogError.noSuchKey(key)
             }
             let updates = try Update.fetchCursor(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
-            while let update = try updates.next() { try body(update) }
+            while let update = try updates.next() { try body(update, db) }
         }
     }
 }

@@ -12,7 +12,7 @@ public struct StoryEntry: Sendable, Equatable, Encodable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(update, forKey: .update)
         try container.encode(change.name, forKey: .name)
-        try container.encode(change.fields, forKey: .fields)
+        try container.encode(change.typedFields, forKey: .fields)
     }
 
     /// `v2 UPDATE stations 1122903 龍ケ崎市: station_name 佐貫 → 龍ケ崎市`
@@ -22,36 +22,39 @@ public struct StoryEntry: Sendable, Equatable, Encodable {
 extension MasterDatabase {
     /// A key's whole story across versions: every `updates` row naming it (its splits
     /// included), each with the columns it changed, old → new, read from the history.
-    public func story(key: String, table: String? = nil) throws -> [StoryEntry] {
-        let updates = try log(LogFilter(table: table, key: key))
-        return try read { db in
-            try updates.map { update in
-                if update.type == .duplicate {
-                    return StoryEntry(update: update, change: DescribedChange(
-                        table: "stations", key: "\(update.tableName) → \(update.keyID)", kind: .duplicate, name: nil, fields: []))
+    public func story(key: String, table: String? = nil, newestFirst: Bool = false) throws -> [StoryEntry] {
+        var story: [StoryEntry] = []
+        try forEachDescribedUpdate(LogFilter(table: table, key: key, newestFirst: newestFirst)) { story.append($0) }
+        return story
+    }
+
+    /// What one `updates` row changed: the columns, old → new, read from the history, and the
+    /// row's name after the change; an INSERT lists the new row's non-NULL columns.
+    static func describe(_ update: Update, _ db: Database) throws -> DescribedChange {
+        if update.type == .duplicate {
+            return DescribedChange(table: MasterTable.stations.name, key: "\(update.tableName) → \(update.keyID)", kind: .duplicate, name: nil, fields: [])
+        }
+        guard let table = MasterTable.named(update.tableName) else {
+            return DescribedChange(table: update.tableName, key: update.keyID, kind: update.type, name: nil, fields: [])
+        }
+        let before = update.type == .insert ? nil : try historyRow(table, key: update.keyID, validTo: update.userVersion, db)
+        let after = try state(table, key: update.keyID, after: update.userVersion, db)
+        var fields: [FieldChange] = []
+        // A removed row (a connection, a prefecture) has no values after: its key says it all.
+        for column in table.columns where after != nil {
+            let old: DatabaseValue = before?[column.name] ?? .null
+            let new: DatabaseValue = after?[column.name] ?? .null
+            if update.type == .insert {
+                if !table.keyColumns.contains(column.name), let value = FieldChange.text(new) {
+                    fields.append(FieldChange(column: column.name, old: nil, new: value))
                 }
-                guard let table = MasterTable.named(update.tableName) else {
-                    return StoryEntry(update: update, change: DescribedChange(table: update.tableName, key: update.keyID, kind: update.type, name: nil, fields: []))
-                }
-                let before = update.type == .insert ? nil : try Self.historyRow(table, key: update.keyID, validTo: update.userVersion, db)
-                let after = try Self.state(table, key: update.keyID, after: update.userVersion, db)
-                var fields: [FieldChange] = []
-                for column in table.columns {
-                    let old: DatabaseValue = before?[column.name] ?? .null
-                    let new: DatabaseValue = after?[column.name] ?? .null
-                    if update.type == .insert {
-                        if !table.keyColumns.contains(column.name), let value = FieldChange.text(new) {
-                            fields.append(FieldChange(column: column.name, old: nil, new: value))
-                        }
-                    } else if FieldChange.differ(new, old, column.kind) {
-                        fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
-                    }
-                }
-                let nameColumn = table.columns.first { $0.name.hasSuffix("_name") }?.name
-                let name = nameColumn.flatMap { (after ?? before)?[$0] }.flatMap(FieldChange.text)
-                return StoryEntry(update: update, change: DescribedChange(table: table.name, key: update.keyID, kind: update.type, name: name, fields: fields))
+            } else if FieldChange.differ(new, old, column.kind) {
+                fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
             }
         }
+        let nameColumn = table.columns.first { $0.name.hasSuffix("_name") }?.name
+        let name = nameColumn.flatMap { (after ?? before)?[$0] }.flatMap(FieldChange.text)
+        return DescribedChange(table: table.name, key: update.keyID, kind: update.type, name: name, fields: fields)
     }
 
     private static func historyRow(_ table: MasterTable, key: String, validTo: Int, _ db: Database) throws -> Row? {

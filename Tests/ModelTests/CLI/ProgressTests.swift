@@ -7,14 +7,8 @@ import Testing
 @Suite struct ProgressTests {
     let scratch = Scratch()
 
-    /// What a terminal received while `arguments` ran on it.
     private func onTerminal(_ arguments: [String], environment: [String: String] = [:], unset: [String] = ["CI"]) throws -> String {
-        let typescript = scratch.path("typescript-\(UUID().uuidString)")
-        let command = ([CommandRunner.executable.path] + arguments).joined(separator: " ")
-        let result = try CommandRunner.run(["-qfec", command, typescript], environment: environment, unset: unset,
-                                           program: URL(fileURLWithPath: "/usr/bin/script"))
-        #expect(result.status == 0, "\(command): \(result.stdout)")
-        return try String(contentsOfFile: typescript, encoding: .utf8)
+        try Terminal(scratch: scratch).run(arguments, environment: environment, unset: unset)
     }
 
     private static let redraw = "\r\u{1B}[K"
@@ -58,5 +52,26 @@ import Testing
         #expect(!ci.contains("\u{1B}[K"))
         let dumb = try onTerminal(["diff", "--db", db, Fixtures.base.path], environment: ["TERM": "dumb"])
         #expect(!dumb.contains("\u{1B}[K"))
+    }
+
+    /// The line fits the terminal's width: a wide one gets the whole phase and a longer bar,
+    /// a narrow one a shortened phase with the counts kept.
+    @Test func theProgressLineFitsTheTerminalsWidth() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        _ = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release")])
+        func longestLine(columns: Int) throws -> String {
+            let drawn = try Terminal(scratch: scratch).run(["verify", "--db", database.path, "--out", scratch.path("release")],
+                                                           columns: columns, environment: ["TERM": "xterm"])
+            return drawn.components(separatedBy: Self.redraw).filter { $0.hasPrefix("verifying") }
+                .map { $0.components(separatedBy: "\r")[0].components(separatedBy: "\n")[0] }.max { $0.count < $1.count } ?? ""
+        }
+        let wide = try longestLine(columns: 160)
+        #expect(wide.hasPrefix("verifying how phones at versions 1…1 reach version 2, with sqlite3 ["), "\(wide)")
+        #expect(wide.count > 80 && wide.count < 160, "\(wide.count): \(wide)")
+        let bar = wide.split(separator: "[").last?.split(separator: "]").first ?? ""
+        #expect(bar.count == 40 && bar.allSatisfy { $0 == "#" || $0 == "-" }, "the bar grows with the terminal: \(wide)")
+        let narrow = try longestLine(columns: 60)
+        #expect(narrow.count <= 59 && narrow.contains("…") && narrow.contains("/1"), "\(narrow.count): \(narrow)")
     }
 }
