@@ -13,6 +13,8 @@ struct SuggestCommand: ParsableCommand {
     @Option(help: "The data version (default: the newest).") var version: Int?
     // Unconditional, so that "--radius -5" reaches validate() instead of reading as an option.
     @Option(parsing: .unconditional, help: "How close, in metres, counts as the same place.") var radius: Double = 500
+    @Flag(help: "Every candidate pair, also those weaker than a station's same-name successor nearby (a neighbour's).")
+    var all = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -20,7 +22,7 @@ struct SuggestCommand: ParsableCommand {
     }
 
     func run() throws {
-        let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius)
+        let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius, all: all)
         if output.json { return try Console.printJSON(suggestions) }
         if suggestions.isEmpty { return print("No likely splits or handovers.") }
         Pager.startIfWanted(disabled: global.noPager)

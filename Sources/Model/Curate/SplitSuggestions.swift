@@ -18,6 +18,8 @@ public struct SplitSuggestion: Codable, Sendable, Equatable {
     public var metres: Int?
     /// A plan line that records the split.
     public var planLine: String
+    /// Within the radius the suggestions were made with.
+    var isNear = false
 
     enum CodingKeys: String, CodingKey {
         case version, old, new, reason, confidence, metres
@@ -41,13 +43,16 @@ public struct SplitSuggestion: Codable, Sendable, Equatable {
 
 extension MasterDatabase {
     /// The DUPLICATEs that `version` (default: the newest) seems to call for; see `SplitFinder`.
-    public func suggestSplits(version: Int? = nil, radius: Double = 500) throws -> [SplitSuggestion] {
-        try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius) }
+    ///
+    /// - Parameter all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
+    public func suggestSplits(version: Int? = nil, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
+        try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius, all: all) }
     }
 
     /// The same, inside a transaction that may not be committed yet (an import's report).
-    static func suggestSplits(_ db: Database, version: Int, radius: Double = 500) throws -> [SplitSuggestion] {
-        try SplitFinder(version: version, radius: radius).suggestions(db)
+    static func suggestSplits(_ db: Database, version: Int, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
+        let candidates = try SplitFinder(version: version, radius: radius).suggestions(db)
+        return all ? candidates : SplitFinder.assigned(candidates)
     }
 }
 
@@ -124,8 +129,9 @@ struct SplitFinder {
             guard old.code != new.code, !recorded.contains(pair), (found[pair]?.confidence ?? 0) < confidence else { return }
             found[pair] = SplitSuggestion(
                 version: version, old: old.code, oldName: old.name, new: new.code, newName: new.name,
-                reason: reason, confidence: confidence, metres: old.metres(to: new).map { Int($0.rounded()) },
-                planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}")
+                // Rounded: the sum 0.35 + 0.1 is 0.44999999999999996 in binary, and JSON would say so.
+                reason: reason, confidence: (confidence * 100).rounded() / 100, metres: old.metres(to: new).map { Int($0.rounded()) },
+                planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}", isNear: near(old, new))
         }
 
         let keys = try stationKeys(sharingWith: added, inGroupsOf: closed, db)
@@ -173,6 +179,22 @@ struct SplitFinder {
             }
         }
         return found.values.sorted { ($1.confidence, $0.old, $0.new) < ($0.confidence, $1.old, $1.new) }
+    }
+
+    /// An assignment rather than every candidate: where a station has a successor of its own
+    /// name within the radius (a line renumbered: every station closed and added again under a
+    /// new code), the weaker pairs of that station, and the weaker pairs naming that successor,
+    /// are a neighbour's and go. Pairs as strong as the best stay (a junction renumbered onto two
+    /// lines has two successors of its name).
+    static func assigned(_ candidates: [SplitSuggestion]) -> [SplitSuggestion] {
+        var bestOfOld: [Int64: Double] = [:], bestOfNew: [Int64: Double] = [:]
+        for pair in candidates where pair.oldName == pair.newName && pair.isNear {
+            bestOfOld[pair.old] = max(bestOfOld[pair.old] ?? 0, pair.confidence)
+            bestOfNew[pair.new] = max(bestOfNew[pair.new] ?? 0, pair.confidence)
+        }
+        return candidates.filter { pair in
+            pair.confidence >= (bestOfOld[pair.old] ?? 0) && pair.confidence >= (bestOfNew[pair.new] ?? 0)
+        }
     }
 
     private func near(_ a: Station, _ b: Station) -> Bool { (a.metres(to: b) ?? .infinity) <= radius }

@@ -194,3 +194,36 @@ import Testing
         #expect(Municipality.name(in: nil) == nil)
     }
 }
+
+/// A line renumbered (every station closed and added again under a new code, same name, same
+/// place) is an assignment: each station to its successor, not also to its successor's neighbours.
+@Suite struct RenumberedLineSuggestionTests {
+    let scratch = Scratch()
+
+    @Test func aRenumberedLineSuggestsOnePairPerStationAndAllShowsTheRest() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        // JR八戸線's stations after 八戸 get new codes, 11202xx → 11292xx, in the stations and the connections.
+        for station in 2...6 {
+            let old = "112020\(station)", new = "112920\(station)"
+            for file in ["station.csv", "join.csv"] {
+                let path = snapshot.file(file)
+                let text = try String(contentsOfFile: path, encoding: .utf8)
+                try text.replacingOccurrences(of: old, with: new).write(toFile: path, atomically: true, encoding: .utf8)
+            }
+        }
+        try database.importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true))
+        // 5 km: each station is near its neighbours too (they are 1.5 to 4 km apart).
+        let assigned = try database.suggestSplits(radius: 5000)
+        #expect(assigned.map { "\($0.old)→\($0.new)" }.sorted() == (2...6).map { "112020\($0)→112920\($0)" })
+        #expect(assigned.allSatisfy { $0.confidence == 0.7 && $0.oldName == $0.newName })
+        let every = try database.suggestSplits(radius: 5000, all: true)
+        #expect(every.count > assigned.count * 2 - 1, "\(every.count) candidates")
+        #expect(every.contains { $0.old == 1120203 && $0.new == 1129204 && $0.confidence == 0.45 }, "a neighbour's pair, at 0.45")
+        // The command: the assignment by default, every candidate with --all.
+        let shown = try CommandRunner.run(["suggest", "--db", database.path, "--radius", "5000", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [Any])?.count == 5)
+        let all = try CommandRunner.run(["suggest", "--db", database.path, "--radius", "5000", "--all", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [Any])?.count == every.count)
+    }
+}
