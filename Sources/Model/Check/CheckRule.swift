@@ -15,6 +15,9 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     /// Ours: a connection of an open line that names a closed station (a closure that left
     /// its line's chain pointing at it, so the apps draw a track to a station that is gone).
     case connectionToClosedStation = "connection-to-closed-station"
+    /// A value outside its column's domain (`ColumnDomain`): none can be written since the
+    /// master has CHECK constraints, but a row written before keeps its value until mended.
+    case valueOutsideDomain = "value-outside-domain"
 
     public enum Severity: String, Codable, Sendable, Comparable {
         case error, warning
@@ -30,12 +33,13 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
         case .kanaNotKatakana: return [.companies, .lines, .stations]
         case .lineWithoutStations: return [.lines]
         case .connectionTooLong, .connectionToClosedStation: return [.connections]
+        case .valueOutsideDomain: return MasterTable.all
         }
     }
 
     public var severity: Severity {
         switch self {
-        case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan: return .error
+        case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan, .valueOutsideDomain: return .error
         default: return .warning
         }
     }

@@ -97,7 +97,7 @@ struct CheckScope {
     /// SQL condition: a recorded finding (a `rule`, `table_name`, `key_id` row) is one this
     /// scope finds afresh, so the version's set replaces it.
     static let foundAfresh = """
-        rule = '\(CheckRule.stationMovedFar.rawValue)'
+        rule = '\(CheckRule.stationMovedFar.rawValue)' OR table_name = 'prefectures'
         OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(stations)))
         OR (table_name = 'lines' AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(lines)))
         OR (table_name = 'companies' AND key_id IN (SELECT CAST(company_cd AS TEXT) FROM \(companies)))

@@ -119,6 +119,7 @@ struct DataChecker {
         if rules.contains(.groupDangling) { findings += try groupsDangling(db) }
         if rules.contains(.duplicateNameOnLine) { findings += try duplicateNamesOnLines(db) }
         if rules.contains(.lineWithoutStations) { findings += try linesWithoutStations(db) }
+        if rules.contains(.valueOutsideDomain) { findings += try valuesOutsideDomain(db) }
         let ruleOrder = Dictionary(uniqueKeysWithValues: CheckRule.allCases.enumerated().map { ($1, $0) })
         let tableOrder = Dictionary(uniqueKeysWithValues: MasterTable.all.enumerated().map { ($1.name, $0) })
         return findings.sorted {
@@ -428,6 +429,40 @@ struct DataChecker {
                 close it: station-admin close lines \(line); or add its stations)
                 """)
         }
+    }
+
+    /// Rows whose values break their column's CHECK: only rows written before the master had
+    /// the constraints (the `checkDomains` migration kept them). Prefectures have no scope and
+    /// are few: they are read whole, and their findings always found afresh.
+    private func valuesOutsideDomain(_ db: Database) throws -> [CheckFinding] {
+        var findings: [CheckFinding] = []
+        for table in MasterTable.all {
+            let checked = table.columns.filter { $0.domainCheck != nil }
+            let outside = checked.map { "NOT (\($0.domainCheck!))" }
+            var scope = ""
+            switch table {
+            case .prefectures: break
+            case .connections:
+                scope = self.scope.map { _ in " AND (line_cd, station_cd1, station_cd2) IN (SELECT line_cd, station_cd1, station_cd2 FROM \(CheckScope.connections))" } ?? ""
+            default: scope = inScope(table, table.keyColumns[0])
+            }
+            let columns = outside.enumerated().map { "(\($1)) AS outside_\($0)" } + checked.map(\.name)
+            findings += try rows(db, """
+                SELECT \(table.keyText()) AS key_id, \(columns.joined(separator: ", ")) FROM \(table.name)
+                WHERE (\(outside.joined(separator: " OR ")))\(scope)
+                """) { row in
+                let key: String = row["key_id"]
+                let outsideColumns = checked.indices.filter { row["outside_\($0)"] as Bool? == true }.map { checked[$0] }
+                let values = outsideColumns.map { column in
+                    "\(column.name) \(FieldChange.text(row[column.name]).map(name) ?? "NULL") (expected \(column.domainExpectation))"
+                }
+                let mend = table == .connections
+                    ? "remove it: station-admin disconnect \(key.split(separator: "/").joined(separator: " "))"
+                    : "mend it: station-admin edit \(table.name) \(key) \(outsideColumns.first?.name ?? "column")=…"
+                return CheckFinding(.valueOutsideDomain, table, key: key, "\(values.joined(separator: "; ")); \(mend)")
+            }
+        }
+        return findings
     }
 
     private func name(_ text: String) -> String { text.escapingControlCharacters }

@@ -90,8 +90,101 @@ public enum MasterSchema {
         migrator.registerMigration("recordFindingRules") { db in
             try db.execute(sql: "ALTER TABLE recorded_findings_version ADD COLUMN rules TEXT")
         }
+        // Each column's domain as a CHECK (`ColumnDomain`): a value the code lets through by
+        // mistake still never reaches the master or a phone. SQLite adds a CHECK only by
+        // rebuilding the table. Rows already outside their domain are kept as they are (CHECKs
+        // are not applied while copying them) and reported by `check` under
+        // `value-outside-domain`, an error a release refuses until a curator mends each row.
+        migrator.registerMigration("checkDomains") { db in
+            try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+            defer { try? db.execute(sql: "PRAGMA ignore_check_constraints = OFF") }
+            try db.execute(sql: domainCheckedTables)
+            // The next version is checked whole, so that its report names the rows kept outside.
+            try db.execute(sql: "DELETE FROM recorded_findings_version")
+        }
         return migrator
     }
+
+    /// Frozen: the tables as `MasterTable.createStatement` gave them when the CHECKs came
+    /// (`MasterSchemaTests` holds the two equal while the declaration does not change).
+    static let domainCheckedTables = """
+        CREATE TABLE prefectures_checked (
+            pref_cd INTEGER PRIMARY KEY CHECK (pref_cd BETWEEN 1 AND 47 OR pref_cd = 99),
+            pref_name TEXT NOT NULL CHECK (pref_name <> '' AND length(CAST(pref_name AS BLOB)) <= 300)
+        );
+        INSERT INTO prefectures_checked (pref_cd, pref_name)
+        SELECT pref_cd, pref_name FROM prefectures;
+        DROP TABLE prefectures;
+        ALTER TABLE prefectures_checked RENAME TO prefectures;
+        CREATE TABLE companies_checked (
+            company_cd INTEGER PRIMARY KEY CHECK (company_cd BETWEEN 1 AND 2147483647),
+            rr_cd INTEGER CHECK (rr_cd BETWEEN 1 AND 2147483647),
+            company_name TEXT NOT NULL CHECK (company_name <> '' AND length(CAST(company_name AS BLOB)) <= 300),
+            company_name_k TEXT CHECK (length(CAST(company_name_k AS BLOB)) <= 300),
+            company_name_h TEXT CHECK (length(CAST(company_name_h AS BLOB)) <= 300),
+            company_name_r TEXT CHECK (length(CAST(company_name_r AS BLOB)) <= 300),
+            company_url TEXT CHECK (length(CAST(company_url AS BLOB)) <= 2048),
+            company_type INTEGER,
+            e_status INTEGER NOT NULL CHECK (e_status BETWEEN 0 AND 2),
+            e_sort INTEGER
+        );
+        INSERT INTO companies_checked (company_cd, rr_cd, company_name, company_name_k, company_name_h, company_name_r, company_url, company_type, e_status, e_sort)
+        SELECT company_cd, rr_cd, company_name, company_name_k, company_name_h, company_name_r, company_url, company_type, e_status, e_sort FROM companies;
+        DROP TABLE companies;
+        ALTER TABLE companies_checked RENAME TO companies;
+        CREATE TABLE lines_checked (
+            line_cd INTEGER PRIMARY KEY CHECK (line_cd BETWEEN 1 AND 2147483647),
+            company_cd INTEGER NOT NULL CHECK (company_cd BETWEEN 1 AND 2147483647),
+            line_name TEXT NOT NULL CHECK (line_name <> '' AND length(CAST(line_name AS BLOB)) <= 300),
+            line_name_k TEXT CHECK (length(CAST(line_name_k AS BLOB)) <= 300),
+            line_name_h TEXT CHECK (length(CAST(line_name_h AS BLOB)) <= 300),
+            line_color_c TEXT CHECK (length(CAST(line_color_c AS BLOB)) <= 32),
+            line_color_t TEXT CHECK (length(CAST(line_color_t AS BLOB)) <= 300),
+            line_type INTEGER,
+            lon REAL CHECK (lon BETWEEN -180.0 AND 180.0),
+            lat REAL CHECK (lat BETWEEN -90.0 AND 90.0),
+            zoom INTEGER,
+            e_status INTEGER NOT NULL CHECK (e_status BETWEEN 0 AND 2),
+            e_sort INTEGER
+        );
+        INSERT INTO lines_checked (line_cd, company_cd, line_name, line_name_k, line_name_h, line_color_c, line_color_t, line_type, lon, lat, zoom, e_status, e_sort)
+        SELECT line_cd, company_cd, line_name, line_name_k, line_name_h, line_color_c, line_color_t, line_type, lon, lat, zoom, e_status, e_sort FROM lines;
+        DROP TABLE lines;
+        ALTER TABLE lines_checked RENAME TO lines;
+        CREATE TABLE stations_checked (
+            station_cd INTEGER PRIMARY KEY CHECK (station_cd BETWEEN 1 AND 2147483647),
+            station_g_cd INTEGER CHECK (station_g_cd BETWEEN 1 AND 2147483647),
+            station_name TEXT NOT NULL CHECK (station_name <> '' AND length(CAST(station_name AS BLOB)) <= 300),
+            station_name_k TEXT CHECK (length(CAST(station_name_k AS BLOB)) <= 300),
+            station_name_r TEXT CHECK (length(CAST(station_name_r AS BLOB)) <= 300),
+            line_cd INTEGER NOT NULL CHECK (line_cd BETWEEN 1 AND 2147483647),
+            pref_cd INTEGER CHECK (pref_cd BETWEEN 1 AND 47),
+            post TEXT CHECK (length(CAST(post AS BLOB)) <= 32),
+            address TEXT CHECK (length(CAST(address AS BLOB)) <= 600),
+            lon REAL CHECK (lon BETWEEN -180.0 AND 180.0),
+            lat REAL CHECK (lat BETWEEN -90.0 AND 90.0),
+            open_ymd TEXT CHECK (date(open_ymd, '+0 days') IS open_ymd AND open_ymd >= '0001-01-01'),
+            close_ymd TEXT CHECK (date(close_ymd, '+0 days') IS close_ymd AND close_ymd >= '0001-01-01'),
+            e_status INTEGER NOT NULL CHECK (e_status BETWEEN 0 AND 2),
+            e_sort INTEGER,
+            weight INTEGER NOT NULL DEFAULT 13 CHECK (weight BETWEEN 1 AND 9 OR weight BETWEEN 11 AND 13)
+        );
+        INSERT INTO stations_checked (station_cd, station_g_cd, station_name, station_name_k, station_name_r, line_cd, pref_cd, post, address, lon, lat, open_ymd, close_ymd, e_status, e_sort, weight)
+        SELECT station_cd, station_g_cd, station_name, station_name_k, station_name_r, line_cd, pref_cd, post, address, lon, lat, open_ymd, close_ymd, e_status, e_sort, weight FROM stations;
+        DROP TABLE stations;
+        ALTER TABLE stations_checked RENAME TO stations;
+        CREATE INDEX stations_on_line ON stations(line_cd);
+        CREATE TABLE connections_checked (
+            line_cd INTEGER NOT NULL CHECK (line_cd BETWEEN 1 AND 2147483647),
+            station_cd1 INTEGER NOT NULL CHECK (station_cd1 BETWEEN 1 AND 2147483647),
+            station_cd2 INTEGER NOT NULL CHECK (station_cd2 BETWEEN 1 AND 2147483647),
+            PRIMARY KEY (line_cd, station_cd1, station_cd2)
+        ) WITHOUT ROWID;
+        INSERT INTO connections_checked (line_cd, station_cd1, station_cd2)
+        SELECT line_cd, station_cd1, station_cd2 FROM connections;
+        DROP TABLE connections;
+        ALTER TABLE connections_checked RENAME TO connections;
+        """
 
     static let createMasterTables = """
         CREATE TABLE prefectures (

@@ -2,7 +2,7 @@
 ///
 /// Every capability (CSV reading, diff, history, release, delta) reads the tables
 /// through these descriptions, so a column is named in one place only.
-/// The migration in `MasterSchema` is frozen SQL; `SchemaTests` checks that the two agree.
+/// The migration in `MasterSchema` is frozen SQL; `MasterSchemaTests` checks that the two agree.
 public struct MasterTable: Sendable, Hashable {
     /// How a column's CSV text is read and compared.
     public enum Kind: Sendable, Hashable {

@@ -64,11 +64,11 @@ import Testing
 
     @Test func logIsNewestFirstWithALimitAndAType() throws {
         let path = try twoVersions()
-        let log = try CommandRunner.run(["log", "--db", path, "-n", "2"])
+        let log = try CommandRunner.run(["log", "--db", path, "-n", "2", "--oneline"])
         let lines = log.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         #expect(lines[0].contains("\tv2\t") && lines[0].contains("\tDUPLICATE\tstations 1120101 → 9920607"))
-        let inserts = try CommandRunner.run(["log", "--db", path, "--type", "insert", "--version", "2"])
+        let inserts = try CommandRunner.run(["log", "--db", path, "--type", "insert", "--version", "2", "--oneline"])
         #expect(inserts.stdout.split(separator: "\n").count == 1)
         #expect(inserts.stdout.contains("\tINSERT\tstations 9920607"))
     }

@@ -21,8 +21,10 @@ import Testing
         for seed in (chunk * perChunk)..<((chunk + 1) * perChunk) {
             for (rule, count) in try checkHistory(seed: UInt64(seed)) { ruleCounts[rule, default: 0] += count }
         }
-        // The histories must reach every rule the checker has, or they prove nothing about it.
-        let unreached = CheckRule.allCases.filter { ruleCounts[$0, default: 0] == 0 }
+        // The histories must reach every rule the checker has, or they prove nothing about it;
+        // but value-outside-domain finds only rows written before the CHECKs, which no history can
+        // write now (`MasterSchemaTests` makes one the way an old master had it).
+        let unreached = CheckRule.allCases.filter { ruleCounts[$0, default: 0] == 0 && $0 != .valueOutsideDomain }
         #expect(unreached.isEmpty, "rules no history reached: \(unreached.map(\.rawValue))")
     }
 

@@ -46,6 +46,12 @@ import Testing
         "38-zero-company-code.csv": ":3: company_cd 0 is out of range (expected a positive code up to 2147483647)",
         "39-station-name-too-long.csv": ":3: station_name is 301 bytes long (expected at most 300 bytes of UTF-8, about 100 Japanese characters; shorten it)",
         "40-address-too-long.csv": ":3: address is 1809 bytes long (expected at most 600 bytes of UTF-8, about 200 Japanese characters; shorten it)",
+        "41-weight-ten.csv": ":3: weight 10 is out of range (expected a map weight: 1 to 9 by hand, 11 or 12 sampled, 13 the rest)",
+        "42-weight-zero.csv": ":3: weight 0 is out of range (expected a map weight: 1 to 9 by hand, 11 or 12 sampled, 13 the rest)",
+        "43-prefecture-48.csv": ":3: pref_cd 48 is out of range (expected a prefecture code from 1 to 47, or 99 (その他))",
+        "44-empty-line-name.csv": ":3: line_name is empty (expected text)",
+        "45-station-group-zero.csv": ":3: station_g_cd 0 is out of range (expected a positive code up to 2147483647)",
+        "46-empty-company-name.csv": ":2: company_name is empty (expected text)",
     ]
 
     static func expected(_ file: String, path: String) -> String {

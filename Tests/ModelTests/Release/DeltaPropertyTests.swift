@@ -120,6 +120,11 @@ struct RandomHistory {
     private mutating func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
     private mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
     private mutating func text() -> String { pick(Self.awkwardTexts) + (chance(50) ? String(random.next() % 1000) : "") }
+    /// A name is awkward text too, but never empty: the master's CHECK refuses an empty name.
+    private mutating func name() -> String {
+        let text = text()
+        return text.isEmpty ? "名無し" : text
+    }
 
     private func rows(_ table: MasterTable) -> [[DatabaseValue]] {
         (state[table.name] ?? [:]).sorted { "\($0.key)" < "\($1.key)" }.map(\.value)
@@ -143,7 +148,7 @@ struct RandomHistory {
         let code = nextStationCode
         nextStationCode += 1
         put(.stations, [
-            "station_cd": code, "station_g_cd": code, "station_name": text(), "line_cd": line,
+            "station_cd": code, "station_g_cd": code, "station_name": name(), "line_cd": line,
             "pref_cd": Int64(random.next() % 47 + 1), "address": chance(30) ? text() : nil,
             "lon": 129.0 + Double(random.next() % 1_000_000) / 70_000.0,
             "lat": 31.0 + Double(random.next() % 1_000_000) / 80_000.0 + (chance(10) ? 0.1 + 0.2 : 0),
@@ -159,10 +164,10 @@ struct RandomHistory {
         if version == 1 {
             put(.prefectures, ["pref_cd": 2, "pref_name": "青森県"], into: &batch)
             for company in Int64(1)...2 {
-                put(.companies, ["company_cd": company, "company_name": text(), "e_status": 0, "e_sort": company], into: &batch)
+                put(.companies, ["company_cd": company, "company_name": name(), "e_status": 0, "e_sort": company], into: &batch)
             }
             for line in Int64(11)...13 {
-                put(.lines, ["line_cd": line, "company_cd": line % 2 + 1, "line_name": text(), "e_status": 0, "e_sort": line], into: &batch)
+                put(.lines, ["line_cd": line, "company_cd": line % 2 + 1, "line_name": name(), "e_status": 0, "e_sort": line], into: &batch)
                 var previous: Int64?
                 for _ in 0..<(3 + random.next() % 4) {
                     let station = newStation(line: line, into: &batch)
@@ -183,7 +188,8 @@ struct RandomHistory {
                 _ = newStation(line: Int64(pick([11, 12, 13])), into: &batch)
             case 1, 2:
                 var row = values(.stations, pick(stations))
-                row[pick(["station_name", "address", "post"])] = chance(15) ? nil : text()
+                let column = pick(["station_name", "address", "post"])
+                row[column] = chance(15) ? nil : column == "station_name" ? name() : text()
                 if chance(40) { row["lat"] = Double(random.next() % 1_000_000) / 30_000.0 }
                 if chance(30) { row["weight"] = Int64(pick([1, 3, 11, 12, 13])) }
                 if row["station_name"] == nil { row["station_name"] = "名無し" }
@@ -205,7 +211,7 @@ struct RandomHistory {
                 nextStationCode += 1
                 row["station_cd"] = code
                 row["line_cd"] = Int64(pick([11, 12, 13]))
-                if chance(50) { row["station_name"] = text() }
+                if chance(50) { row["station_name"] = name() }
                 put(.stations, row, into: &batch)
                 batch.duplicate(old: Int64.fromDatabaseValue(old)!, new: code)
             case 5:
@@ -219,18 +225,18 @@ struct RandomHistory {
                 put(.connections, ["line_cd": a[5], "station_cd1": a[0], "station_cd2": b[0]], into: &batch)
             case 7:
                 var row = values(.lines, pick(rows(.lines)))
-                if chance(50) { row["company_cd"] = Int64(pick([1, 2])) } else { row["line_name"] = text() }
+                if chance(50) { row["company_cd"] = Int64(pick([1, 2])) } else { row["line_name"] = name() }
                 put(.lines, row, into: &batch)
             case 8:
                 if state["prefectures"]?[[13.databaseValue]] != nil {
                     batch.remove(.prefectures, key: [13])
                     state["prefectures"]![[13.databaseValue]] = nil
                 } else {
-                    put(.prefectures, ["pref_cd": 13, "pref_name": text()], into: &batch)
+                    put(.prefectures, ["pref_cd": 13, "pref_name": name()], into: &batch)
                 }
             default:
                 var row = values(.companies, pick(rows(.companies)))
-                row["company_name"] = text()
+                row["company_name"] = name()
                 put(.companies, row, into: &batch)
             }
         }

@@ -349,8 +349,10 @@ import Testing
         #expect(story.stdout.split(separator: "\n").count == 2)
         let log = try CommandRunner.run(["log", "--db", database.path, "--version", "2"])
         #expect(log.stdout.split(separator: "\n").count == 1)
-        // The log's own tab separators stay tabs; the memo's newline is escaped.
-        #expect(log.stdout.hasSuffix("\tUPDATE\tstations 1120101\ttwo\\nlines\n"))
+        #expect(log.stdout.hasSuffix("UPDATE stations 1120101 八戸\\n2019-01-01T00:00:00Z  DELETE stations 1120102\\u{1B}[2J: station_name 八戸 → 八戸\\n2019-01-01T00:00:00Z  DELETE stations 1120102\\u{1B}[2J  (two\\nlines)\n"), "\(log.stdout)")
+        // --oneline: the log's own tab separators stay tabs; the memo's newline is escaped.
+        let oneline = try CommandRunner.run(["log", "--db", database.path, "--version", "2", "--oneline"])
+        #expect(oneline.stdout.hasSuffix("\tUPDATE\tstations 1120101\ttwo\\nlines\n"))
         let json = try CommandRunner.run(["log", "--db", database.path, "--key", "1120101", "--json"])
         #expect(json.status == 0)
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120101") == forged)
