@@ -4,7 +4,11 @@ import Model
 struct AddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a company, line, station, connection or prefecture.",
-        discussion: "Example: station-admin add companies company_cd=247 company_name=ハピラインふくい e_status=0")
+        discussion: """
+            Example: station-admin add companies company_cd=247 company_name=ハピラインふくい e_status=0
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The table.") var table: TableArgument
     @Argument(help: "column=value pairs.") var values: [String]

@@ -4,7 +4,11 @@ import Model
 struct ApplyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "apply", abstract: "Apply a plan (one real event) as one version: all its operations or none.",
-        discussion: "Example: station-admin apply datasets/plans/2024-03-16-hokuriku.jsonl --dry-run")
+        discussion: """
+            Example: station-admin apply datasets/plans/2024-03-16-hokuriku.jsonl --dry-run
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var progress: ProgressOptions
     @Argument(help: "The plan file (JSON Lines, see datasets/plans).") var plan: String

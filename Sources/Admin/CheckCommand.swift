@@ -10,6 +10,8 @@ struct CheckCommand: ParsableCommand {
             Rules: \(CheckRule.allCases.map { "\($0.rawValue) (\($0.severity.rawValue))" }.joined(separator: ", ")).
             Accept a finding that is right with `station-admin waive`; `release` refuses while an error is not waived.
             Example: station-admin check --version 2 --rule connection-too-long
+
+            \(ExitStatus.findings("no error-level finding is unwaived"))
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The data version (default: the newest).") var version: Int?
@@ -61,6 +63,8 @@ struct WaiveCommand: ParsableCommand {
         abstract: "Accept one finding of `check` (one rule, one row) with a reason; kept in the master, never published.",
         discussion: """
             Example: station-admin waive connection-too-long connections 11101/1110101/1110102 --reason "the Seikan Tunnel is 54 km"
+
+            \(ExitStatus.standard)
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The rule id, as `check` prints it.") var rule: String
@@ -80,7 +84,11 @@ struct UnwaiveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unwaive",
         abstract: "Remove a waiver: `check` reports the finding again.",
-        discussion: "Example: station-admin unwaive connection-too-long connections 11101/1110101/1110102")
+        discussion: """
+            Example: station-admin unwaive connection-too-long connections 11101/1110101/1110102
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The rule id.") var rule: String
     @Argument(help: "The table.") var table: String

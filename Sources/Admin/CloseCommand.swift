@@ -4,7 +4,11 @@ import Model
 struct CloseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "close", abstract: "Close a company, line or station (DELETE: e_status = 2; the row stays).",
-        discussion: "Example: station-admin close stations 1141543 --date 2024-03-16")
+        discussion: """
+            Example: station-admin close stations 1141543 --date 2024-03-16
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The table.") var table: ClosableTableArgument
     @Argument(help: "The code.") var key: String

@@ -4,7 +4,11 @@ import Model
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connect", abstract: "Add connections along a chain of stations on a line.",
-        discussion: "Example: station-admin connect 99206 9920607 1120102")
+        discussion: """
+            Example: station-admin connect 99206 9920607 1120102
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The line_cd.") var line: Int64
     @Argument(help: "Two or more station codes, in order.") var stations: [Int64]
@@ -16,7 +20,11 @@ struct ConnectCommand: ParsableCommand {
 struct DisconnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "disconnect", abstract: "Remove connections along a chain of stations on a line.",
-        discussion: "Example: station-admin disconnect 99206 9920607 1120102")
+        discussion: """
+            Example: station-admin disconnect 99206 9920607 1120102
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The line_cd.") var line: Int64
     @Argument(help: "Two or more station codes, in order.") var stations: [Int64]

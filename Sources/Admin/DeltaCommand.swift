@@ -6,7 +6,11 @@ struct DeltaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delta",
         abstract: "Print the SQL a client at a given data version receives.",
-        discussion: "Example: station-admin delta --from 1 (what a phone at version 1 will get); a summary goes to stderr.")
+        discussion: """
+            Example: station-admin delta --from 1 (what a phone at version 1 will get); a summary goes to stderr.
+
+            \(ExitStatus.readOnly)
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "The client's data version.") var from: Int

@@ -7,9 +7,8 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
         abstract: "Show what importing station CSVs would change; writes nothing.",
         discussion: """
             Example: station-admin diff datasets/ekidata/2021-03-12 --table stations --type DELETE --show 5
-            Exit status: 0 when the files would change nothing, or without --exit-code; 1 with --exit-code
-            when they would change something; 2 when the diff could not be made (a missing folder, bad
-            input, a usage error), as GNU diff and cmp exit.
+
+            \(ExitStatus.readOnly) With --exit-code, as GNU diff and cmp: 0 when the files would change nothing, 1 when they would change something, 2 when the diff could not be made (a missing folder, bad input, a usage error).
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -5,7 +5,11 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import station CSVs as one new data version, every change logged in `updates`.",
-        discussion: "Example: station-admin import datasets/ekidata/2021-03-12 --memo \"ekidata 2021-03-12\"")
+        discussion: """
+            Example: station-admin import datasets/ekidata/2021-03-12 --memo "ekidata 2021-03-12"
+
+            \(ExitStatus.standard)
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var progress: ProgressOptions

@@ -4,7 +4,11 @@ import Model
 struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create an empty master database (data version 0).",
-        discussion: "Example: station-admin init --db master.sqlite")
+        discussion: """
+            Example: station-admin init --db master.sqlite
+
+            \(ExitStatus.standard)
+            """)
 
     @OptionGroup var global: GlobalOptions
 

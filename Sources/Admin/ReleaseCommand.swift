@@ -5,7 +5,11 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "release",
         abstract: "Build the client database of a version, and the gzip SQL delta from every older version.",
-        discussion: "Example: station-admin release --out release (writes release/N/…, release/manifest.json)")
+        discussion: """
+            Example: station-admin release --out release (writes release/N/…, release/manifest.json)
+
+            \(ExitStatus.standard)
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var progress: ProgressOptions

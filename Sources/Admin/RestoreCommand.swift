@@ -4,7 +4,11 @@ import Model
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore", abstract: "Bring back a closed company, line or station (RESTORE).",
-        discussion: "Example: station-admin restore stations 1120101 --dry-run")
+        discussion: """
+            Example: station-admin restore stations 1120101 --dry-run
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The table.") var table: ClosableTableArgument
     @Argument(help: "The code.") var key: String

@@ -10,6 +10,8 @@ struct ReviewCommand: ParsableCommand {
             One self-contained HTML file (nothing fetched; it opens from disk), by default reviews/review-V.html;
             --markdown writes the summary, the changes and the findings as Markdown instead (release notes).
             Example: station-admin review --version 3 --output review-3.html
+
+            \(ExitStatus.readOnly)
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The data version (default: the newest).") var version: Int?

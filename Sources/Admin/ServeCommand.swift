@@ -13,6 +13,8 @@ struct ServeCommand: ParsableCommand {
             database (with the carry-over script in X-Carry-Over), 204 when up to date, or 400. A release \
             published into the folder is served at once. Stops on Ctrl-C or SIGTERM after the requests in flight.
             Example: station-admin serve --out release --port 8080, then curl -s localhost:8080/update?from=1 --compressed | head
+
+            \(ExitStatus.readOnly)
             """)
 
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"

@@ -5,7 +5,11 @@ struct SplitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "split",
         abstract: "Split a station: add a new station copied from the old one and record DUPLICATE old → new.",
-        discussion: "Example: station-admin split 1120101 9920607 --line 99206 --connect-to 9920608 station_name=八戸（新）")
+        discussion: """
+            Example: station-admin split 1120101 9920607 --line 99206 --connect-to 9920608 station_name=八戸（新）
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The old station code.") var old: Int64
     @Argument(help: "The new station code.") var new: Int64

@@ -4,7 +4,11 @@ import Model
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show the data version, and rows and closed rows per table.",
-        discussion: "Example: station-admin status --json")
+        discussion: """
+            Example: station-admin status --json
+
+            \(ExitStatus.readOnly)
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var output: OutputOptions

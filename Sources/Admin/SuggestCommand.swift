@@ -8,6 +8,8 @@ struct SuggestCommand: ParsableCommand {
         discussion: """
             Each comes with a plan line; put the ones you confirm in a plan and `station-admin apply` it.
             Example: station-admin suggest --version 2 --radius 300
+
+            \(ExitStatus.readOnly)
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The data version (default: the newest).") var version: Int?
@@ -34,7 +36,11 @@ struct RecordSplitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record-split",
         abstract: "Record DUPLICATE old → new between two existing stations (e.g. one an import added).",
-        discussion: "Example: station-admin record-split 1180430 9980101 --memo \"the import added 9980101\"")
+        discussion: """
+            Example: station-admin record-split 1180430 9980101 --memo "the import added 9980101"
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The old station code.") var old: Int64
     @Argument(help: "The new station code.") var new: Int64

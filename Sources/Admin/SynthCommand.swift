@@ -9,6 +9,8 @@ struct SynthCommand: ParsableCommand, ShowsProgress {
         discussion: """
             Examples: station-admin synth --stations 1000000 --seed 1 --out /tmp/s1
                       station-admin synth --from /tmp/s1 --change 1 --seed 2 --out /tmp/s2
+
+            \(ExitStatus.readOnly)
             """)
     @OptionGroup var progress: ProgressOptions
     @Option(help: "How many stations to generate.") var stations: Int?

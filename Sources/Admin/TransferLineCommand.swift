@@ -4,7 +4,11 @@ import Model
 struct TransferLineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer-line", abstract: "Pass a whole line to another company; station codes stay.",
-        discussion: "Example: station-admin transfer-line 99636 --company 211")
+        discussion: """
+            Example: station-admin transfer-line 99636 --company 211
+
+            \(ExitStatus.standard)
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The line_cd.") var line: Int64
     @Option(help: "The company_cd that takes it over.") var company: Int64

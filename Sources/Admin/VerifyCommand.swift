@@ -5,7 +5,11 @@ struct VerifyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Prove with sqlite3 that every older version reaches each release by delta, full download and app update with the same data and user records.",
-        discussion: "Example: station-admin verify --out release")
+        discussion: """
+            Example: station-admin verify --out release
+
+            \(ExitStatus.findings("every check of the release folder passed"))
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var progress: ProgressOptions

@@ -5,7 +5,11 @@ struct VersionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "versions",
         abstract: "One line per data version, newest first: version, date, who, what changed, memo.",
-        discussion: "Example: station-admin versions -n 3")
+        discussion: """
+            Example: station-admin versions -n 3
+
+            \(ExitStatus.readOnly)
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(name: [.customShort("n"), .customLong("limit")], help: "Only the newest N versions.") var limit: Int?

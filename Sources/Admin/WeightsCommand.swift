@@ -10,6 +10,8 @@ struct WeightsCommand: ParsableCommand, ShowsProgress {
             each municipality's main station), spread over prefectures and grid squares; try it with --dry-run first.
             Then shows, for three real map extents, how the top 150 pins spread over the view before and after.
             Example: station-admin weights --seed 1 --propose-major --dry-run
+
+            \(ExitStatus.standard)
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var progress: ProgressOptions

@@ -19,12 +19,7 @@ public struct WrittenDelta: Sendable, Encodable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(summary.from, forKey: .from)
         try container.encode(summary.to, forKey: .to)
-        // Every kind of every table, 0 when none: a reader never tests for a missing key.
-        var statements: [String: [String: Int]] = [:]
-        for table in MasterTable.all {
-            statements[table.name] = Dictionary(uniqueKeysWithValues: DeltaSummary.statementKinds.map { ($0, summary.statements[table.name]?[$0] ?? 0) })
-        }
-        try container.encode(statements, forKey: .statements)
+        try container.encode(summary.everyStatementCount, forKey: .statements)
         try container.encode(summary.duplicates, forKey: .duplicates)
         try container.encode(summary.totalStatements, forKey: .totalStatements)
         try container.encode(sqlBytes, forKey: .sqlBytes)

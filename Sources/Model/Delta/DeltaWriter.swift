@@ -13,6 +13,14 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 
     /// The kinds of statement a delta holds per table.
     public static let statementKinds = ["upsert", "update", "delete"]
+
+    /// Every kind of every table, 0 when none: what JSON and the manifest give, so that a
+    /// reader never tests for a missing key.
+    public var everyStatementCount: [String: [String: Int]] {
+        Dictionary(uniqueKeysWithValues: MasterTable.all.map { table in
+            (table.name, Dictionary(uniqueKeysWithValues: Self.statementKinds.map { ($0, statements[table.name]?[$0] ?? 0) }))
+        })
+    }
 }
 
 /// Writes the SQL that brings a client at data version `from` to version `to`.

@@ -34,7 +34,7 @@ public struct ChangeReport: Codable, Sendable, Equatable {
         try container.encode(committed, forKey: .committed)
         var full: [String: [String: Int]] = [:]
         for table in MasterTable.all {
-            for kind in Update.Kind.allCases { full[table.name, default: [:]][kind.rawValue] = count(table.name, kind) }
+            for kind in Update.Kind.allCases { full[table.name, default: [:]][kind.countKey] = count(table.name, kind) }
         }
         try container.encode(full, forKey: .counts)
         try container.encode(warnings, forKey: .warnings)

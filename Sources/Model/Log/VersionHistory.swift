@@ -23,7 +23,7 @@ public struct VersionSummary: Codable, Sendable, Equatable {
         // Every table and kind, 0 when none.
         var all: [String: [String: Int]] = [:]
         for table in MasterTable.all {
-            all[table.name] = Dictionary(uniqueKeysWithValues: Update.Kind.allCases.map { ($0.rawValue, counts[table.name]?[$0.rawValue] ?? 0) })
+            all[table.name] = Dictionary(uniqueKeysWithValues: Update.Kind.allCases.map { ($0.countKey, counts[table.name]?[$0.rawValue] ?? 0) })
         }
         try container.encode(all, forKey: .counts)
         try container.encode(changes, forKey: .changes)

@@ -201,7 +201,7 @@ extension MasterDatabase {
                 from: from, to: version,
                 file: ReleasedFile(path: deltaPath, bytes: delta.gzipBytes, sha256: delta.gzipSha256),
                 sqlBytes: delta.sqlBytes, sqlSha256: delta.sqlSha256,
-                statements: delta.summary.statements, duplicates: delta.summary.duplicates))
+                statements: delta.summary.everyStatementCount, duplicates: delta.summary.duplicates))
             downloads.append(ClientDownload(from: from, kind: .delta, path: deltaPath))
         }
         return (ReleasedVersion(

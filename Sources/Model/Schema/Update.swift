@@ -11,6 +11,9 @@ public struct Update: Codable, Sendable, Equatable, FetchableRecord, TableRecord
         case delete = "DELETE"
         case restore = "RESTORE"
         case duplicate = "DUPLICATE"
+
+        /// The kind as a JSON count key: lower snake_case, as every key of the JSON contract.
+        public var countKey: String { rawValue.lowercased() }
     }
 
     public static let databaseTableName = "updates"

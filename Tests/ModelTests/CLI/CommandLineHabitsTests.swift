@@ -7,6 +7,20 @@ import Testing
 @Suite struct CommandLineHabitsTests {
     let scratch = Scratch()
 
+    /// Every command's --help ends its description with what its exit statuses mean.
+    @Test func everyCommandsHelpListsItsExitStatuses() throws {
+        let root = try CommandRunner.run(["--help"]).stdout
+        let commands = root.components(separatedBy: "SUBCOMMANDS:\n")[1].split(separator: "\n")
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.map { String($0.split(separator: " ")[0]) }
+        #expect(commands.count >= 28, "\(commands)")
+        for command in commands {
+            let help = try CommandRunner.run([command, "--help"]).stdout.replacingOccurrences(of: "\n", with: " ")
+            #expect(help.contains("Exit status: 0 ") && help.contains("2 for a usage error"), "\(command) --help: \(help.prefix(300))")
+        }
+        #expect(try CommandRunner.run(["check", "--help"]).stdout.contains("Exit status: 0 when no error-level finding is unwaived"))
+        #expect(try CommandRunner.run(["diff", "--help"]).stdout.replacingOccurrences(of: "\n", with: " ").contains("With --exit-code, as GNU diff and cmp: 0 when"))
+    }
+
     @Test func versionPrintsThePackageVersion() throws {
         let result = try CommandRunner.run(["--version"])
         #expect(result.status == 0)

@@ -61,7 +61,7 @@ import Testing
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
         #expect(object["version"] as? Int == 1)
         let counts = object["counts"] as! [String: [String: Int]]
-        #expect(counts["stations"] == ["INSERT": 24, "UPDATE": 0, "DELETE": 0, "RESTORE": 0, "DUPLICATE": 0])
+        #expect(counts["stations"] == ["insert": 24, "update": 0, "delete": 0, "restore": 0, "duplicate": 0])
         #expect((object["warnings"] as! [String]).count == 1)
     }
 

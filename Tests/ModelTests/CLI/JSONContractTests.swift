@@ -9,6 +9,8 @@ import Testing
     struct Example {
         let command: String
         let json: String
+        /// `docs/schemas/NAME.schema.json`, as the line under the command names it.
+        let schema: String
     }
 
     /// Each `<!-- command: … -->` of docs/json.md and the ```json block after it.
@@ -18,7 +20,8 @@ import Testing
         for part in text.components(separatedBy: "<!-- command: ").dropFirst() {
             let command = part.components(separatedBy: " -->")[0]
             let block = part.components(separatedBy: "```json\n")[1].components(separatedBy: "\n```")[0]
-            examples.append(Example(command: command, json: block))
+            let schema = part.components(separatedBy: "Schema: [`")[1].components(separatedBy: "`]")[0]
+            examples.append(Example(command: command, json: block, schema: schema))
         }
         return examples
     }
@@ -37,6 +40,7 @@ import Testing
 
     @Test func everyDocumentedCommandPrintsTheDocumentedKeys() throws {
         // Version 1 the base fixture, version 2 a split by "taro", version 3 a long connection; a release;
+        // version 4 a station closed and one added nearby;
         // a snapshot with a rename.
         let path = scratch.path("m.sqlite")
         _ = try MasterDatabase.create(at: path)
@@ -50,11 +54,21 @@ import Testing
                                        "--reason", "a ferry", "--author", "hanako"]).status == 0)
         #expect(try CommandRunner.run(["waive", "--db", path, "dates-out-of-order", "stations", "1120102", "--reason", "soon",
                                        "--ahead"]).status == 0)
+        // Version 4: 白銀 closes on JR八戸線 and opens on another operator's line nearby (a suggestion).
+        let plan = scratch.path("shirogane.jsonl")
+        try """
+            {"op": "close", "table": "stations", "key": 1120206, "date": "2020-03-14"}
+            {"op": "add", "table": "stations", "row": {"station_cd": 9900108, "station_g_cd": 9900108, "station_name": "白銀", "line_cd": 99001, "pref_cd": 2, "lon": 141.5499, "lat": 40.5293, "e_status": 0, "e_sort": 9900108}}
+            """.write(toFile: plan, atomically: true, encoding: .utf8)
+        let applied = try CommandRunner.run(["apply", "--db", path, plan, "--memo", "白銀"])
+        #expect(applied.status == 0, "\(applied.stderr)")
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
+        try snapshot.replace("station.csv", "0000-00-00,0000-00-00,0,1120206", with: "0000-00-00,2020-03-14,2,1120206")
+        try snapshot.appendLine("station.csv", "9900108,9900108,白銀,,,99001,2,,,141.5499,40.5293,0000-00-00,0000-00-00,0,9900108")
 
         let examples = try Self.examples()
-        #expect(examples.count == 11)
+        #expect(examples.count == 12)
         for example in examples {
             var arguments = example.command.replacingOccurrences(of: "{SCRATCH}", with: scratch.url.path)
                 .split(separator: " ").map(String.init)
@@ -65,7 +79,35 @@ import Testing
             let actual = try JSONSerialization.jsonObject(with: Data(printed.utf8), options: [.fragmentsAllowed])
             let documented = try JSONSerialization.jsonObject(with: Data(example.json.utf8))
             #expect(Self.shape(actual) == Self.shape(documented), "\(example.command) prints other keys than docs/json.md says")
+            #expect(try validate(result.stdout, against: example.schema, lines: arguments.contains("--nl")) == "", "\(example.command)")
+            #expect(try validate(example.json, against: example.schema, lines: false) == "", "docs/json.md's example of \(example.command)")
         }
+        // The release folder's manifest has its schema too.
+        let manifest = try String(contentsOfFile: scratch.path("release-json/manifest.json"), encoding: .utf8)
+        #expect(try validate(manifest, against: "docs/schemas/manifest.schema.json", lines: false) == "")
+    }
+
+    /// What `scripts/validate-json` says of `json` against the schema: "" when it is valid.
+    private func validate(_ json: String, against schema: String, lines: Bool) throws -> String {
+        let file = scratch.path("validate-\(UUID().uuidString).json")
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(
+            [Fixtures.repository.appendingPathComponent(schema).path, file] + (lines ? ["--lines"] : []),
+            program: Fixtures.repository.appendingPathComponent("scripts/validate-json"))
+        #expect(result.status == 0 || !result.stdout.isEmpty, "\(result.stderr)")
+        return result.stdout + (result.status == 0 ? "" : result.stderr)
+    }
+
+    /// A schema refuses what breaks the contract: a missing key, a count as text, an unknown kind.
+    @Test func theSchemasRefuseWhatBreaksTheContract() throws {
+        let line = #"{"fields":[{"column":"e_status","new":2,"old":0}],"key":"1","kind":"DELETE","name":"a","table":"stations"}"#
+        #expect(try validate(line, against: "docs/schemas/change-line.schema.json", lines: true) == "")
+        #expect(try validate(line.replacingOccurrences(of: #""name":"a","#, with: ""), against: "docs/schemas/change-line.schema.json", lines: true)
+            .contains("'name' is a required property"))
+        #expect(try validate(line.replacingOccurrences(of: "DELETE", with: "REMOVE"), against: "docs/schemas/change-line.schema.json", lines: true)
+            .contains("'REMOVE' is not one of"))
+        #expect(try validate(#"{"tables": [{"closed": 0, "rows": "2", "table": "prefectures"}], "updates": 1, "version": 1}"#,
+                             against: "docs/schemas/status.schema.json", lines: false).contains("'2' is not of type 'integer'"))
     }
 
     @Test func nullsArePrintedNotDropped() throws {
