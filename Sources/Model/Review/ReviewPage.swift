@@ -5,6 +5,7 @@ import Foundation
 public enum ReviewPage {
     public static func html(_ report: ReviewReport) -> String {
         let summary = report.summary
+        let map = ChangeMap(report)
         return """
             \(ReviewFile.htmlMark)
             <!DOCTYPE html>
@@ -22,18 +23,19 @@ public enum ReviewPage {
             \(summary.changes) changes · \(report.introducedFindings.count) new findings · \(report.suggestions.count) split suggestions</p>
             </header>
             <main>
-            <section id="summary"><h2>Summary</h2>\(countsTable(summary.counts))</section>
+            \(verdict(report))
+            <section id="findings"><h2>Check findings</h2>\(findings(report))</section>
             <section id="map-section"><h2>Map of the changes</h2>
-            \(mapLegend(report.changes))
+            \(map.legend)
             <div class="map-wrap">
-            \(changeMap(report))
+            \(map.svg)
             <div class="map-buttons"><button type="button" data-zoom="in" title="Zoom in">+</button>\
             <button type="button" data-zoom="out" title="Zoom out">−</button><button type="button" data-zoom="reset" title="Show all">⤢</button></div>
             <aside id="marker-detail" aria-live="polite">Click a marker to see its change. Drag to pan, wheel or +/− to zoom.</aside>
             </div>
             </section>
+            <section id="summary"><h2>Counts</h2>\(countsTable(summary.counts))</section>
             <section id="changes"><h2>Changes in words</h2>\(changeFilters(report.changes))\(changeTable(report.changes))</section>
-            <section id="findings"><h2>Check findings</h2>\(findings(report))</section>
             <section id="suggestions"><h2>Split suggestions</h2>\(suggestions(report.suggestions))</section>
             <section id="pins"><h2>What a phone shows</h2>
             <p>The top \(report.pinCount) pins by weight, then by distance from \
@@ -49,6 +51,46 @@ public enum ReviewPage {
 
     // MARK: Sections
 
+    /// The first screen: can this version ship, what phones download, what the splits move.
+    private static func verdict(_ report: ReviewReport) -> String {
+        let version = report.summary.version
+        let blocking = report.blockingFindings
+        let command = version == report.newest ? "station-admin release" : "station-admin release --version \(version)"
+        var html = "<section id=\"verdict\" class=\"verdict \(blocking.isEmpty ? "releasable" : "refused")\">"
+        if blocking.isEmpty {
+            html += "<h2 id=\"verdict-text\">Releasable: <code>\(command)</code> would publish version \(version)</h2>"
+        } else {
+            html += "<h2 id=\"verdict-text\">Refused: \(blocking.count) error\(blocking.count == 1 ? "" : "s") not waived; "
+                + "<code>\(command)</code> would stop until each is fixed or waived</h2><ul class=\"blocking\">"
+                + blocking.prefix(10).map { "<li><code>\($0.table) \(escape($0.key))</code> <code>\($0.rule.rawValue)</code> \(escape($0.message))</li>" }.joined()
+                + (blocking.count > 10 ? "<li>… and \(blocking.count - 10) more (station-admin check)</li>" : "") + "</ul>"
+        }
+        if version != report.newest {
+            html += "<p>Version \(version) is not the newest (\(report.newest)): a plain <code>station-admin release</code> publishes \(report.newest).</p>"
+        }
+        let rows = report.fullDatabaseRows
+        let full = "the full database: \(rows["stations"] ?? 0) open stations, \(rows["lines"] ?? 0) lines, \(rows["connections"] ?? 0) connections"
+        html += "<h3>What phones download</h3><ul id=\"downloads\">"
+        html += report.deltas.map { delta in
+            "<li data-from=\"\(delta.from)\">a phone at version \(delta.from): a delta of \(byteSize(delta.gzipBytes)) gzip (\(delta.statements) statements)</li>"
+        }.joined()
+        html += "<li data-from=\"new\">a new install or an app update: \(full), with the carry-over of its splits</li></ul>"
+        let splits = report.splits
+        if splits.isEmpty {
+            html += "<p id=\"split-moves\">No split: no user record moves.</p>"
+        } else {
+            let olds = Set(splits.map { $0.key.components(separatedBy: " → ")[0] }).count
+            html += "<p id=\"split-moves\">\(splits.count) split\(splits.count == 1 ? "" : "s"): on every phone, the visit records of \(olds) "
+                + "station\(olds == 1 ? "" : "s") are copied to \(splits.count) new one\(splits.count == 1 ? "" : "s") "
+                + "(the old ones keep theirs).</p>"
+        }
+        return html + "</section>"
+    }
+
+    private static func byteSize(_ bytes: Int) -> String {
+        bytes < 1_000 ? "\(bytes) B" : bytes < 1_000_000 ? String(format: "%.1f kB", Double(bytes) / 1_000) : String(format: "%.1f MB", Double(bytes) / 1_000_000)
+    }
+
     private static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
 
     private static func countsTable(_ counts: [String: [String: Int]]) -> String {
@@ -59,67 +101,6 @@ public enum ReviewPage {
             html += "<tr><th>\(table)</th>" + kinds.map { "<td>\(counts[table]?[$0.rawValue] ?? 0)</td>" }.joined() + "</tr>"
         }
         return html + "</tbody></table>"
-    }
-
-    static let kindColours: [ReviewChange.MapKind: String] = [
-        .new: "#1b8a3a", .closed: "#c62828", .restored: "#00838f", .moved: "#ef6c00",
-        .renamed: "#6a1b9a", .updated: "#546e7a", .duplicate: "#d81b60",
-    ]
-
-    private static func mapLegend(_ changes: [ReviewChange]) -> String {
-        let counts = Dictionary(grouping: changes.compactMap(\.mapKind), by: { $0 }).mapValues(\.count)
-        return "<div class=\"legend\">" + ReviewChange.MapKind.allCases.map { kind in
-            "<label><input type=\"checkbox\" data-legend=\"\(kind.rawValue)\" checked><span class=\"swatch\" style=\"background:\(kindColours[kind]!)\"></span>"
-                + "\(kind.rawValue) <small>\(counts[kind] ?? 0)</small></label>"
-        }.joined() + "</div>"
-    }
-
-    /// Equirectangular at Japan's middle latitude: a degree of longitude is cos 36° of a degree of latitude.
-    private struct Projection {
-        static let scale = 100.0, lonFactor = cos(36 * Double.pi / 180)
-        static func x(_ lon: Double) -> Double { ((lon - 122) * lonFactor * scale * 10).rounded() / 10 }
-        static func y(_ lat: Double) -> Double { ((46 - lat) * scale * 10).rounded() / 10 }
-    }
-
-    private static func changeMap(_ report: ReviewReport) -> String {
-        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
-        func include(_ lon: Double, _ lat: Double) {
-            minX = min(minX, Projection.x(lon)); maxX = max(maxX, Projection.x(lon))
-            minY = min(minY, Projection.y(lat)); maxY = max(maxY, Projection.y(lat))
-        }
-        var network = ""
-        network.reserveCapacity(report.network.count * 30)
-        for segment in report.network {
-            include(segment.fromLongitude, segment.fromLatitude); include(segment.toLongitude, segment.toLatitude)
-            network += "M\(fmt(Projection.x(segment.fromLongitude))) \(fmt(Projection.y(segment.fromLatitude)))"
-                + "L\(fmt(Projection.x(segment.toLongitude))) \(fmt(Projection.y(segment.toLatitude)))"
-        }
-        var links = "", markers = ""
-        var marked = Set<Int64>()
-        // A split's new station is marked as the split (it is new too, which its words say).
-        for change in report.changes.filter({ $0.kind == .duplicate }) + report.changes.filter({ $0.kind != .duplicate }) {
-            guard let code = change.station, let kind = change.mapKind, let lat = change.latitude, let lon = change.longitude else { continue }
-            include(lon, lat)
-            if let fromLat = change.fromLatitude, let fromLon = change.fromLongitude {
-                include(fromLon, fromLat)
-                links += "<line class=\"link \(kind.rawValue)\" data-link=\"\(kind.rawValue)\" x1=\"\(fmt(Projection.x(fromLon)))\" y1=\"\(fmt(Projection.y(fromLat)))\" "
-                    + "x2=\"\(fmt(Projection.x(lon)))\" y2=\"\(fmt(Projection.y(lat)))\" stroke=\"\(kindColours[kind]!)\"/>"
-            }
-            guard marked.insert(code).inserted else { continue }
-            let text = "\(change.title): \(change.words)"
-            markers += "<circle class=\"marker\" data-station=\"\(code)\" data-kind=\"\(kind.rawValue)\" data-text=\"\(escape(text))\" "
-                + "cx=\"\(fmt(Projection.x(lon)))\" cy=\"\(fmt(Projection.y(lat)))\" r=\"6\" fill=\"\(kindColours[kind]!)\"><title>\(escape(text))</title></circle>"
-        }
-        if minX > maxX { minX = 0; minY = 0; maxX = 2600; maxY = 2200 }
-        let pad = 40.0
-        let box = "\(fmt(minX - pad)) \(fmt(minY - pad)) \(fmt(maxX - minX + 2 * pad)) \(fmt(maxY - minY + 2 * pad))"
-        return """
-            <svg id="change-map" viewBox="\(box)" data-home="\(box)" preserveAspectRatio="xMidYMid meet" role="img" aria-label="The network and the changed stations">
-            <path class="network" d="\(network)"/>
-            <g class="links">\(links)</g>
-            <g class="markers">\(markers)</g>
-            </svg>
-            """
     }
 
     private static func changeFilters(_ changes: [ReviewChange]) -> String {
@@ -150,9 +131,12 @@ public enum ReviewPage {
     private static func findings(_ report: ReviewReport) -> String {
         func list(_ findings: [CheckFinding]) -> String {
             "<ul class=\"findings\">" + findings.map { finding in
-                "<li class=\"finding \(finding.severity.rawValue)\(finding.waived ? " waived" : "")\" data-rule=\"\(finding.rule.rawValue)\">"
+                let place = report.findingPlaces[finding.identity].map { place in
+                    " <button type=\"button\" class=\"to-map\" data-x=\"\(fmt(MapProjection.x(place.longitude)))\" data-y=\"\(fmt(MapProjection.y(place.latitude)))\">on the map</button>"
+                } ?? ""
+                return "<li class=\"finding \(finding.severity.rawValue)\(finding.waived ? " waived" : "")\" data-rule=\"\(finding.rule.rawValue)\">"
                     + "<b>\(finding.severity.rawValue)</b> <code>\(finding.table) \(escape(finding.key))</code> <code>\(finding.rule.rawValue)</code> "
-                    + escape(finding.message) + (finding.waived ? " <em>(waived)</em>" : "") + "</li>"
+                    + escape(finding.message) + (finding.waived ? " <em>(waived)</em>" : "") + place + "</li>"
             }.joined() + "</ul>"
         }
         var html = "<h3>Introduced by version \(report.summary.version) (\(report.introducedFindings.count))</h3>"
@@ -218,7 +202,7 @@ public enum ReviewPage {
         return escaped.escapingControlCharacters
     }
 
-    private static func fmt(_ value: Double) -> String {
+    static func fmt(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
 
@@ -239,14 +223,25 @@ public enum ReviewPage {
         #change-map.dragging { cursor: grabbing; }
         .network { fill: none; stroke: #9fb3c8; stroke-width: 1; vector-effect: non-scaling-stroke; }
         .link { stroke-width: 2; vector-effect: non-scaling-stroke; stroke-dasharray: 4 3; }
-        .marker { stroke: #fff; stroke-width: 1.5; vector-effect: non-scaling-stroke; cursor: pointer; opacity: .9; }
+        .link.duplicate { stroke-dasharray: none; stroke-width: 2.5; }
+        .marker { stroke: #fff; stroke-width: 1.2; vector-effect: non-scaling-stroke; cursor: pointer; opacity: .92; }
+        .finding-mark { fill: none; stroke: #b26a00; stroke-width: 2; vector-effect: non-scaling-stroke; stroke-dasharray: 3 2; }
+        .finding-mark.error { stroke: #c62828; }
+        .labels { display: none; } #change-map.zoomed .labels { display: inline; }
+        .label { fill: var(--ink); paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; vector-effect: non-scaling-stroke; pointer-events: none; }
+        .verdict { margin: 16px 0 0; padding: 12px 16px; border-radius: 6px; border: 2px solid; background: #fff; }
+        .verdict.releasable { border-color: #1b8a3a; } .verdict.refused { border-color: #c62828; }
+        .verdict h2 { margin: 0 0 6px; } .verdict.releasable h2 { color: #1b8a3a; } .verdict.refused h2 { color: #c62828; }
+        .verdict ul { margin: 4px 0; } .verdict h3 { margin: 8px 0 2px; }
+        #findings .findings { max-height: 220px; overflow: auto; }
+        .to-map { font-size: 11px; margin-left: 6px; cursor: pointer; }
         .marker.selected { stroke: #000; stroke-width: 3; }
         .map-buttons { position: absolute; top: 8px; left: 8px; display: flex; flex-direction: column; gap: 4px; }
         .map-buttons button { width: 32px; height: 32px; font-size: 18px; border: 1px solid var(--line); background: #fff; border-radius: 4px; cursor: pointer; }
         #marker-detail { position: absolute; right: 8px; bottom: 8px; max-width: 460px; background: rgba(255,255,255,.95); border: 1px solid var(--line); border-radius: 4px; padding: 8px 12px; }
         .legend { display: flex; flex-wrap: wrap; gap: 14px; margin-bottom: 6px; }
         .legend label { cursor: pointer; } .legend small { color: var(--muted); }
-        .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 50%; margin: 0 4px 0 2px; vertical-align: -1px; }
+        .swatch { display: inline-block; width: 13px; height: 13px; margin: 0 4px 0 2px; vertical-align: -2px; }
         .filters { display: flex; gap: 16px; align-items: center; margin-bottom: 8px; }
         #filter-count { color: var(--muted); }
         table.changes { width: 100%; } table.changes td.key { white-space: nowrap; font-variant-numeric: tabular-nums; }
@@ -268,11 +263,30 @@ public enum ReviewPage {
           const svg = document.getElementById('change-map');
           const home = svg.getAttribute('data-home').split(' ').map(Number);
           let box = home.slice();
+          const labelWidth = Number(svg.getAttribute('data-label-width'));
           function draw() {
             svg.setAttribute('viewBox', box.join(' '));
-            const radius = Math.max(box[2] / svg.clientWidth, box[3] / svg.clientHeight) * 5;
-            svg.querySelectorAll('.marker').forEach(function (m) { m.setAttribute('r', radius); });
+            const unit = Math.max(box[2] / svg.clientWidth, box[3] / svg.clientHeight);
+            svg.querySelectorAll('.marker, .finding-mark').forEach(function (m) {
+              m.setAttribute('transform', 'translate(' + m.dataset.x + ' ' + m.dataset.y + ') scale(' + unit * 6 + ')');
+            });
+            // Names once zoomed in: at all Japan they would cover the map.
+            svg.classList.toggle('zoomed', box[2] <= labelWidth);
+            svg.querySelectorAll('.label').forEach(function (t) {
+              t.setAttribute('font-size', unit * 12);
+              t.setAttribute('dx', unit * 9);
+              t.setAttribute('dy', unit * 4);
+            });
           }
+          function focus(x, y) {
+            const width = Math.min(box[2], 60), height = width * box[3] / box[2];
+            box = [x - width / 2, y - height / 2, width, height];
+            draw();
+            svg.scrollIntoView({ block: 'center' });
+          }
+          document.querySelectorAll('.to-map').forEach(function (button) {
+            button.addEventListener('click', function () { focus(Number(button.dataset.x), Number(button.dataset.y)); });
+          });
           function zoom(factor, cx, cy) {
             const w = box[2] * factor, h = box[3] * factor;
             box = [cx - (cx - box[0]) * factor, cy - (cy - box[1]) * factor, w, h];
@@ -291,7 +305,7 @@ public enum ReviewPage {
           }, { passive: false });
           let drag = null;
           svg.addEventListener('pointerdown', function (event) {
-            if (event.target.classList.contains('marker')) return;
+            if (event.target.closest('.marker')) return;
             drag = { x: event.clientX, y: event.clientY, box: box.slice(), scale: toMap(event)[2] };
             svg.classList.add('dragging');
             svg.setPointerCapture(event.pointerId);
@@ -320,7 +334,11 @@ public enum ReviewPage {
           document.querySelectorAll('[data-legend]').forEach(function (box) {
             box.addEventListener('change', function () {
               const kind = box.getAttribute('data-legend');
-              svg.querySelectorAll('[data-kind="' + kind + '"], [data-link="' + kind + '"]').forEach(function (m) {
+              svg.querySelectorAll('[data-kind="' + kind + '"], [data-link="' + kind + '"], .label[data-station]').forEach(function (m) {
+                if (m.classList.contains('label')) {
+                  const marker = svg.querySelector('.marker[data-station="' + m.dataset.station + '"]');
+                  if (!marker || marker.dataset.kind !== kind) return;
+                }
                 m.style.display = box.checked ? '' : 'none';
               });
             });

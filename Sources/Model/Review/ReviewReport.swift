@@ -16,13 +16,41 @@ public struct ReviewReport: Sendable {
     public var pinMaps: [PinMap]
     /// The most pins a phone draws (the apps' default).
     public var pinCount: Int
+    /// The newest version of the master: a release publishes it unless told another.
+    public var newest: Int
+    /// What a phone at each older version downloads to reach this one.
+    public var deltas: [ReviewDelta]
+    /// Rows of the full database (a new install or an app update), per table.
+    public var fullDatabaseRows: [String: Int]
+    /// Where the map puts each introduced finding (by `FindingIdentity`), when its row has a place.
+    public var findingPlaces: [FindingIdentity: MapPlace]
+
+    /// Error-level findings no waiver accepts: a release of this version refuses while there are any.
+    public var blockingFindings: [CheckFinding] {
+        (introducedFindings + inheritedFindings).filter { $0.severity == .error && !$0.waived }
+    }
+
+    /// The splits of the version: each copies every phone's records of its old station to its new one.
+    public var splits: [ReviewChange] { changes.filter { $0.kind == .duplicate } }
+}
+
+/// A delta as the review measures it: what a phone at `from` downloads.
+public struct ReviewDelta: Sendable, Equatable {
+    public var from: Int
+    public var gzipBytes: Int
+    public var statements: Int
+}
+
+public struct MapPlace: Sendable, Equatable, Hashable {
+    public var latitude: Double, longitude: Double
 }
 
 /// One change of the version in words, with what the map needs to mark it.
 public struct ReviewChange: Sendable, Equatable {
     /// How the map marks a changed station.
     public enum MapKind: String, Sendable, CaseIterable {
-        case new, closed, restored, moved, renamed, updated, duplicate
+        /// `transferred`: the station passed to a line of another operator (its code kept).
+        case new, closed, restored, moved, renamed, transferred, updated, duplicate
     }
 
     public var table: String
@@ -80,14 +108,17 @@ extension MasterDatabase {
             let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
             let before = version > 1
                 ? Set(try DataChecker(version: version - 1, newest: newest, limits: CheckLimits()).findings(db).map(\.identity)) : []
+            let introduced = findings.filter { !before.contains($0.identity) }
             return ReviewReport(
                 summary: summary,
                 network: try reader.network(db),
                 changes: try reader.changes(db),
-                introducedFindings: findings.filter { !before.contains($0.identity) },
+                introducedFindings: introduced,
                 inheritedFindings: findings.filter { before.contains($0.identity) },
                 suggestions: try Self.suggestSplits(db, version: version),
-                pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins)
+                pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins,
+                newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db),
+                findingPlaces: try reader.places(of: introduced, db))
         }
     }
 }
@@ -124,11 +155,17 @@ struct ReviewReader {
                    uniquingKeysWith: { a, _ in a })
     }
 
+    private func lineOperators(_ db: Database, at version: Int) throws -> [Int64: Int64] {
+        Dictionary(try Row.fetchAll(db, sql: "SELECT line_cd, company_cd FROM \(state(.lines, version: version))").map { ($0[0] as Int64, $0[1] as Int64) },
+                   uniquingKeysWith: { a, _ in a })
+    }
+
     func changes(_ db: Database) throws -> [ReviewChange] {
         let lineNames = try names(db, .lines, key: "line_cd", name: "line_name", at: version)
         let companyNames = try names(db, .companies, key: "company_cd", name: "company_name", at: version)
         let lineNamesBefore = try names(db, .lines, key: "line_cd", name: "line_name", at: version - 1)
         let companyNamesBefore = try names(db, .companies, key: "company_cd", name: "company_name", at: version - 1)
+        let lineCompanies = try lineOperators(db, at: version), lineCompaniesBefore = try lineOperators(db, at: version - 1)
         // Looked up as the changes name them: the names of all stations are 1M strings at scale.
         let stationNameStatement = try db.cachedStatement(sql: "SELECT station_name FROM stations WHERE station_cd = ?")
         var stationNames: [Int64: String?] = [:]
@@ -204,6 +241,11 @@ struct ReviewReader {
                         }
                         words.append("\(column) \(try named(column, a, before: true)) → \(try named(column, b, before: false))")
                         if column == "station_name", change.mapKind == .updated { change.mapKind = .renamed }
+                        if column == "line_cd", table == .stations, change.mapKind == .updated || change.mapKind == .renamed,
+                           let from = Int64.fromDatabaseValue(a), let to = Int64.fromDatabaseValue(b),
+                           lineCompaniesBefore[from] != lineCompanies[to] {
+                            change.mapKind = .transferred
+                        }
                     }
                     if let moved {
                         words.append("moved \(Self.distance(moved))")
@@ -237,6 +279,46 @@ struct ReviewReader {
 
     private func rowsByKey(_ db: Database, _ sql: String) throws -> [String: Row] {
         Dictionary(try Row.fetchAll(db, sql: "SELECT * FROM \(sql)").map { ($0["key_id"] as String, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The delta a phone at each older version downloads, measured by writing it (gzip bytes
+    /// counted, nothing kept) as `release` writes it.
+    func deltas(_ db: Database) throws -> [ReviewDelta] {
+        guard version > 1 else { return [] }
+        let writer = try DeltaWriter.prepare(db, from: 1, through: version - 1, to: version, newest: newest)
+        defer { try? writer.finish(db) }
+        return try (1..<version).map { from in
+            let written = try MasterDatabase.writeDelta(db, from: from, with: writer, gzip: false, transaction: true, into: .stream(TeeSink([])))
+            return ReviewDelta(from: from, gzipBytes: written.gzipBytes, statements: written.summary.totalStatements)
+        }
+    }
+
+    func rowCounts(_ db: Database) throws -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: try MasterTable.all.map { table in
+            let open = table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : ""
+            return (table.name, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(state(table, version: version))\(open)") ?? 0)
+        })
+    }
+
+    /// Where each finding's row is: a station's place, a connection's first station, a line's centre.
+    func places(of findings: [CheckFinding], _ db: Database) throws -> [FindingIdentity: MapPlace] {
+        var places: [FindingIdentity: MapPlace] = [:]
+        let station = try db.makeStatement(sql: "SELECT lat, lon FROM \(state(.stations, version: version)) WHERE station_cd = ?")
+        let line = try db.makeStatement(sql: "SELECT lat, lon FROM \(state(.lines, version: version)) WHERE line_cd = ?")
+        for finding in findings {
+            let parts = finding.key.split(separator: "/").compactMap { Int64($0) }
+            let row: Row?
+            switch finding.table {
+            case MasterTable.stations.name: row = try parts.first.flatMap { try Row.fetchOne(station, arguments: [$0]) }
+            case MasterTable.connections.name: row = parts.count == 3 ? try Row.fetchOne(station, arguments: [parts[1]]) : nil
+            case MasterTable.lines.name: row = try parts.first.flatMap { try Row.fetchOne(line, arguments: [$0]) }
+            default: row = nil
+            }
+            if let row, let latitude = row[0] as Double?, let longitude = row[1] as Double? {
+                places[finding.identity] = MapPlace(latitude: latitude, longitude: longitude)
+            }
+        }
+        return places
     }
 
     func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {

@@ -36,12 +36,8 @@ import Testing
         return try CommandRunner.run(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"] + arguments, program: program)
     }
 
-    private static func matches(_ pattern: String, in text: String) -> [[String]] {
-        let expression = try! NSRegularExpression(pattern: pattern)
-        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
-            (1..<match.numberOfRanges).map { String(text[Range(match.range(at: $0), in: text)!]) }
-        }
-    }
+    private static func matches(_ pattern: String, in text: String) -> [[String]] { pageMatches(pattern, in: text) }
+    private func matches(_ pattern: String, in text: String) -> [[String]] { pageMatches(pattern, in: text) }
 
     @Test func thePageMarksEveryChangedStationListsEveryChangeAndFetchesNothing() throws {
         let database = try reviewedDatabase()
@@ -53,7 +49,7 @@ import Testing
         #expect(dom.status == 0)
         let html = dom.stdout
         #expect(html.contains("data-ready=\"true\""), "the page's script ran to its end")
-        let markers = Self.matches(#"<circle class="marker[^"]*" data-station="(\d+)" data-kind="([a-z]+)""#, in: html)
+        let markers = Self.matches(#"<path class="marker[^"]*" data-station="(\d+)" data-kind="([a-z]+)""#, in: html)
         #expect(Dictionary(uniqueKeysWithValues: markers.map { ($0[0], $0[1]) }) == [
             "9900108": "new", "1120206": "closed", "9900104": "moved", "1120202": "renamed",
             "1120203": "updated", "9920607": "duplicate",
@@ -66,7 +62,7 @@ import Testing
         #expect(Set(rows.map { $0[1] }) == ["INSERT", "UPDATE", "DELETE", "DUPLICATE"])
         // Nothing fetched from anywhere: no src or href, no CSS url(), no import.
         #expect(Self.matches(#"(?:src|href)\s*=\s*"([^"]*)""#, in: html).isEmpty)
-        #expect(!html.contains("url(") && !html.contains("@import"))
+        #expect(!html.replacingOccurrences(of: "url(#", with: "").contains("url(") && !html.contains("@import"), "url() only names the page's own arrowheads")
         // A name is text, never markup.
         #expect(html.contains("長苗代&lt;script&gt;") && !html.contains("長苗代<script>"))
         // The words a curator reads.
@@ -78,12 +74,121 @@ import Testing
         let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/test-screenshots")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
-        let shot = screenshots.appendingPathComponent("review-fixture.png").path
+        try Self.screenshot(page, as: "review-fixture.png")
+    }
+
+    static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/test-screenshots")
+
+    /// The first screen a curator sees on a laptop, 1280 × 800, kept for a person to look at.
+    static func screenshot(_ page: String, as name: String) throws {
+        try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
+        let shot = screenshots.appendingPathComponent(name).path
         try? FileManager.default.removeItem(atPath: shot)
-        let screenshot = try Self.chromium(["--screenshot=" + shot, "--window-size=1400,1000", "file://" + page])
+        let screenshot = try chromium(["--screenshot=" + shot, "--window-size=1280,800", "file://" + page])
         #expect(screenshot.status == 0)
         let png = try Data(contentsOf: URL(fileURLWithPath: shot))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000)
+    }
+
+    /// The real data: version 2 the ekidata 2021 import over 2019, version 3 the Hokuriku plan.
+    private func realHistory() throws -> MasterDatabase {
+        let database = try MasterDatabase.create(at: scratch.path("real.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2019])
+        try database.importSnapshot([Fixtures.ekidata2021])
+        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        return database
+    }
+
+    /// What headless Chromium's DOM says of a review page, after its script ran at 1280 × 800.
+    private struct RenderedPage {
+        let html: String
+
+        var legend: [String: Int] {
+            Dictionary(uniqueKeysWithValues: pageMatches(#"<small data-count="([a-z]+)">(\d+)</small>"#, in: html).map { ($0[0], Int($0[1])!) })
+        }
+        var drawn: [String: Int] {
+            var counts: [String: Int] = [:]
+            for marker in pageMatches(#"<path class="marker" data-station="\d+" data-kind="([a-z]+)""#, in: html) { counts[marker[0], default: 0] += 1 }
+            counts["finding"] = pageMatches(#"<path class="finding-mark [a-z]+" data-kind="finding""#, in: html).count
+            return counts
+        }
+        /// The map's places of the changed stations, findings and links' ends, in map units.
+        var places: [(x: Double, y: Double)] {
+            pageMatches(#"data-x="([-0-9.]+)" data-y="([-0-9.]+)" transform"#, in: html).map { (Double($0[0])!, Double($0[1])!) }
+            + pageMatches(#"<line class="link [a-z]+" data-link="[a-z]+" x1="([-0-9.]+)" y1="([-0-9.]+)""#, in: html).map { (Double($0[0])!, Double($0[1])!) }
+        }
+        var home: [Double] { pageMatches(#"data-home="([-0-9. ]+)""#, in: html)[0][0].split(separator: " ").map { Double($0)! } }
+        var verdict: String {
+            pageMatches(#"<h2 id="verdict-text">(.*?)</h2>"#, in: html)[0][0].replacingOccurrences(of: "<code>", with: "").replacingOccurrences(of: "</code>", with: "")
+        }
+    }
+
+    private func render(_ report: ReviewReport, _ name: String) throws -> RenderedPage {
+        let page = scratch.path(name)
+        try ReviewFile.write(ReviewPage.html(report), to: page)
+        let dom = try Self.chromium(["--window-size=1280,800", "--dump-dom", "file://" + page])
+        #expect(dom.status == 0 && dom.stdout.contains("data-ready=\"true\""))
+        try Self.screenshot(page, as: name.replacingOccurrences(of: ".html", with: ".png"))
+        return RenderedPage(html: dom.stdout)
+    }
+
+    /// The checks every review page must pass: the legend counts what is drawn, the map opens on
+    /// the changes (every one in view, no more than the margin around them), findings before changes.
+    private func expectAnswersFirst(_ page: RenderedPage, _ report: ReviewReport) {
+        #expect(page.legend == page.drawn.merging(ReviewChange.MapKind.allCases.map { ($0.rawValue, 0) }) { drawn, _ in drawn })
+        #expect(page.drawn.values.reduce(0, +) > 0)
+        let places = page.places, home = page.home
+        let minX = places.map(\.x).min()!, maxX = places.map(\.x).max()!, minY = places.map(\.y).min()!, maxY = places.map(\.y).max()!
+        #expect(home[0] <= minX && home[1] <= minY && home[0] + home[2] >= maxX && home[1] + home[3] >= maxY, "every change in view: \(home)")
+        let pad = max(15, 0.08 * max(maxX - minX, maxY - minY)) + 0.2
+        #expect(home[2] <= maxX - minX + 2 * pad && home[3] <= maxY - minY + 2 * pad, "no larger than the changes and their margin: \(home)")
+        #expect(home[2] < 2_000, "not all Japan")
+        let html = page.html
+        #expect(html.range(of: "id=\"verdict\"")!.lowerBound < html.range(of: "id=\"findings\"")!.lowerBound)
+        #expect(html.range(of: "id=\"findings\"")!.lowerBound < html.range(of: "id=\"changes\"")!.lowerBound)
+        #expect(matches("<li class=\"finding ", in: html.components(separatedBy: "<details>")[0]).count == report.introducedFindings.count)
+    }
+
+    @Test func theImportsPageSaysItShipsWhatPhonesGetAndDrawsTheFindings() throws {
+        let database = try realHistory()
+        let report = try database.review(version: 2)
+        let page = try render(report, "review-2.html")
+        expectAnswersFirst(page, report)
+        #expect(page.verdict == "Releasable: station-admin release --version 2 would publish version 2")
+        #expect(matches(#"<li data-from="1">a phone at version 1: a delta of [0-9.]+ kB gzip \((\d+) statements\)"#, in: page.html).first?[0]
+            == String(report.summary.changes))
+        #expect(page.html.contains("<li data-from=\"new\">a new install or an app update: the full database: 10478 open stations"))
+        #expect(page.html.contains("<p id=\"split-moves\">No split: no user record moves.</p>"))
+        // Every introduced finding with a place is drawn and has its way to the map.
+        #expect(report.introducedFindings.count == 5 && page.drawn["finding"] == 5)
+        #expect(matches(#"<button type="button" class="to-map""#, in: page.html).count == 5)
+        #expect(page.drawn["new"] == 17 && page.drawn["closed"]! > 0 && page.drawn["renamed"]! > 0)
+    }
+
+    @Test func thePlansPageShowsTransfersSplitsAsArrowsAndNamesOnceZoomed() throws {
+        let database = try realHistory()
+        let report = try database.review()
+        let page = try render(report, "review-3.html")
+        expectAnswersFirst(page, report)
+        #expect(page.verdict == "Releasable: station-admin release would publish version 3")
+        #expect(matches(#"<li data-from="(\d)">"#, in: page.html).map { $0[0] } == ["1", "2"])
+        #expect(page.html.contains("<p id=\"split-moves\">2 splits: on every phone, the visit records of 2 stations are copied to 2 new ones"))
+        // The stations that passed to IR and Hapi-Line are transfers, not "updated"; the splits are arrows.
+        #expect(page.drawn["transferred"]! >= 20 && page.drawn["updated", default: 0] == 0, "\(page.drawn)")
+        #expect(page.drawn["duplicate"] == 2)
+        #expect(matches(#"<line class="link duplicate" data-link="duplicate"[^>]*marker-end="url\(#arrow-duplicate\)""#, in: page.html).count == 2)
+        // Zoomed in on Hokuriku, the names are shown.
+        #expect(page.html.contains("<svg id=\"change-map\" class=\"zoomed\"") || matches(#"<svg id="change-map"[^>]*class="zoomed""#, in: page.html).count == 1)
+        #expect(page.html.contains(">敦賀</text>") || page.html.contains(">大聖寺</text>"))
+    }
+
+    @Test func aVersionWithAnUnwaivedErrorIsRefusedInItsFirstLine() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["open_ymd": "2030-01-01", "close_ymd": "2020-01-01"]))])
+        let page = try render(try database.review(), "review-refused.html")
+        #expect(page.verdict.hasPrefix("Refused: 1 error not waived; station-admin release would stop until each is fixed or waived"), "\(page.verdict)")
+        #expect(page.html.contains("<ul class=\"blocking\"><li><code>stations 9900101</code> <code>dates-out-of-order</code>"))
     }
 
     @Test func aRestoreIsMarkedAndAPastVersionIsReviewedAsItWas() throws {
@@ -155,5 +260,13 @@ import Testing
         #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
         let stdout = try CommandRunner.run(["review", "--db", db, "--markdown", "--output", "-"])
         #expect(stdout.status == 0 && stdout.stdout.contains("# Version 2: review fixture"))
+    }
+}
+
+/// The groups of every match of `pattern` in `text`.
+func pageMatches(_ pattern: String, in text: String) -> [[String]] {
+    let expression = try! NSRegularExpression(pattern: pattern)
+    return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+        (1..<match.numberOfRanges).map { String(text[Range(match.range(at: $0), in: text)!]) }
     }
 }

@@ -1,0 +1,125 @@
+import Foundation
+
+/// Equirectangular at Japan's middle latitude: a degree of longitude is cos 36° of a degree of
+/// latitude; 100 map units to a degree of latitude.
+enum MapProjection {
+    static let scale = 100.0, lonFactor = cos(36 * Double.pi / 180)
+    static func x(_ lon: Double) -> Double { ((lon - 122) * lonFactor * scale * 10).rounded() / 10 }
+    static func y(_ lat: Double) -> Double { ((46 - lat) * scale * 10).rounded() / 10 }
+    /// Below this width of view (map units, 1.5° of latitude) station names are drawn.
+    static let labelWidth = 150.0
+}
+
+/// The review page's map: the network, every changed station marked by kind with a colour and
+/// a shape of its own, a split as an arrow old → new, the findings the version introduced, and
+/// a legend whose counts are what is drawn. It opens on the extent of the changes.
+struct ChangeMap {
+    let svg: String
+    let legend: String
+    /// The view it opens on: the changes' extent with a margin (`x y width height`).
+    let home: (x: Double, y: Double, width: Double, height: Double)
+
+    static let colours: [ReviewChange.MapKind: String] = [
+        .new: "#1b8a3a", .closed: "#c62828", .restored: "#00838f", .moved: "#ef6c00",
+        .renamed: "#6a1b9a", .transferred: "#1565c0", .updated: "#546e7a", .duplicate: "#d81b60",
+    ]
+
+    /// Each kind's shape, within the unit square around (0, 0): a colour alone is not enough
+    /// for one reader in twelve.
+    static let shapes: [ReviewChange.MapKind: String] = [
+        .new: "M1 0A1 1 0 1 1 -1 0A1 1 0 1 1 1 0Z",
+        .closed: "M-0.85 -0.85H0.85V0.85H-0.85Z",
+        .restored: "M-0.35 -1H0.35V-0.35H1V0.35H0.35V1H-0.35V0.35H-1V-0.35H-0.35Z",
+        .moved: "M0 -1.1L1.1 0L0 1.1L-1.1 0Z",
+        .renamed: "M0 -1.1L1 0.8H-1Z",
+        .transferred: "M0 1.1L1 -0.8H-1Z",
+        .updated: "M-1 -0.45H1V0.45H-1Z",
+        .duplicate: "M0 -1.15L0.3 -0.35L1.1 -0.35L0.45 0.15L0.7 1L0 0.5L-0.7 1L-0.45 0.15L-1.1 -0.35L-0.3 -0.35Z",
+    ]
+    static let findingShape = "M0 -1.5A1.5 1.5 0 1 1 0 1.5A1.5 1.5 0 1 1 0 -1.5Z"
+
+    init(_ report: ReviewReport) {
+        var network = ""
+        network.reserveCapacity(report.network.count * 30)
+        var all = Extent()
+        for segment in report.network {
+            all.include(segment.fromLongitude, segment.fromLatitude); all.include(segment.toLongitude, segment.toLatitude)
+            network += "M\(Self.fmt(MapProjection.x(segment.fromLongitude))) \(Self.fmt(MapProjection.y(segment.fromLatitude)))"
+                + "L\(Self.fmt(MapProjection.x(segment.toLongitude))) \(Self.fmt(MapProjection.y(segment.toLatitude)))"
+        }
+        var changed = Extent()
+        var links = "", markers = "", labels = "", findings = ""
+        var drawn: [ReviewChange.MapKind: Int] = [:]
+        var marked = Set<Int64>()
+        // A split's new station is marked as the split (it is new too, which its words say).
+        for change in report.changes.filter({ $0.kind == .duplicate }) + report.changes.filter({ $0.kind != .duplicate }) {
+            guard let code = change.station, let kind = change.mapKind, let lat = change.latitude, let lon = change.longitude else { continue }
+            changed.include(lon, lat)
+            let x = Self.fmt(MapProjection.x(lon)), y = Self.fmt(MapProjection.y(lat))
+            if let fromLat = change.fromLatitude, let fromLon = change.fromLongitude {
+                changed.include(fromLon, fromLat)
+                // A split points from the old station to the new; a move from where the station was.
+                links += "<line class=\"link \(kind.rawValue)\" data-link=\"\(kind.rawValue)\" x1=\"\(Self.fmt(MapProjection.x(fromLon)))\" "
+                    + "y1=\"\(Self.fmt(MapProjection.y(fromLat)))\" x2=\"\(x)\" y2=\"\(y)\" stroke=\"\(Self.colours[kind]!)\" marker-end=\"url(#arrow-\(kind.rawValue))\"/>"
+            }
+            guard marked.insert(code).inserted else { continue }
+            drawn[kind, default: 0] += 1
+            let text = "\(change.title): \(change.words)"
+            markers += "<path class=\"marker\" data-station=\"\(code)\" data-kind=\"\(kind.rawValue)\" data-text=\"\(ReviewPage.escape(text))\" "
+                + "data-x=\"\(x)\" data-y=\"\(y)\" transform=\"translate(\(x) \(y)) scale(5)\" d=\"\(Self.shapes[kind]!)\" fill=\"\(Self.colours[kind]!)\">"
+                + "<title>\(ReviewPage.escape(text))</title></path>"
+            var name = change.title.components(separatedBy: " (")[0]
+            // A split's title names the new station by its code first: the label is its name.
+            if change.kind == .duplicate, let space = name.firstIndex(of: " ") { name = String(name[name.index(after: space)...]) }
+            labels += "<text class=\"label\" data-station=\"\(code)\" x=\"\(x)\" y=\"\(y)\">\(ReviewPage.escape(name))</text>"
+        }
+        var findingsDrawn = 0
+        for finding in report.introducedFindings {
+            guard let place = report.findingPlaces[finding.identity] else { continue }
+            changed.include(place.longitude, place.latitude)
+            let x = Self.fmt(MapProjection.x(place.longitude)), y = Self.fmt(MapProjection.y(place.latitude))
+            findings += "<path class=\"finding-mark \(finding.severity.rawValue)\" data-kind=\"finding\" data-rule=\"\(finding.rule.rawValue)\" "
+                + "data-x=\"\(x)\" data-y=\"\(y)\" transform=\"translate(\(x) \(y)) scale(5)\" d=\"\(Self.findingShape)\">"
+                + "<title>\(ReviewPage.escape("\(finding.table) \(finding.key): \(finding.rule.rawValue): \(finding.message)"))</title></path>"
+            findingsDrawn += 1
+        }
+        // The changes' extent; a version that changed no station with a place opens on the network.
+        let view = changed.isEmpty ? (all.isEmpty ? Extent(minX: 0, minY: 0, maxX: 2600, maxY: 2200) : all) : changed
+        let pad = max(15, 0.08 * max(view.maxX - view.minX, view.maxY - view.minY))
+        home = (view.minX - pad, view.minY - pad, view.maxX - view.minX + 2 * pad, view.maxY - view.minY + 2 * pad)
+        let box = [home.x, home.y, home.width, home.height].map(Self.fmt).joined(separator: " ")
+        let arrows = ReviewChange.MapKind.allCases.map { kind in
+            "<marker id=\"arrow-\(kind.rawValue)\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">"
+                + "<path d=\"M0 0L10 5L0 10Z\" fill=\"\(Self.colours[kind]!)\"/></marker>"
+        }.joined()
+        svg = """
+            <svg id="change-map" viewBox="\(box)" data-home="\(box)" data-label-width="\(Self.fmt(MapProjection.labelWidth))" preserveAspectRatio="xMidYMid meet" role="img" aria-label="The network and the changed stations">
+            <defs>\(arrows)</defs>
+            <path class="network" d="\(network)"/>
+            <g class="links">\(links)</g>
+            <g class="findings-marks">\(findings)</g>
+            <g class="markers">\(markers)</g>
+            <g class="labels">\(labels)</g>
+            </svg>
+            """
+        legend = "<div class=\"legend\" id=\"legend\">" + ReviewChange.MapKind.allCases.map { kind in
+            "<label><input type=\"checkbox\" data-legend=\"\(kind.rawValue)\" checked>"
+                + "<svg class=\"swatch\" viewBox=\"-1.3 -1.3 2.6 2.6\"><path d=\"\(Self.shapes[kind]!)\" fill=\"\(Self.colours[kind]!)\"/></svg>"
+                + "\(kind.rawValue) <small data-count=\"\(kind.rawValue)\">\(drawn[kind] ?? 0)</small></label>"
+        }.joined()
+            + "<label><input type=\"checkbox\" data-legend=\"finding\" checked><svg class=\"swatch\" viewBox=\"-1.8 -1.8 3.6 3.6\"><path class=\"finding-mark error\" d=\"\(Self.findingShape)\"/></svg>"
+            + "finding <small data-count=\"finding\">\(findingsDrawn)</small></label></div>"
+    }
+
+    private struct Extent {
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        var isEmpty: Bool { minX > maxX }
+
+        mutating func include(_ lon: Double, _ lat: Double) {
+            minX = min(minX, MapProjection.x(lon)); maxX = max(maxX, MapProjection.x(lon))
+            minY = min(minY, MapProjection.y(lat)); maxY = max(maxY, MapProjection.y(lat))
+        }
+    }
+
+    private static func fmt(_ value: Double) -> String { ReviewPage.fmt((value * 10).rounded() / 10) }
+}
