@@ -8,6 +8,44 @@ import Testing
 @Suite struct CuratorLoopTests {
     let scratch = Scratch()
 
+    /// Every command that writes a version ends with the one next step, and says when a release
+    /// would be refused.
+    @Test func aVersionWritingCommandEndsWithTheNextStep() throws {
+        let database = try scratch.baseDatabase()
+        let edited = try CommandRunner.run(["edit", "--db", database.path, "stations", "9900101", "weight=2"])
+        #expect(edited.status == 0)
+        #expect(edited.stdout.hasSuffix("\nNext: station-admin review, then station-admin release (a release would publish version 2 today).\n"), "\(edited.stdout)")
+        let broken = try CommandRunner.run(["edit", "--db", database.path, "stations", "9900101", "open_ymd=2030-01-01", "close_ymd=2020-01-01"])
+        #expect(broken.stdout.hasSuffix("\nNext: station-admin check (a release would be refused today: 1 error not waived; fix or waive it).\n"), "\(broken.stdout)")
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
+        let imported = try CommandRunner.run(["import", "--db", database.path, snapshot.path])
+        // The snapshot mends the dates: the import says a release would publish it.
+        #expect(imported.stdout.hasSuffix("\nNext: station-admin review, then station-admin release (a release would publish version 4 today).\n"), "\(imported.stdout)")
+        let dryRun = try CommandRunner.run(["edit", "--db", database.path, "stations", "9900102", "weight=2", "--dry-run"])
+        #expect(!dryRun.stdout.contains("Next:"), "a dry run writes no version")
+    }
+
+    /// The demo works in demo/ and never removes a folder it did not make: here a demo/ of the
+    /// curator's own, beside a release/ folder, both left as they were.
+    @Test func theDemoNeverRemovesAFolderItDidNotMake() throws {
+        let repository = scratch.url.appendingPathComponent("repository")
+        let scripts = repository.appendingPathComponent("scripts")
+        try FileManager.default.createDirectory(at: scripts, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Fixtures.repository.appendingPathComponent("scripts/demo"), to: scripts.appendingPathComponent("demo"))
+        for folder in ["demo", "release"] {
+            try FileManager.default.createDirectory(at: repository.appendingPathComponent(folder), withIntermediateDirectories: true)
+            try Data("mine\n".utf8).write(to: repository.appendingPathComponent("\(folder)/notes.txt"))
+        }
+        let result = try CommandRunner.run([scripts.appendingPathComponent("demo").path], program: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.status == 1)
+        #expect(result.stderr == "demo: demo/ exists and was not made by scripts/demo; move it away first (nothing was removed)\n")
+        for folder in ["demo", "release"] {
+            #expect(try String(contentsOf: repository.appendingPathComponent("\(folder)/notes.txt"), encoding: .utf8) == "mine\n")
+        }
+        #expect(try !String(contentsOf: Fixtures.repository.appendingPathComponent("scripts/demo"), encoding: .utf8).contains("rm -rf release"))
+    }
+
     @Test func aWeightOutsideItsDomainIsRefusedAndNothingIsCommitted() throws {
         let database = try scratch.baseDatabase()
         func weight() throws -> Int? {
