@@ -62,11 +62,14 @@ struct DeltaWriter {
     let newestFrom: Int
     let to: Int
     let newest: Int
+    /// The client schema phones have at `to`: the columns the statements carry.
+    let toSchema: Int
 
     /// Renders, in temp tables of the caller's read transaction, the statements of the deltas
     /// to `to` from every version `oldest` through `newestFrom`. Call `finish` when done.
     static func prepare(_ db: Database, from oldest: Int, through newestFrom: Int, to: Int, newest: Int) throws -> DeltaWriter {
-        let writer = DeltaWriter(oldest: oldest, newestFrom: newestFrom, to: to, newest: newest)
+        let writer = DeltaWriter(oldest: oldest, newestFrom: newestFrom, to: to, newest: newest,
+                                 toSchema: try ClientSchema.version(atData: to, db))
         try writer.dropTables(db)
         if oldest > 0 {
             for table in MasterTable.all { try writer.renderStatements(of: table, db) }
@@ -94,10 +97,17 @@ struct DeltaWriter {
             DROP TABLE temp.station_admin_guard;
 
             """)
+        // A phone of an older client schema gets the new columns first, so that the statements
+        // after can name them.
+        let fromSchema = try ClientSchema.version(atData: from, db)
+        if from > 0 && fromSchema < toSchema {
+            try sink.write("-- client schema \(fromSchema) → \(toSchema)\n" + ClientSchema.upgrade(from: fromSchema, to: toSchema) + "\n")
+        }
         for table in MasterTable.all {
             let counts = from == 0 ? try writeWholeTable(table, db, sink) : try writeStatements(of: table, from: from, db, sink)
             if !counts.isEmpty { summary.statements[table.name] = counts }
         }
+        if from > 0 && fromSchema < toSchema { try writeNewColumns(from: fromSchema, db, sink) }
         let splits = try UpdateLog.splits(db, after: from, through: to)
         if !splits.isEmpty {
             try sink.write("-- station splits: copy each record of the old station to the new one, keeping any the user already has\n")
@@ -133,10 +143,10 @@ struct DeltaWriter {
             CREATE TEMP TABLE delta_old AS \(VersionedState.statesBefore(changesIn: "temp.delta_changes", of: table));
             CREATE UNIQUE INDEX temp.delta_old_by_change ON delta_old (key_id, change);
             """)
-        let columns = table.columnNames
-        let sameRow = columns.map { "n.\($0) IS o.\($0)" }.joined(separator: " AND ")
-        let upsert = SQLLiteral.upsert(table, alias: "n")
-        let update = SQLLiteral.update(table, new: "n", old: "o")
+        let columns = table.columns(clientSchema: toSchema)
+        let sameRow = columns.map { "n.\($0.name) IS o.\($0.name)" }.joined(separator: " AND ")
+        let upsert = SQLLiteral.upsert(table, columns: columns, alias: "n")
+        let update = SQLLiteral.update(table, columns: columns, new: "n", old: "o")
         let delete = "'DELETE FROM \(table.name) WHERE ' || "
             + table.keyColumns.map { "'\($0) = ' || quote(o.\($0))" }.joined(separator: " || ' AND ' || ") + " || ';'"
         let order = table.keyColumns.map { "COALESCE(n.\($0), o.\($0))" }.joined(separator: ", ")
@@ -180,7 +190,7 @@ struct DeltaWriter {
     /// streamed without the temp tables a key-by-key comparison needs.
     private func writeWholeTable(_ table: MasterTable, _ db: Database, _ sink: ByteSink) throws -> [String: Int] {
         let state = VersionedState(table: table, version: to, isNewest: to >= newest).select()
-        let upsert = SQLLiteral.upsert(table, alias: nil)
+        let upsert = SQLLiteral.upsert(table, columns: table.columns(clientSchema: toSchema), alias: nil)
         let cursor = try Row.fetchCursor(db, sql: "SELECT \(upsert) FROM (\(state)) ORDER BY \(table.keyOrder)")
         var upserts = 0
         while let row = try cursor.next() {
@@ -190,6 +200,28 @@ struct DeltaWriter {
         }
         if upserts > 0 { try sink.write("\n") }
         return upserts > 0 ? ["upsert": upserts] : [:]
+    }
+
+    /// The values of the columns a phone of client schema `fromSchema` has just added, for every
+    /// row that has one at `to` (not only the rows changed since its version: it had none of them).
+    private func writeNewColumns(from fromSchema: Int, _ db: Database, _ sink: ByteSink) throws {
+        for table in MasterTable.all {
+            let added = table.columns(clientSchema: toSchema).filter { $0.since > fromSchema }
+            guard !added.isEmpty else { continue }
+            let state = VersionedState(table: table, version: to, isNewest: to >= newest).select()
+            let sets = added.map { "'\($0.name) = ' || \(SQLLiteral.render($0.name, $0.kind))" }.joined(separator: " || ', ' || ")
+            let key = table.keyColumns.map { "'\($0) = ' || quote(\($0))" }.joined(separator: " || ' AND ' || ")
+            let cursor = try Row.fetchCursor(db, sql: """
+                SELECT 'UPDATE \(table.name) SET ' || \(sets) || ' WHERE ' || \(key) || ';' FROM (\(state))
+                WHERE \(added.map { "\($0.name) IS NOT NULL" }.joined(separator: " OR ")) ORDER BY \(table.keyOrder)
+                """)
+            var first = true
+            while let row = try cursor.next() {
+                if first { try sink.write("-- \(table.name): the new columns' values\n") }
+                first = false
+                try writeStatement(row, column: 0, sink)
+            }
+        }
     }
 
     /// Writes a generated statement from its raw bytes: the text may hold any character.

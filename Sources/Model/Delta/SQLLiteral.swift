@@ -38,21 +38,22 @@ enum SQLLiteral {
 extension SQLLiteral {
     /// SQL that renders a row as `INSERT OR REPLACE INTO t (…) VALUES (…);`, through one
     /// printf() (one allocation per row, where `||` would copy the growing text at every column).
-    static func upsert(_ table: MasterTable, alias: String?) -> String {
+    static func upsert(_ table: MasterTable, columns: [MasterTable.Column], alias: String?) -> String {
         let prefix = alias.map { $0 + "." } ?? ""
-        let format = "INSERT OR REPLACE INTO \(table.name) (\(table.columnNames.joined(separator: ", "))) VALUES ("
-            + Array(repeating: "%s", count: table.columns.count).joined(separator: ", ") + ");"
-        return "printf('\(format)', " + table.columns.map { render(prefix + $0.name, $0.kind) }.joined(separator: ", ") + ")"
+        let format = "INSERT OR REPLACE INTO \(table.name) (\(columns.map(\.name).joined(separator: ", "))) VALUES ("
+            + Array(repeating: "%s", count: columns.count).joined(separator: ", ") + ");"
+        return "printf('\(format)', " + columns.map { render(prefix + $0.name, $0.kind) }.joined(separator: ", ") + ")"
     }
 }
 
 extension SQLLiteral {
     /// SQL that renders `UPDATE t SET c = v, … WHERE key;` with only the columns in which
     /// `new` differs from `old` (the caller knows at least one does).
-    static func update(_ table: MasterTable, new: String, old: String) -> String {
+    static func update(_ table: MasterTable, columns: [MasterTable.Column], new: String, old: String) -> String {
+        let nonKeyColumns = columns.filter { !table.keyColumns.contains($0.name) }
         // A table that is all key (connections) has nothing to update: equal keys, equal rows.
-        if table.nonKeyColumns.isEmpty { return "NULL" }
-        let sets = table.nonKeyColumns.map { column in
+        if nonKeyColumns.isEmpty { return "NULL" }
+        let sets = nonKeyColumns.map { column in
             "(CASE WHEN \(new).\(column.name) IS NOT \(old).\(column.name) THEN ', \(column.name) = ' || \(render("\(new).\(column.name)", column.kind)) ELSE '' END)"
         }.joined(separator: " || ")
         let key = table.keyColumns.map { "'\($0) = ' || quote(\(new).\($0))" }.joined(separator: " || ' AND ' || ")

@@ -7,10 +7,31 @@ public enum ClientSchema {
     public static let completionsTable =
         "CREATE TABLE completions (station_cd INTEGER PRIMARY KEY, date TEXT, memo TEXT, updated_at INTEGER)"
 
+    /// Where a client database says its client schema version (`ClientSchemaChange`): a release
+    /// writes it, and a delta that brings the schema up rewrites it.
+    static let schemaVersionTable = "client_schema"
+
+    /// The statements that record client schema `version` in a client database.
+    static func recordSchemaVersion(_ version: Int, schema: String = "main") -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(schema).\(schemaVersionTable) (version INTEGER NOT NULL);
+        DELETE FROM \(schema).\(schemaVersionTable);
+        INSERT INTO \(schema).\(schemaVersionTable) (version) VALUES (\(version));
+        """
+    }
+
+    /// The client schema version a client database records; 1 for one made before it recorded any.
+    static func recordedVersion(_ db: Database, schema: String = "main") throws -> Int {
+        guard try db.tableExists(schemaVersionTable, in: schema) else { return 1 }
+        return try Int.fetchOne(db, sql: "SELECT version FROM \(schema).\(schemaVersionTable)") ?? 1
+    }
+
     /// Indexes for what the apps ask (DOMAIN.md): map pins inside bounds by weight, then
-    /// distance; lists by operator, line, prefecture, reading and visit date.
-    static func indexes(schema: String = "main") -> [String] {
-        indexDefinitions.map { $0.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX \(schema).") }
+    /// distance; lists by operator, line, prefecture, reading and visit date; then those the
+    /// client schema changes up to `clientSchema` added.
+    static func indexes(schema: String = "main", clientSchema: Int = current) -> [String] {
+        (indexDefinitions + changes.filter { $0.version <= clientSchema }.flatMap(\.indexes))
+            .map { $0.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX \(schema).") }
     }
 
     private static let indexDefinitions = [
@@ -25,14 +46,10 @@ public enum ClientSchema {
         "CREATE INDEX completions_by_date ON completions (date)",
     ]
 
-    static func createTable(_ table: MasterTable, schema: String = "main") -> String {
+    static func createTable(_ table: MasterTable, schema: String = "main", clientSchema: Int = current) -> String {
         let single = table.keyColumns.count == 1
-        let columns = table.columns.map { column -> String in
-            var definition = "\(column.name) \(column.sqlType)"
-            if single && column.name == table.keyColumns[0] { definition += " PRIMARY KEY" }
-            else if column.isRequired { definition += " NOT NULL" }
-            if let value = column.defaultValue { definition += " NOT NULL DEFAULT \(value)" }
-            return definition
+        let columns = table.columns(clientSchema: clientSchema).map { column -> String in
+            single && column.name == table.keyColumns[0] ? "\(column.name) \(column.sqlType) PRIMARY KEY" : columnDefinition(column)
         }
         let key = single ? "" : ", PRIMARY KEY (\(table.keyOrder))"
         return "CREATE TABLE \(schema).\(table.name) (\(columns.joined(separator: ", "))\(key))\(single ? "" : " WITHOUT ROWID")"
@@ -51,8 +68,45 @@ public enum ClientSchema {
         return true
     }
 
-    static func createTables(_ db: Database, schema: String = "main") throws {
-        for table in MasterTable.all { try db.execute(sql: createTable(table, schema: schema)) }
+    /// A non-key column as a client table declares it, and as a delta's `ALTER TABLE` adds it.
+    static func columnDefinition(_ column: MasterTable.Column) -> String {
+        var definition = "\(column.name) \(column.sqlType)"
+        if column.isRequired { definition += " NOT NULL" }
+        if let value = column.defaultValue { definition += " NOT NULL DEFAULT \(value)" }
+        return definition
+    }
+
+    /// What brings a client database from client schema `from` up to `to`: the added columns,
+    /// then their indexes, then the recorded version. SQLite 3.16 runs them in a transaction.
+    static func upgrade(from: Int, to: Int) -> String {
+        let steps = changes.filter { $0.version > from && $0.version <= to }
+        return steps.flatMap { change in change.columns.map { "ALTER TABLE \($0.table) ADD COLUMN \(columnDefinition($0.column));\n" } }.joined()
+            + steps.flatMap(\.indexes).map { $0 + ";\n" }.joined()
+            + recordSchemaVersion(to).replacingOccurrences(of: "main.", with: "") + "\n"
+    }
+
+    static func createTables(_ db: Database, schema: String = "main", clientSchema: Int = current) throws {
+        for table in MasterTable.all { try db.execute(sql: createTable(table, schema: schema, clientSchema: clientSchema)) }
         try db.execute(sql: completionsTable.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(schema)."))
+        try db.execute(sql: recordSchemaVersion(clientSchema, schema: schema))
+    }
+
+    /// A client database's schema as a phone's queries meet it: each table's columns (name,
+    /// type, NOT NULL, default, key), its indexes' names and columns, and the recorded schema
+    /// version. Two files that took different paths to one version must have equal ones.
+    static func shape(_ db: Database, schema: String = "main") throws -> [String] {
+        var lines = ["client_schema \(try recordedVersion(db, schema: schema))"]
+        for table in MasterTable.all.map(\.name) + ["completions"] {
+            for row in try Row.fetchAll(db, sql: "SELECT name, upper(type), \"notnull\", dflt_value, pk FROM pragma_table_info(?, ?)", arguments: [table, schema]) {
+                lines.append("\(table).\(row[0] as String) \(row[1] as String) notnull=\(row[2] as Int) default=\(row[3] as String? ?? "-") pk=\(row[4] as Int)")
+            }
+        }
+        for row in try Row.fetchAll(db, sql: """
+            SELECT il.name, group_concat(ii.name, ',') FROM \(schema).sqlite_master m, pragma_index_list(m.name, ?) il, pragma_index_info(il.name, ?) ii
+            WHERE m.type = 'table' AND il.origin = 'c' GROUP BY il.name ORDER BY il.name
+            """, arguments: [schema, schema]) {
+            lines.append("index \(row[0] as String) (\(row[1] as String))")
+        }
+        return lines
     }
 }

@@ -21,11 +21,14 @@ public enum ContentHash {
         return try queue.read { try compute($0) }
     }
 
-    public static func compute(_ db: Database, schema: String = "main") throws -> String {
+    /// - Parameter clientSchema: whose columns are hashed; nil for the version the client
+    ///   database records (`ClientSchema.recordedVersion`).
+    public static func compute(_ db: Database, schema: String = "main", clientSchema: Int? = nil) throws -> String {
+        let clientSchema = try clientSchema ?? ClientSchema.recordedVersion(db, schema: schema)
         do {
-            return try compute(db, schema: schema, integersAsStored: true)
+            return try compute(db, schema: schema, clientSchema: clientSchema, integersAsStored: true)
         } catch is NotAnInteger {
-            return try compute(db, schema: schema, integersAsStored: false)
+            return try compute(db, schema: schema, clientSchema: clientSchema, integersAsStored: false)
         }
     }
 
@@ -36,17 +39,18 @@ public enum ContentHash {
     /// With `integersAsStored`, integer columns are read as stored and an integer is rendered by
     /// SQLite's own conversion to text, which is `quote()`'s `%lld`: at a million stations,
     /// `quote()` on ten million integers cost about a second.
-    private static func compute(_ db: Database, schema: String, integersAsStored: Bool) throws -> String {
+    private static func compute(_ db: Database, schema: String, clientSchema: Int, integersAsStored: Bool) throws -> String {
         var hasher = SHA256()
         // The lines are hashed 64 KiB at a time: the digest is the same as line by line.
         var buffer: [UInt8] = []
         buffer.reserveCapacity(flushSize + 4096)
         for table in MasterTable.all {
             buffer.append(contentsOf: "table:\(table.name)\n".utf8)
-            let stored = table.columns.map { integersAsStored && $0.kind == .integer }
+            let columns = table.columns(clientSchema: clientSchema)
+            let stored = columns.map { integersAsStored && $0.kind == .integer }
             // Each value rendered by SQLite, joined here: one printf() per row formatting the
             // values into a line took a third of the hash's time at a million stations.
-            let values = zip(table.columns, stored).map { column, stored in
+            let values = zip(columns, stored).map { column, stored in
                 stored ? column.name : SQLLiteral.canonical(column.name, column.kind)
             }
             let statement = try db.makeStatement(

@@ -60,9 +60,12 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
     /// full database when the delta's gzip would be larger. A client at version 0 (a new
     /// install) or at a version not listed downloads the full database.
     public var downloads: [ClientDownload]
+    /// The client schema of the database and of every delta's end (`ClientSchemaChange`);
+    /// 1 in folders written before it was recorded.
+    public var clientSchema: Int
 
     public init(version: Int, database: ReleasedFile, databaseGzip: ReleasedFile, rows: [String: Int],
-                contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload]) {
+                contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload], clientSchema: Int) {
         self.version = version
         self.database = database
         self.databaseGzip = databaseGzip
@@ -71,6 +74,7 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
         self.deltas = deltas
         self.carryOver = carryOver
         self.downloads = downloads
+        self.clientSchema = clientSchema
     }
 
     /// Manifests of format 1 have no `downloads`: each delta was its version's download.
@@ -85,6 +89,7 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
         carryOver = try container.decodeIfPresent(ReleasedFile.self, forKey: .carryOver)
         downloads = try container.decodeIfPresent([ClientDownload].self, forKey: .downloads)
             ?? deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }
+        clientSchema = try container.decodeIfPresent(Int.self, forKey: .clientSchema) ?? 1
     }
 }
 

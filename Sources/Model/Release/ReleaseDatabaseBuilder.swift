@@ -22,10 +22,11 @@ enum ReleaseDatabaseBuilder {
     static func fill(version: Int, newest: Int, _ db: Database) throws -> [String: Int] {
         var phases = PhaseLog()
         var rows: [String: Int] = [:]
-        try ClientSchema.createTables(db, schema: "client")
+        let clientSchema = try ClientSchema.version(atData: version, db)
+        try ClientSchema.createTables(db, schema: "client", clientSchema: clientSchema)
         for table in MasterTable.all {
             let state = VersionedState(table: table, version: version, isNewest: version >= newest)
-            let columns = table.columnNames.joined(separator: ", ")
+            let columns = table.columns(clientSchema: clientSchema).map(\.name).joined(separator: ", ")
             try db.execute(sql: """
                 INSERT INTO client.\(table.name) (\(columns))
                 SELECT \(columns) FROM (\(state.select())) ORDER BY \(table.keyOrder)
@@ -59,7 +60,7 @@ enum ReleaseDatabaseBuilder {
             // A fresh file built once and renamed into place needs no rollback journal.
             try db.execute(sql: "PRAGMA journal_mode = OFF")
             try db.inTransaction {
-                for index in ClientSchema.indexes() { try db.execute(sql: index) }
+                for index in ClientSchema.indexes(clientSchema: try ClientSchema.recordedVersion(db)) { try db.execute(sql: index) }
                 try db.execute(sql: "PRAGMA user_version = \(version)")
                 return .commit
             }

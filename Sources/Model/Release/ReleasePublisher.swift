@@ -119,6 +119,7 @@ extension MasterDatabase {
         let scratchDatabase = building.url("stations.sqlite")
         var checkTally: CheckTally?
         var carryOver: ReleasedFile?
+        var clientSchema = 1
         var twinReadsTheFile = false
         func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
             let newest = try Self.dataVersion(db)
@@ -132,6 +133,7 @@ extension MasterDatabase {
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             Progress.phase("building the client database of version \(version)")
             let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
+            clientSchema = try ClientSchema.version(atData: version, db)
             twinReadsTheFile = try version == newest && ClientSchema.declaresTheMastersTypes(db)
             try step(.clientTablesBuilt)
             // Version 0 is no client: a new install downloads the database.
@@ -160,7 +162,9 @@ extension MasterDatabase {
         // computed from the start, from the master's tables in the same state on another
         // connection: their values are the file's when the master declares the client's types.
         let ((version, rows, written), twin) = requested == nil
-            ? try readingOneState(attaching: scratchDatabase, alongside: { try ContentHash.compute($0) }, readState)
+            ? try readingOneState(attaching: scratchDatabase, alongside: { db in
+                try ContentHash.compute(db, clientSchema: ClientSchema.version(atData: UpdateLog.newestVersion(db), db))
+            }, readState)
             : (try readingOneState(attaching: scratchDatabase, readState), nil)
         phases.done("client tables and deltas")
         Progress.phase("indexing, hashing and compressing")
@@ -206,7 +210,8 @@ extension MasterDatabase {
         }
         return (ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
-            rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads), checkTally)
+            rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads,
+            clientSchema: clientSchema), checkTally)
     }
 
     static func size(_ path: String) throws -> Int {

@@ -137,6 +137,12 @@ struct ReleaseVerifier {
         return try SyntheticCompletions.read(file)
     }
 
+    private static var readOnly: Configuration {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return configuration
+    }
+
     /// Applies a delta to the phone; returns its records after, or nil when sqlite3 failed.
     private func apply(_ delta: ReleasedDelta, to phone: String, base: String, target: ReleasedVersion,
                        into report: inout VerificationReport) throws -> [Int64: SyntheticCompletions.Record]? {
@@ -149,11 +155,21 @@ struct ReleaseVerifier {
             report.failures.append("\(name): sqlite3 failed: \(result.error.trimmingCharacters(in: .whitespacesAndNewlines))")
             return nil
         }
+        let bundled = try DatabaseQueue(path: folder.url(target.database.path), configuration: Self.readOnly)
+        let targetShape = try bundled.read { try ClientSchema.shape($0) }
+        try bundled.close()
         let queue = try DatabaseQueue(path: phone)
         try queue.read { db in
             let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1
             if userVersion != delta.to {
                 report.failures.append("\(name): user_version is \(userVersion), expected \(delta.to)")
+            }
+            // The schema too: a phone's queries meet the tables, columns and indexes the bundled file has.
+            let shape = try ClientSchema.shape(db)
+            if shape != targetShape {
+                let differences = Set(shape).symmetricDifference(targetShape).sorted().prefix(3).joined(separator: "; ")
+                report.failures.append("\(name): the schema differs from version \(delta.to)'s database (\(differences))")
+                return
             }
             let hash = try ContentHash.compute(db)
             if hash != target.contentHash {

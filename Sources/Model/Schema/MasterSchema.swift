@@ -102,6 +102,16 @@ public enum MasterSchema {
             // The next version is checked whole, so that its report names the rows kept outside.
             try db.execute(sql: "DELETE FROM recorded_findings_version")
         }
+        // The data version from which phones have each client schema (`ClientSchemaChange`);
+        // none recorded means the first schema.
+        migrator.registerMigration("recordClientSchemas") { db in
+            try db.execute(sql: """
+                CREATE TABLE client_schemas (schema_version INTEGER PRIMARY KEY, first_data_version INTEGER NOT NULL)
+                """)
+        }
+        for change in ClientSchema.changes {
+            migrator.registerMigration(change.id) { db in try change.migrate(db) }
+        }
         return migrator
     }
 

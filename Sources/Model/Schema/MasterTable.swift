@@ -81,6 +81,8 @@ public struct MasterTable: Sendable, Hashable {
         public let isRequired: Bool
         /// `false` for curator-only columns (`weight`) that no CSV carries: an import keeps them.
         public let isInCSV: Bool
+        /// The client schema version since which phones have the column (`ClientSchemaChange`).
+        public let since: Int
 
         /// The declared type of the column in SQLite.
         public var sqlType: String {
@@ -91,8 +93,8 @@ public struct MasterTable: Sendable, Hashable {
             }
         }
 
-        init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil,
-             limit: TextLimit? = nil) {
+        public init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil,
+                    limit: TextLimit? = nil, since: Int = 1) {
             precondition((kind == .text) == (limit != nil), "\(name): a text column, and only a text column, has a TextLimit")
             self.name = name
             self.kind = kind
@@ -101,11 +103,13 @@ public struct MasterTable: Sendable, Hashable {
             self.defaultValue = defaultValue
             self.isRequired = required
             self.isInCSV = inCSV
+            self.since = since
         }
     }
 
     public let name: String
-    public let columns: [Column]
+    /// The columns of the first client schema; later ones come from `ClientSchemaChange`s.
+    private let declaredColumns: [Column]
     public let keyColumns: [String]
     /// `true` for companies, lines and stations: a missing row is closed (`e_status = 2`),
     /// never removed, because user records point at its code.
@@ -120,6 +124,24 @@ public struct MasterTable: Sendable, Hashable {
     /// Two coordinates closer than this (in degrees) are the same: snapshots rewrite
     /// `34.697960` as `34.69796` or round 15 decimals to 6.
     public static let coordinateTolerance = 1e-6
+
+    /// Every column, those the client schema changes added last, in the order they came.
+    public var columns: [Column] {
+        let changes = ClientSchema.changes
+        if changes.isEmpty { return declaredColumns }
+        return declaredColumns + changes.flatMap { change in change.columns.filter { $0.table == name }.map(\.column) }
+    }
+
+    /// The columns phones have at client schema `version`.
+    public func columns(clientSchema version: Int) -> [Column] { columns.filter { $0.since <= version } }
+
+    init(name: String, columns: [Column], keyColumns: [String], closesByStatus: Bool, headerAliases: [String: String]) {
+        self.name = name
+        self.declaredColumns = columns
+        self.keyColumns = keyColumns
+        self.closesByStatus = closesByStatus
+        self.headerAliases = headerAliases
+    }
 
     public var nonKeyColumns: [Column] { columns.filter { !keyColumns.contains($0.name) } }
     public var columnNames: [String] { columns.map(\.name) }

@@ -7,8 +7,11 @@ final class BackgroundTask<Result: Sendable>: @unchecked Sendable {
 
     init(_ work: @escaping @Sendable () throws -> Result) {
         group.enter()
+        // A task-local value is the starting task's, and a dispatched block is no task: a test's
+        // client schema changes go with the work explicitly.
+        let schemaChanges = ClientSchema.testChanges
         DispatchQueue.global().async { [self] in
-            outcome = Swift.Result { try work() }
+            outcome = Swift.Result { try ClientSchema.$testChanges.withValue(schemaChanges) { try work() } }
             group.leave()
         }
     }

@@ -28,7 +28,8 @@ import Testing
         let queue = try DatabaseQueue(path: scratch.path("release/2/stations.sqlite"))
         try queue.read { db in
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            #expect(tables == ["companies", "completions", "connections", "lines", "prefectures", "stations"])
+            #expect(tables == ["client_schema", "companies", "completions", "connections", "lines", "prefectures", "stations"])
+            #expect(try Int.fetchAll(db, sql: "SELECT version FROM client_schema") == [ClientSchema.current])
             #expect(try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'completions'")
                 == "CREATE TABLE completions (station_cd INTEGER PRIMARY KEY, date TEXT, memo TEXT, updated_at INTEGER)")
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == 2)

@@ -1,0 +1,70 @@
+import GRDB
+
+/// One step of the client schema: columns (and indexes) that phones get from client schema
+/// `version` on. The master gets the columns at once (its migration `id`); phones get them in
+/// the first version committed after it, through the `ALTER TABLE` statements their delta
+/// begins with, or with the new app's bundled database. README, "Changing the client schema".
+public struct ClientSchemaChange: Sendable {
+    public struct AddedColumn: Sendable {
+        public let table: String
+        public let column: MasterTable.Column
+    }
+
+    /// The client schema version it brings (2, 3, …: one more than the change before).
+    public let version: Int
+    /// The master migration's id: frozen once shipped, as every migration.
+    public let id: String
+    public let columns: [AddedColumn]
+    /// `CREATE INDEX name ON table (…)` statements phones get with the columns.
+    public let indexes: [String]
+
+    /// - Precondition: each column is declared `since: version`, and is optional or has a
+    ///   default (SQLite adds a NOT NULL column only with one).
+    public init(version: Int, id: String, columns: [(table: MasterTable, column: MasterTable.Column)], indexes: [String] = []) {
+        for (_, column) in columns {
+            precondition(column.since == version, "\(column.name): a column added by client schema \(version) is declared since: \(version)")
+            precondition(!column.isRequired || column.defaultValue != nil, "\(column.name): an added column is optional or has a default")
+        }
+        self.version = version
+        self.id = id
+        self.columns = columns.map { AddedColumn(table: $0.table.name, column: $0.column) }
+        self.indexes = indexes
+    }
+
+    /// The master migration: the column in the table (with its CHECK) and in its history twin,
+    /// and the data version from which phones have it: the next one committed.
+    func migrate(_ db: Database) throws {
+        for added in columns {
+            let column = added.column
+            var definition = "\(column.name) \(column.sqlType)"
+            if let value = column.defaultValue { definition += " NOT NULL DEFAULT \(value)" }
+            if let check = column.domainCheck { definition += " CHECK (\(check))" }
+            try db.execute(sql: "ALTER TABLE \(added.table) ADD COLUMN \(definition)")
+            try db.execute(sql: "ALTER TABLE \(added.table)_history ADD COLUMN \(column.name) \(column.sqlType)")
+        }
+        try db.execute(sql: """
+            INSERT INTO client_schemas (schema_version, first_data_version)
+            SELECT ?, COALESCE(MAX(user_version), 0) + 1 FROM updates
+            """, arguments: [version])
+    }
+}
+
+extension ClientSchema {
+    /// The client schema changes of this code, oldest first. None yet: the first client schema
+    /// is the tables as `MasterTable` declares them. Add one to add a column (README).
+    static let shipped: [ClientSchemaChange] = []
+
+    /// A test's own changes (a test-only column), for the task that sets them.
+    @TaskLocal public static var testChanges: [ClientSchemaChange] = []
+
+    static var changes: [ClientSchemaChange] { shipped + testChanges }
+
+    /// The client schema version this code builds: 1 plus one per change.
+    public static var current: Int { changes.last?.version ?? 1 }
+
+    /// The client schema phones have at data `version`: the newest change recorded before it.
+    static func version(atData version: Int, _ db: Database) throws -> Int {
+        guard try db.tableExists("client_schemas") else { return 1 }
+        return try Int.fetchOne(db, sql: "SELECT MAX(schema_version) FROM client_schemas WHERE first_data_version <= ?", arguments: [version]) ?? 1
+    }
+}
