@@ -113,7 +113,7 @@ extension FieldChange {
             guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
                 return new.isNull != old.isNull
             }
-            return abs(a - b) >= MasterTable.coordinateTolerance
+            return !MasterTable.isSameCoordinate(a, b)
         default:
             return new != old
         }

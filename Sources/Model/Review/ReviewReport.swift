@@ -229,7 +229,7 @@ struct ReviewReader {
                         let a = old[column] as DatabaseValue, b = new[column] as DatabaseValue
                         if column == "lat" || column == "lon" {
                             if let x = Double.fromDatabaseValue(a), let y = Double.fromDatabaseValue(b),
-                               abs(x - y) <= MasterTable.coordinateTolerance { continue }
+                               MasterTable.isSameCoordinate(x, y) { continue }
                         }
                         if a == b { continue }
                         if (column == "lat" || column == "lon") && table == .stations {

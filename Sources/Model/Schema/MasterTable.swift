@@ -125,6 +125,10 @@ public struct MasterTable: Sendable, Hashable {
     /// `34.697960` as `34.69796` or round 15 decimals to 6.
     public static let coordinateTolerance = 1e-6
 
+    /// Whether two stored coordinates are one place under `coordinateTolerance`: the one rule the
+    /// import's diff, curated changes, the change report and the review page apply.
+    public static func isSameCoordinate(_ a: Double, _ b: Double) -> Bool { abs(a - b) < coordinateTolerance }
+
     /// Every column, those the client schema changes added last, in the order they came.
     public var columns: [Column] {
         let changes = ClientSchema.changes

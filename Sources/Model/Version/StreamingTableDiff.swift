@@ -206,7 +206,7 @@ struct StreamingTableDiff {
             guard type == SQLITE_INTEGER || type == SQLITE_FLOAT else { return true }
             let old = sqlite3_column_double(stored, column)
             switch kind {
-            case .coordinate, .real: return abs(value - old) >= MasterTable.coordinateTolerance
+            case .coordinate, .real: return !MasterTable.isSameCoordinate(value, old)
             default: return value != old
             }
         case let .text(start, count):

@@ -31,6 +31,17 @@ import Testing
         }
     }
 
+    /// One rule for "the same place": the import's diff, the change report and the review page
+    /// share it (the review's used to call two coordinates exactly the tolerance apart equal).
+    @Test func coordinatesAreTheSamePlaceUnderOneRule() {
+        #expect(MasterTable.isSameCoordinate(34.69796, 34.697960000000002))
+        #expect(MasterTable.isSameCoordinate(35.0, 35.0 + 5e-7))
+        #expect(!MasterTable.isSameCoordinate(35.0, 35.00001))
+        let kind = MasterTable.latitude
+        #expect(!FieldChange.differ(35.0.databaseValue, (35.0 + 5e-7).databaseValue, kind))
+        #expect(FieldChange.differ(35.0.databaseValue, 35.00001.databaseValue, kind))
+    }
+
     @Test func anIntegerDomainsSQLRangesAreTheValuesItContains() {
         let domains: [MasterTable.IntegerDomain] = [.code, .status, .prefecture, .prefectureRow, .weight]
         for domain in domains {
