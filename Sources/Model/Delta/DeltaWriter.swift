@@ -98,15 +98,16 @@ struct DeltaWriter {
 
             """)
         // A phone of an older client schema gets the new columns first, so that the statements
-        // after can name them.
+        // after can name them (an empty database of version 0 too: it has the first schema's tables).
         let fromSchema = try ClientSchema.version(atData: from, db)
-        if from > 0 && fromSchema < toSchema {
+        if fromSchema < toSchema {
             try sink.write("-- client schema \(fromSchema) → \(toSchema)\n" + ClientSchema.upgrade(from: fromSchema, to: toSchema) + "\n")
         }
         for table in MasterTable.all {
             let counts = from == 0 ? try writeWholeTable(table, db, sink) : try writeStatements(of: table, from: from, db, sink)
             if !counts.isEmpty { summary.statements[table.name] = counts }
         }
+        // Version 0's delta brings every row whole already.
         if from > 0 && fromSchema < toSchema { try writeNewColumns(from: fromSchema, db, sink) }
         let splits = try UpdateLog.splits(db, after: from, through: to)
         if !splits.isEmpty {

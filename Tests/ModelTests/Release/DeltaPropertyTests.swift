@@ -39,34 +39,61 @@ import Testing
                + (unpublished.isEmpty || deltas.isEmpty ? "" : " (no delta published for \(ReleaseVerifier.list(unpublished)))")]
     }
 
-    /// Checks one history; returns how many of its splits continue an earlier split.
+    /// Checks one history; returns how many of its splits continue an earlier split. Half the
+    /// histories change the client schema at a random version (`ClientSchemaChangeTests`'s
+    /// `station_name_en`): from it on, versions have the column and older phones get it by delta.
     private func checkHistory(seed: UInt64) throws -> Int {
         let scratch = Scratch()
-        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        let path = scratch.path("master.sqlite")
+        var database = try MasterDatabase.create(at: path)
         var history = RandomHistory(seed: seed)
         var snapshots: [Int: RandomHistory.State] = [0: history.state]
         var splits = 0
         var chains = 0
         var splitStations = Set<Int64>()
-        while snapshots.count < 11 + Int(seed % 3) {
-            let batch = history.nextBatch()
-            let report = try database.commit(batch, memo: "seed \(seed)")
-            if report.committed {
-                snapshots[report.version] = history.state
-                splits += batch.duplicates.count
-                chains += batch.duplicates.filter { splitStations.contains($0.old) }.count
-                splitStations.formUnion(batch.duplicates.map(\.new))
-            } else {
-                history.state = snapshots[snapshots.count - 1]!
+        let versions = 11 + Int(seed % 3)
+        // The version from which phones have client schema 2, or none.
+        let schemaChange = seed % 2 == 0 ? 2 + Int(seed / 2 % 8) : versions + 1
+        func commitUntil(_ count: Int) throws {
+            while snapshots.count < count {
+                let batch = history.nextBatch()
+                let report = try database.commit(batch, memo: "seed \(seed)")
+                if report.committed {
+                    snapshots[report.version] = history.state
+                    splits += batch.duplicates.count
+                    chains += batch.duplicates.filter { splitStations.contains($0.old) }.count
+                    splitStations.formUnion(batch.duplicates.map(\.new))
+                } else {
+                    history.state = snapshots[snapshots.count - 1]!
+                }
             }
+        }
+        try commitUntil(min(schemaChange, versions))
+        let changes = schemaChange <= versions ? [ClientSchemaChangeTests.stationNameEN] : []
+        try ClientSchema.$testChanges.withValue(changes) {
+            if !changes.isEmpty {
+                // The binary with the change opens the master: its next write migrates it.
+                database = try MasterDatabase.open(at: path)
+                history.state = RandomHistory.withCurrentColumns(history.state)
+                snapshots = snapshots.mapValues(RandomHistory.withCurrentColumns)
+            }
+            try commitUntil(versions)
+            try checkReleases(seed: seed, database, snapshots, schemaChange: schemaChange, scratch)
+        }
+        return chains
+    }
+
+    private func checkReleases(seed: UInt64, _ database: MasterDatabase, _ snapshots: [Int: RandomHistory.State],
+                               schemaChange: Int, _ scratch: Scratch) throws {
+        func expectedHash(_ version: Int) throws -> String {
+            try RandomHistory.contentHash(of: snapshots[version]!, clientSchema: version >= schemaChange ? 2 : 1)
         }
         let newest = try database.dataVersion()
         #expect(newest == snapshots.count - 1)
 
         for version in 0...newest {
             let built = try database.buildClientDatabase(version: version, at: scratch.path("v\(version).sqlite"))
-            let expected = try RandomHistory.contentHash(of: snapshots[version]!)
-            #expect(built.contentHash == expected, "seed \(seed): version \(version) rebuilt differs from the model")
+            #expect(built.contentHash == (try expectedHash(version)), "seed \(seed): version \(version) rebuilt differs from the model")
         }
         // Random histories put stations anywhere on Earth: the data checks (tested on their own) would
         // rightly refuse them, and this test is about deltas.
@@ -76,7 +103,8 @@ import Testing
         #expect(result.verification?.failures == [], "seed \(seed)")
         #expect(result.verification?.passed == Self.passed(result.released))
         #expect(result.released.downloads.map(\.from) == Array(1..<max(newest, 1)))
-        #expect(result.released.contentHash == (try RandomHistory.contentHash(of: snapshots[newest]!)))
+        #expect(result.released.contentHash == (try expectedHash(newest)))
+        #expect(result.released.clientSchema == (newest >= schemaChange ? 2 : 1))
         // A release of a past version renders its deltas from the history too: verified the same way.
         if seed % 4 == 0, newest > 3 {
             var past = ReleaseOptions(outputFolder: scratch.path("past"), version: newest - 2)
@@ -84,7 +112,7 @@ import Testing
             let pastResult = try database.release(past)
             #expect(pastResult.verification?.failures == [], "seed \(seed)")
             #expect(pastResult.verification?.passed == Self.passed(pastResult.released))
-            #expect(pastResult.released.contentHash == (try RandomHistory.contentHash(of: snapshots[newest - 2]!)))
+            #expect(pastResult.released.contentHash == (try expectedHash(newest - 2)))
         }
         // A delta the release leaves out (from 0, or larger than the database) must still be exact.
         for from in 0..<newest where !result.released.deltas.contains(where: { $0.from == from }) {
@@ -95,7 +123,6 @@ import Testing
             #expect(applied.status == 0, "seed \(seed): delta from \(from): \(applied.error)")
             #expect(try contentHash(ofDatabase: phone) == result.released.contentHash, "seed \(seed): delta from \(from)")
         }
-        return chains
     }
 }
 
@@ -144,17 +171,32 @@ struct RandomHistory {
         Dictionary(uniqueKeysWithValues: zip(table.columnNames, row.map { $0.isNull ? nil : $0 as DatabaseValueConvertible? }))
     }
 
+    /// Whether the stations have the test-only column of client schema 2 (`ClientSchemaChangeTests`).
+    private var hasEnglishName: Bool { MasterTable.stations.column(named: "station_name_en") != nil }
+
+    /// After a client schema change: every row of a model's state gets the new columns, NULL.
+    static func withCurrentColumns(_ state: State) -> State {
+        var state = state
+        for table in MasterTable.all {
+            let width = table.columns.count
+            state[table.name] = state[table.name]?.mapValues { $0 + Array(repeating: .null, count: max(0, width - $0.count)) }
+        }
+        return state
+    }
+
     private mutating func newStation(line: Int64, into batch: inout ChangeBatch) -> Int64 {
         let code = nextStationCode
         nextStationCode += 1
-        put(.stations, [
+        var values: [String: DatabaseValueConvertible?] = [
             "station_cd": code, "station_g_cd": code, "station_name": name(), "line_cd": line,
             "pref_cd": Int64(random.next() % 47 + 1), "address": chance(30) ? text() : nil,
             "lon": 129.0 + Double(random.next() % 1_000_000) / 70_000.0,
             "lat": 31.0 + Double(random.next() % 1_000_000) / 80_000.0 + (chance(10) ? 0.1 + 0.2 : 0),
             "open_ymd": chance(30) ? "1990-04-01" : nil, "e_status": 0, "e_sort": Int64(random.next() % 100),
             "weight": Int64(pick([1, 5, 11, 12, 13, 13, 13])),
-        ], into: &batch)
+        ]
+        if hasEnglishName, chance(50) { values["station_name_en"] = text() }
+        put(.stations, values, into: &batch)
         return code
     }
 
@@ -192,6 +234,7 @@ struct RandomHistory {
                 row[column] = chance(15) ? nil : column == "station_name" ? name() : text()
                 if chance(40) { row["lat"] = Double(random.next() % 1_000_000) / 30_000.0 }
                 if chance(30) { row["weight"] = Int64(pick([1, 3, 11, 12, 13])) }
+                if hasEnglishName, chance(40) { row["station_name_en"] = chance(20) ? nil : text() }
                 if row["station_name"] == nil { row["station_name"] = "名無し" }
                 touched.insert(row["station_cd"]!!.databaseValue)
                 put(.stations, row, into: &batch)
@@ -244,17 +287,19 @@ struct RandomHistory {
     }
 
     /// The content hash of a client database holding exactly `state`, built apart from Model's builder.
-    static func contentHash(of state: State) throws -> String {
+    static func contentHash(of state: State, clientSchema: Int = ClientSchema.current) throws -> String {
         let queue = try DatabaseQueue()
         return try queue.write { db in
-            try ClientSchema.createTables(db)
+            try ClientSchema.createTables(db, clientSchema: clientSchema)
             for table in MasterTable.all {
+                // A client schema's columns are the first of the table's (later ones are appended).
+                let columns = table.columns(clientSchema: clientSchema)
                 let statement = try db.makeStatement(sql: """
-                    INSERT INTO \(table.name) (\(table.columnNames.joined(separator: ", ")))
-                    VALUES (\(Array(repeating: "?", count: table.columns.count).joined(separator: ", ")))
+                    INSERT INTO \(table.name) (\(columns.map(\.name).joined(separator: ", ")))
+                    VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
                     """)
                 for row in (state[table.name] ?? [:]).values {
-                    StatementBinding.bind(row, to: statement)
+                    StatementBinding.bind(Array(row.prefix(columns.count)), to: statement)
                     try StatementBinding.step(statement, db)
                 }
             }
