@@ -88,8 +88,7 @@ struct LogCommand: ParsableCommand {
 
     /// The `--oneline` fields: `21880 v4 2026-11-24T… UPDATE stations 1130101 [memo]`.
     private static func shortFields(_ update: Update) -> [String] {
-        let target = update.type == .duplicate
-            ? "stations \(update.tableName) → \(update.keyID)" : "\(update.tableName) \(update.keyID)"
+        let target = "\(update.subject.table) \(update.subject.key)"
         return ["\(update.upID)", "v\(update.userVersion)", update.updateDate, update.type.rawValue, target] + (update.memo.map { [$0] } ?? [])
     }
 }

@@ -24,10 +24,7 @@ struct VersionedState {
         let columns = table.columnNames
         let current = "\(schema).\(table.name)"
         let history = "\(schema).\(table.historyTable)"
-        let changedLater = """
-            SELECT 1 FROM \(schema).updates u WHERE \(UpdateLog.rowChangeCondition(table, alias: "u"))
-            AND u.key_id = \(table.keyText(alias: "m")) AND u.user_version > \(version)
-            """
+        let changedLater = UpdateLog.changeAfter(version, of: table, key: table.keyText(alias: "m"), schema: schema)
         var currentConditions: [String] = []
         if !isNewest { currentConditions.append("NOT EXISTS (\(changedLater))") }
         if let keys { currentConditions.append(keyMatch(alias: "m", keys: keys)) }
@@ -39,8 +36,7 @@ struct VersionedState {
         let historyRows = """
             SELECT h.key_id, \(columns.map { "h." + $0 }.joined(separator: ", ")) FROM \(history) h
             WHERE h.valid_to > \(version)\(keys.map { " AND h.key_id IN (SELECT key_id FROM \($0))" } ?? "")
-            AND h.valid_to = (SELECT MIN(u.user_version) FROM \(schema).updates u
-                WHERE \(UpdateLog.rowChangeCondition(table, alias: "u")) AND u.key_id = h.key_id AND u.user_version > \(version))
+            AND h.valid_to = (\(UpdateLog.firstChangeAfter(version, of: table, key: "h.key_id", schema: schema)))
             """
         return currentRows + "\nUNION ALL\n" + historyRows
     }

@@ -93,7 +93,7 @@ extension MasterDatabase {
             }
             return DatabaseStatus(
                 version: try Self.dataVersion(db), tables: tables,
-                updates: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM updates") ?? 0)
+                updates: try UpdateLog.count(db))
         }
     }
 
@@ -125,35 +125,6 @@ extension MasterDatabase {
     }
 
     func forEachUpdate(_ filter: LogFilter, _ body: (Update, Database) throws -> Void) throws {
-        var conditions: [String] = []
-        var arguments: StatementArguments = []
-        if let version = filter.version {
-            conditions.append("user_version = ?")
-            arguments += [version]
-        }
-        if let table = filter.table {
-            conditions.append(UpdateLog.tableCondition())
-            arguments += [table, table]
-        }
-        if let key = filter.key {
-            conditions.append(UpdateLog.keyCondition())
-            arguments += [key, key]
-        }
-        if let type = filter.type {
-            conditions.append("type = ?")
-            arguments += [type.rawValue]
-        }
-        for (bound, isLower) in [(filter.since, true), (filter.until, false)] {
-            guard let (condition, boundArguments) = bound?.condition(isLower: isLower) else { continue }
-            conditions.append(condition)
-            arguments += boundArguments
-        }
-        if let author = filter.author {
-            conditions.append("user_version IN (SELECT version FROM versions WHERE author = ?)")
-            arguments += [author]
-        }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let order = " ORDER BY up_id\(filter.newestFirst ? " DESC" : "")\(filter.limit.map { " LIMIT \($0)" } ?? "")"
         try read { db in
             if let version = filter.version {
                 let newest = try Self.dataVersion(db)
@@ -161,11 +132,8 @@ extension MasterDatabase {
                     throw LogError.noSuchVersion(requested: version, newest: newest)
                 }
             }
-            if let key = filter.key, try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM updates WHERE \(UpdateLog.keyCondition()))", arguments: [key, key])! {
-                throw LogError.noSuchKey(key)
-            }
-            let updates = try Update.fetchCursor(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
-            while let update = try updates.next() { try body(update, db) }
+            if let key = filter.key, try !UpdateLog.names(key: key, db) { throw LogError.noSuchKey(key) }
+            try UpdateLog.forEach(filter, db) { try body($0, db) }
         }
     }
 }

@@ -31,8 +31,8 @@ extension MasterDatabase {
     /// What one `updates` row changed: the columns, old → new, read from the history, and the
     /// row's name after the change; an INSERT lists the new row's non-NULL columns.
     static func describe(_ update: Update, _ db: Database) throws -> DescribedChange {
-        if update.type == .duplicate {
-            return DescribedChange(table: MasterTable.stations.name, key: "\(update.tableName) → \(update.keyID)", kind: .duplicate, name: nil, fields: [])
+        if update.split != nil {
+            return DescribedChange(table: update.subject.table, key: update.subject.key, kind: .duplicate, name: nil, fields: [])
         }
         guard let table = MasterTable.named(update.tableName) else {
             return DescribedChange(table: update.tableName, key: update.keyID, kind: update.type, name: nil, fields: [])

@@ -91,4 +91,85 @@ enum UpdateLog {
     static func keyCondition() -> String {
         "(key_id = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ?))"
     }
+
+    /// How many rows the log holds.
+    static func count(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM updates") ?? 0
+    }
+
+    /// Whether any row names `key` (as a row's key, or as a split's old station).
+    static func names(key: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM updates WHERE \(keyCondition()))", arguments: [key, key]) ?? false
+    }
+
+    /// The rows `filter` selects, in its order, one at a time (see `LogFilter`).
+    static func forEach(_ filter: LogFilter, _ db: Database, _ body: (Update) throws -> Void) throws {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let version = filter.version {
+            conditions.append("user_version = ?")
+            arguments += [version]
+        }
+        if let table = filter.table {
+            conditions.append(tableCondition())
+            arguments += [table, table]
+        }
+        if let key = filter.key {
+            conditions.append(keyCondition())
+            arguments += [key, key]
+        }
+        if let type = filter.type {
+            conditions.append("type = ?")
+            arguments += [type.rawValue]
+        }
+        for (bound, isLower) in [(filter.since, true), (filter.until, false)] {
+            guard let (condition, boundArguments) = bound?.condition(isLower: isLower) else { continue }
+            conditions.append(condition)
+            arguments += boundArguments
+        }
+        if let author = filter.author {
+            conditions.append("user_version IN (SELECT version FROM versions WHERE author = ?)")
+            arguments += [author]
+        }
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let order = " ORDER BY up_id\(filter.newestFirst ? " DESC" : "")\(filter.limit.map { " LIMIT \($0)" } ?? "")"
+        let rows = try Update.fetchCursor(db, sql: "SELECT * FROM updates\(whereClause)\(order)", arguments: arguments)
+        while let row = try rows.next() { try body(row) }
+    }
+
+    /// The first row of each version, newest first: its date and memo stand for the version's
+    /// when the master did not record them (versions made before `versions` existed).
+    static func firstRowOfEachVersion(_ db: Database, limit: Int? = nil) throws -> [(version: Int, date: String, memo: String?)] {
+        try Row.fetchAll(db, sql: """
+            SELECT user_version, update_date, memo FROM updates
+            WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
+            ORDER BY user_version DESC\(limit.map { " LIMIT \($0)" } ?? "")
+            """).map { ($0[0], $0[1], $0[2]) }
+    }
+
+    /// SQL subquery: a row of the log in `schema` that changed the row of `table` whose key text
+    /// is `key` (SQL) after `version`; `VersionedState` asks whether one exists.
+    static func changeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {
+        "SELECT 1 FROM \(schema).updates u WHERE \(rowChangeCondition(table, alias: "u")) AND u.key_id = \(key) AND u.user_version > \(version)"
+    }
+
+    /// SQL subquery: the first version after `version` that changed the row of `table` whose key
+    /// text is `key` (SQL): the history row that holds the key's state at `version`.
+    static func firstChangeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {
+        "SELECT MIN(u.user_version) FROM \(schema).updates u WHERE \(rowChangeCondition(table, alias: "u")) AND u.key_id = \(key) AND u.user_version > \(version)"
+    }
+}
+
+extension Update {
+    /// For a DUPLICATE row, the split it records; nil for any other row.
+    public var split: StationSplit? {
+        guard type == .duplicate, let old = Int64(tableName), let new = Int64(keyID) else { return nil }
+        return StationSplit(old: old, new: new, version: userVersion)
+    }
+
+    /// The table and key the row is about: a split is about the stations, `1120101 → 9920607`.
+    public var subject: (table: String, key: String) {
+        if let split { return (MasterTable.stations.name, "\(split.old) → \(split.new)") }
+        return (tableName, keyID)
+    }
 }

@@ -48,15 +48,10 @@ extension MasterDatabase {
             }
         }
         let counts = try UpdateLog.countsByVersion(db)
-        let firsts = try Row.fetchAll(db, sql: """
-            SELECT user_version, update_date, memo FROM updates
-            WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
-            ORDER BY user_version DESC\(limit.map { " LIMIT \($0)" } ?? "")
-            """)
-        return firsts.map { first in
-            let version: Int = first[0]
+        return try UpdateLog.firstRowOfEachVersion(db, limit: limit).map { first in
+            let version = first.version
             let perTable = counts[version] ?? [:]
-            var date: String = first[1], author: String?, memo: String? = first[2]
+            var date = first.date, author: String?, memo = first.memo
             if let row = recorded[version] {
                 date = row["committed_at"]
                 author = row["author"]

@@ -42,10 +42,8 @@ public struct ClientSchemaChange: Sendable {
             try db.execute(sql: "ALTER TABLE \(added.table) ADD COLUMN \(definition)")
             try db.execute(sql: "ALTER TABLE \(added.table)_history ADD COLUMN \(column.name) \(column.sqlType)")
         }
-        try db.execute(sql: """
-            INSERT INTO client_schemas (schema_version, first_data_version)
-            SELECT ?, COALESCE(MAX(user_version), 0) + 1 FROM updates
-            """, arguments: [version])
+        try db.execute(sql: "INSERT INTO client_schemas (schema_version, first_data_version) VALUES (?, ?)",
+                       arguments: [version, try UpdateLog.newestVersion(db) + 1])
     }
 }
 
