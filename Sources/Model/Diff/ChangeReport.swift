@@ -47,6 +47,7 @@ public struct ChangeReport: Codable, Sendable, Equatable {
 
 /// One changed row in words.
 public struct DescribedChange: Codable, Sendable, Equatable {
+
     public var table: String
     public var key: String
     public var kind: Update.Kind
@@ -101,6 +102,30 @@ public struct FieldChange: Codable, Sendable, Equatable {
         try container.encode(column, forKey: .column)
         try container.encode(old, forKey: .old)
         try container.encode(new, forKey: .new)
+    }
+}
+
+extension DescribedChange {
+    /// The one description of a row's change, for the import's report, curated commands, `diff`
+    /// and `log`: an INSERT lists the new row's non-NULL columns, a change the columns that
+    /// differ (coordinates within `MasterTable.isSameCoordinate` do not), a removed row nothing
+    /// but its key. `old` and `new` are the row's values in `table.columns` order.
+    init(_ table: MasterTable, key: String, kind: Update.Kind, old: [DatabaseValue]?, new: [DatabaseValue]?) {
+        var fields: [FieldChange] = []
+        if let new {
+            for (index, column) in table.columns.enumerated() {
+                if kind == .insert {
+                    if !table.keyColumns.contains(column.name), let value = FieldChange.text(new[index]) {
+                        fields.append(FieldChange(column: column.name, old: nil, new: value))
+                    }
+                } else if FieldChange.differ(new[index], old?[index] ?? .null, column.kind) {
+                    fields.append(FieldChange(column: column.name, old: old.flatMap { FieldChange.text($0[index]) }, new: FieldChange.text(new[index])))
+                }
+            }
+        }
+        let nameIndex = table.columns.firstIndex { $0.name.hasSuffix("_name") }
+        self.init(table: table.name, key: key, kind: kind, name: nameIndex.flatMap { index in (new ?? old).flatMap { FieldChange.text($0[index]) } },
+                  fields: fields)
     }
 }
 

@@ -39,22 +39,8 @@ extension MasterDatabase {
         }
         let before = update.type == .insert ? nil : try historyRow(table, key: update.keyID, validTo: update.userVersion, db)
         let after = try state(table, key: update.keyID, after: update.userVersion, db)
-        var fields: [FieldChange] = []
-        // A removed row (a connection, a prefecture) has no values after: its key says it all.
-        for column in table.columns where after != nil {
-            let old: DatabaseValue = before?[column.name] ?? .null
-            let new: DatabaseValue = after?[column.name] ?? .null
-            if update.type == .insert {
-                if !table.keyColumns.contains(column.name), let value = FieldChange.text(new) {
-                    fields.append(FieldChange(column: column.name, old: nil, new: value))
-                }
-            } else if FieldChange.differ(new, old, column.kind) {
-                fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
-            }
-        }
-        let nameColumn = table.columns.first { $0.name.hasSuffix("_name") }?.name
-        let name = nameColumn.flatMap { (after ?? before)?[$0] }.flatMap(FieldChange.text)
-        return DescribedChange(table: table.name, key: update.keyID, kind: update.type, name: name, fields: fields)
+        func values(_ row: Row?) -> [DatabaseValue]? { row.map { row in table.columns.map { row[$0.name] ?? .null } } }
+        return DescribedChange(table, key: update.keyID, kind: update.type, old: values(before), new: values(after))
     }
 
     private static func historyRow(_ table: MasterTable, key: String, validTo: Int, _ db: Database) throws -> Row? {

@@ -44,24 +44,9 @@ struct ChangeDescriber {
         let rows = try Row.fetchCursor(db, sql: sql, arguments: [version])
         while let row = try rows.next() {
             let kind = Update.Kind(rawValue: row[0])!
-            var fields: [FieldChange] = []
-            if kind == .insert {
-                for (index, column) in table.columns.enumerated() where !table.keyColumns.contains(column.name) {
-                    if let value = FieldChange.text(row[2 + index]) { fields.append(FieldChange(column: column.name, old: nil, new: value)) }
-                }
-            } else {
-                for (index, column) in table.columns.enumerated() {
-                    let new: DatabaseValue = row[2 + index]
-                    let old: DatabaseValue = row[2 + columns.count + index]
-                    if FieldChange.differ(new, old, column.kind) {
-                        fields.append(FieldChange(column: column.name, old: FieldChange.text(old), new: FieldChange.text(new)))
-                    }
-                }
-            }
-            let nameIndex = table.columns.firstIndex { $0.name.hasSuffix("_name") }
-            let change = DescribedChange(
-                table: table.name, key: row[1], kind: kind,
-                name: nameIndex.flatMap { FieldChange.text(row[2 + $0]) }, fields: fields)
+            let new = (0..<columns.count).map { row[2 + $0] as DatabaseValue }
+            let old = kind == .insert ? nil : (0..<columns.count).map { row[2 + columns.count + $0] as DatabaseValue }
+            let change = DescribedChange(table, key: row[1], kind: kind, old: old, new: new)
             guard try each(change) else { return false }
         }
         return true
