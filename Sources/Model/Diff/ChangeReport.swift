@@ -47,7 +47,6 @@ public struct ChangeReport: Codable, Sendable, Equatable {
 
 /// One changed row in words.
 public struct DescribedChange: Codable, Sendable, Equatable {
-
     public var table: String
     public var key: String
     public var kind: Update.Kind

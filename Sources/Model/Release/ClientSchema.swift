@@ -11,13 +11,15 @@ public enum ClientSchema {
     /// writes it, and a delta that brings the schema up rewrites it.
     static let schemaVersionTable = "client_schema"
 
-    /// The statements that record client schema `version` in a client database.
-    static func recordSchemaVersion(_ version: Int, schema: String = "main") -> String {
-        """
-        CREATE TABLE IF NOT EXISTS \(schema).\(schemaVersionTable) (version INTEGER NOT NULL);
-        DELETE FROM \(schema).\(schemaVersionTable);
-        INSERT INTO \(schema).\(schemaVersionTable) (version) VALUES (\(version));
-        """
+    /// The statements that record client schema `version` in a client database: in `schema`, or
+    /// unqualified for the phone's own file (a delta).
+    static func recordSchemaVersion(_ version: Int, schema: String? = nil) -> String {
+        let table = (schema.map { $0 + "." } ?? "") + schemaVersionTable
+        return """
+            CREATE TABLE IF NOT EXISTS \(table) (version INTEGER NOT NULL);
+            DELETE FROM \(table);
+            INSERT INTO \(table) (version) VALUES (\(version));
+            """
     }
 
     /// The client schema version a client database records; 1 for one made before it recorded any.
@@ -82,7 +84,7 @@ public enum ClientSchema {
         let steps = changes.filter { $0.version > from && $0.version <= to }
         return steps.flatMap { change in change.columns.map { "ALTER TABLE \($0.table) ADD COLUMN \(columnDefinition($0.column));\n" } }.joined()
             + steps.flatMap(\.indexes).map { $0 + ";\n" }.joined()
-            + recordSchemaVersion(to).replacingOccurrences(of: "main.", with: "") + "\n"
+            + recordSchemaVersion(to) + "\n"
     }
 
     static func createTables(_ db: Database, schema: String = "main", clientSchema: Int = current) throws {

@@ -69,7 +69,7 @@ public enum ReviewPage {
             html += "<p>Version \(version) is not the newest (\(report.newest)): a plain <code>station-admin release</code> publishes \(report.newest).</p>"
         }
         let rows = report.fullDatabaseRows
-        let full = "the full database: \(rows["stations"] ?? 0) open stations, \(rows["lines"] ?? 0) lines, \(rows["connections"] ?? 0) connections"
+        let full = "the full database: \(rows["stations"] ?? 0) stations (\(report.openStations) open), \(rows["lines"] ?? 0) lines, \(rows["connections"] ?? 0) connections"
         html += "<h3>What phones download</h3><ul id=\"downloads\">"
         html += report.deltas.map { delta in
             "<li data-from=\"\(delta.from)\">a phone at version \(delta.from): a delta of \(byteSize(delta.gzipBytes)) gzip (\(delta.statements) statements)</li>"

@@ -20,8 +20,10 @@ public struct ReviewReport: Sendable {
     public var newest: Int
     /// What a phone at each older version downloads to reach this one.
     public var deltas: [ReviewDelta]
-    /// Rows of the full database (a new install or an app update), per table.
+    /// Rows of the full database (a new install or an app update), per table, closed ones included.
     public var fullDatabaseRows: [String: Int]
+    /// Of which open stations.
+    public var openStations: Int
     /// Where the map puts each introduced finding (by `FindingIdentity`), when its row has a place.
     public var findingPlaces: [FindingIdentity: MapPlace]
 
@@ -117,7 +119,7 @@ extension MasterDatabase {
                 inheritedFindings: findings.filter { before.contains($0.identity) },
                 suggestions: try Self.suggestSplits(db, version: version),
                 pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins,
-                newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db),
+                newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db), openStations: try reader.openStations(db),
                 findingPlaces: try reader.places(of: introduced, db))
         }
     }
@@ -293,11 +295,15 @@ struct ReviewReader {
         }
     }
 
+    /// The client tables' rows at the version, as the release's manifest counts them.
     func rowCounts(_ db: Database) throws -> [String: Int] {
         Dictionary(uniqueKeysWithValues: try MasterTable.all.map { table in
-            let open = table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : ""
-            return (table.name, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(state(table, version: version))\(open)") ?? 0)
+            (table.name, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(state(table, version: version))") ?? 0)
         })
+    }
+
+    func openStations(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(state(.stations, version: version)) WHERE e_status <> \(MasterTable.closedStatus)") ?? 0
     }
 
     /// Where each finding's row is: a station's place, a connection's first station, a line's centre.

@@ -158,7 +158,7 @@ import Testing
         #expect(page.verdict == "Releasable: station-admin release --version 2 would publish version 2")
         #expect(matches(#"<li data-from="1">a phone at version 1: a delta of [0-9.]+ kB gzip \((\d+) statements\)"#, in: page.html).first?[0]
             == String(report.summary.changes))
-        #expect(page.html.contains("<li data-from=\"new\">a new install or an app update: the full database: 10478 open stations"))
+        #expect(page.html.contains("<li data-from=\"new\">a new install or an app update: the full database: 10866 stations (10478 open), 617 lines, 10190 connections"))
         #expect(page.html.contains("<p id=\"split-moves\">No split: no user record moves.</p>"))
         // Every introduced finding with a place is drawn and has its way to the map.
         #expect(report.introducedFindings.count == 5 && page.drawn["finding"] == 5)
