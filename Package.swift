@@ -1,11 +1,19 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let grdbSQLite: Target.Dependency = .product(name: "GRDBSQLite", package: "GRDB.swift")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+/// Every target of the library, for the product and the tests.
+let modelTargets = ["StationSupport", "StationSchema", "StationCSV", "StationHistory", "StationLog", "StationCheck",
+                    "StationVersion", "StationImport", "StationCurate", "StationWeights", "StationDelta",
+                    "StationRelease", "StationReview", "StationSynth"]
+
 let package = Package(
     name: "StationAdmin",
     products: [
         .executable(name: "station-admin", targets: ["Admin"]),
-        .library(name: "Model", targets: ["Model"]),
+        .library(name: "Model", targets: modelTargets),
         .library(name: "StationServe", targets: ["StationServe"]),
     ],
     dependencies: [
@@ -19,21 +27,29 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CCSV", path: "Sources/CCSV", providers: [.apt(["libcsv-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(
-            name: "Model",
-            dependencies: [
-                "CCSV", "CZlib",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
-        ),
+        // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
+        // scripts/architecture draws from this list): a target sees only what it depends on, so
+        // a reference against the flow does not compile.
+        .target(name: "StationSupport", dependencies: ["CZlib", grdb, grdbSQLite, crypto], path: "Sources/Model/Support"),
+        .target(name: "StationSchema", dependencies: ["StationSupport", grdb, grdbSQLite], path: "Sources/Model/Schema"),
+        .target(name: "StationCSV", dependencies: ["StationSchema", "CCSV", grdb, grdbSQLite], path: "Sources/Model/CSV"),
+        .target(name: "StationHistory", dependencies: ["StationSchema", grdb], path: "Sources/Model/History"),
+        .target(name: "StationLog", dependencies: ["StationSchema", grdb], path: "Sources/Model/Log"),
+        .target(name: "StationCheck", dependencies: ["StationHistory", grdb, grdbSQLite], path: "Sources/Model/Check"),
+        .target(name: "StationVersion", dependencies: ["StationCSV", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Version"),
+        .target(name: "StationImport", dependencies: ["StationVersion", grdb, grdbSQLite], path: "Sources/Model/Import"),
+        .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
+        .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
+        .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),
+        .target(name: "StationRelease", dependencies: ["StationDelta", "StationLog", "StationCheck", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
+        .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
+        .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),
         // Serving release folders over HTTP: apart from Model, so that nothing in the write and
         // release paths depends on a server framework.
         .target(
             name: "StationServe",
             dependencies: [
-                "Model",
+                "StationRelease",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
@@ -42,15 +58,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "Admin",
-            dependencies: [
-                "Model",
+            dependencies: modelTargets.map { .target(name: $0) } + [
                 "StationServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "ModelTests",
-            dependencies: ["Model", "Admin", "StationServe"],
+            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe"],
             exclude: ["Fixtures", "Support/expected_counts.py"]
         ),
     ],

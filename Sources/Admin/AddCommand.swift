@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationSchema
 
 struct AddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationCurate
 
 struct ApplyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Model
+import StationCheck
+import StationRelease
+import StationSupport
 
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,4 @@
-import Model
+import StationSupport
 
 /// "Did you mean …?" for a mistyped subcommand, as git does.
 enum CommandSuggestion {

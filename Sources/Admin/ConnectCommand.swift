@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationSchema
 
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

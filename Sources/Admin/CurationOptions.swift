@@ -1,5 +1,7 @@
 import ArgumentParser
-import Model
+import StationCurate
+import StationSchema
+import StationVersion
 
 /// What every curated command shares: a memo, a dry run, JSON output.
 struct CurationOptions: ParsableArguments {

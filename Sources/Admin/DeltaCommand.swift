@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import Model
+import StationDelta
+import StationSchema
+import StationSupport
 
 struct DeltaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Model
+import StationImport
+import StationLog
+import StationRelease
+import StationSchema
+import StationVersion
 
 struct DiffCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import Foundation
-import Model
+import StationRelease
 
 /// The seam through which tests and `scripts/chaos` kill a release at a chosen step, as a
 /// power cut or `kill -9` would: `STATION_ADMIN_KILL_AT=new-version-moved-in station-admin release`.

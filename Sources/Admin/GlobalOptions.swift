@@ -1,6 +1,12 @@
 import ArgumentParser
 import Foundation
-import Model
+import StationCheck
+import StationDelta
+import StationImport
+import StationLog
+import StationSchema
+import StationSupport
+import StationVersion
 
 /// Options every subcommand shares.
 struct GlobalOptions: ParsableArguments {

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Model
+import StationCurate
+import StationImport
+import StationVersion
 
 struct ImportCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

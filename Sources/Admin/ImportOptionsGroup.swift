@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationSchema
 
 /// The arguments `diff` and `import` share.
 struct SnapshotArguments: ParsableArguments {

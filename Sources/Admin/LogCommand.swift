@@ -1,5 +1,6 @@
 import ArgumentParser
-import Model
+import StationLog
+import StationSchema
 
 struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

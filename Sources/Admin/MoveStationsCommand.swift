@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationSchema
 
 struct MoveStationsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Model
+import StationCheck
+import StationLog
+import StationRelease
 
 struct ReleaseCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,9 @@
-import Model
+import StationCheck
+import StationCurate
+import StationLog
+import StationRelease
+import StationSchema
+import StationVersion
 
 /// Prints a `ChangeReport` as a table of counts, then the changes in words, then what the
 /// version suggests and finds.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationSchema
 
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Model
+import StationRelease
+import StationReview
 
 struct ReviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Model
+import StationLog
+import StationRelease
 import StationServe
 import Synchronization
 

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import Model
+import StationCheck
+import StationImport
+import StationLog
+import StationSupport
 
 @main
 struct StationAdmin: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Model
+import StationLog
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Model
+import StationCheck
+import StationCurate
 
 struct SuggestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

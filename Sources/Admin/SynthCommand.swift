@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Model
+import StationSynth
 
 struct SynthCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import Model
-#if canImport(Glibc)
 import Glibc
+import StationSupport
+#if canImport(Glibc)
 #endif
 
 /// `--quiet`, for the commands that show progress.

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Model
+import StationCheck
+import StationRelease
 
 struct VerifyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

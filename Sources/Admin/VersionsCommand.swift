@@ -1,5 +1,8 @@
 import ArgumentParser
-import Model
+import StationCurate
+import StationLog
+import StationRelease
+import StationSchema
 
 struct VersionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Model
+import StationCurate
+import StationSchema
+import StationWeights
 
 struct WeightsCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(

@@ -1,10 +1,15 @@
-import _NIOFileSystem
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Model
 import NIOCore
+import StationCheck
+import StationDelta
+import StationLog
+import StationRelease
+import StationSchema
+import StationSupport
 import Synchronization
+import _NIOFileSystem
 
 /// Answers phones from a release folder (README, "Serving releases"):
 ///

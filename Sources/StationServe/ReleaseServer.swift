@@ -2,9 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Model
 import NIOCore
 import ServiceLifecycle
+import StationLog
+import StationRelease
 
 /// The request context of `serve`: the client's address, for the access log.
 struct ServeContext: RequestContext {

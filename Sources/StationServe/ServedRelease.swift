@@ -1,5 +1,7 @@
 import Foundation
-import Model
+import StationLog
+import StationRelease
+import StationSupport
 import Synchronization
 
 /// The release folder as `serve` answers from it: the manifest last published, read again

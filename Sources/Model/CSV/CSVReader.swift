@@ -1,25 +1,26 @@
 import CCSV
 import Foundation
+import StationSupport
 
 /// One record of a CSV file: its fields as bytes, and the line it starts on.
 ///
 /// A view into the reader's buffers, valid only while the reader's callback runs.
-struct CSVRecord {
+package struct CSVRecord {
     /// 1-based line on which the record starts (a quoted field may span lines).
-    let line: Int
+    package let line: Int
     fileprivate let bytes: UnsafeBufferPointer<UInt8>
     fileprivate let ends: ArraySlice<Int>
     fileprivate let start: Int
 
-    var fieldCount: Int { ends.count }
+    package var fieldCount: Int { ends.count }
 
-    func field(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+    package func field(_ index: Int) -> UnsafeBufferPointer<UInt8> {
         let from = index == 0 ? start : ends[ends.startIndex + index - 1]
         return UnsafeBufferPointer(rebasing: bytes[from..<ends[ends.startIndex + index]])
     }
 
     /// The fields as arrays (allocates: for headers and small files).
-    var fields: [ArraySlice<UInt8>] { (0..<fieldCount).map { ArraySlice(field($0)) } }
+    package var fields: [ArraySlice<UInt8>] { (0..<fieldCount).map { ArraySlice(field($0)) } }
 }
 
 /// Streams the records of a CSV file through libcsv (strict mode).
@@ -28,14 +29,19 @@ struct CSVRecord {
 /// the line just fed is where a record ended or an error struck, and a line that ends
 /// inside a quoted field marks where an unterminated quote was opened.
 /// A UTF-8 byte-order mark is skipped; CRLF and LF line ends are both accepted.
-struct CSVReader {
-    let path: String
-    let displayName: String
+package struct CSVReader {
+    package let path: String
+    package let displayName: String
+
+    package init(path: String, displayName: String) {
+        self.path = path
+        self.displayName = displayName
+    }
 
     /// Calls `body` for every record, header included, in file order.
     ///
     /// - Throws: `CSVError` for malformed CSV (with the line and field), or what `body` throws.
-    func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
+    package func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
         do {
             try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, body) }
         } catch let error as FileError {
@@ -128,12 +134,12 @@ private struct RecordSink {
     /// Fields of the record being read.
     private(set) var fieldsInRecord = 0
     /// Where the record being read started: set by the reader before each line.
-    var recordStartLine = 1
+    package var recordStartLine = 1
 
-    var isAtRecordStart: Bool { fieldsInRecord == 0 }
-    var finishedRecords: Int { fieldCounts.count }
+    package var isAtRecordStart: Bool { fieldsInRecord == 0 }
+    package var finishedRecords: Int { fieldCounts.count }
 
-    mutating func addField(_ pointer: UnsafeRawPointer?, _ length: Int) {
+    package mutating func addField(_ pointer: UnsafeRawPointer?, _ length: Int) {
         if let pointer, length > 0 {
             bytes.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: length))
         }
@@ -141,14 +147,14 @@ private struct RecordSink {
         fieldsInRecord += 1
     }
 
-    mutating func endRecord() {
+    package mutating func endRecord() {
         fieldCounts.append(fieldsInRecord)
         lines.append(recordStartLine)
         fieldsInRecord = 0
     }
 
     /// Calls `body` for each finished record but blank lines, then forgets them.
-    mutating func forEachFinished(_ body: (CSVRecord) throws -> Void) throws {
+    package mutating func forEachFinished(_ body: (CSVRecord) throws -> Void) throws {
         guard !fieldCounts.isEmpty else { return }
         var firstEnd = 0, start = 0
         try bytes.withUnsafeBufferPointer { buffer in
@@ -187,4 +193,10 @@ public struct CSVError: LocatedProblem, Equatable {
     public let file: String
     public let line: Int?
     public let message: String
+
+    package init(file: String, line: Int?, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
 }

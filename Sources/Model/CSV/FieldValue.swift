@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import StationSchema
 
 /// Turns one CSV field into the value stored in the master database, per the diff rules:
 /// trimmed of spaces and tabs; empty is NULL; `0000-00-00` is NULL; codes are integers;
@@ -11,8 +12,8 @@ import GRDBSQLite
 /// `stations.csv:42: station_cd "ab" is not an integer`.
 ///
 /// Fields are read as bytes, without a String per field: an import reads millions.
-struct FieldDecoder {
-    let file: String
+package struct FieldDecoder {
+    package let file: String
     /// The columns of the file's fields, in order; messages name them.
     private let columns: [MasterTable.Column]
     /// What each column's field must be, without the column's name: copied for every field,
@@ -20,21 +21,21 @@ struct FieldDecoder {
     private let rules: [Rule]
 
     private struct Rule {
-        let kind: MasterTable.Kind
-        let domain: MasterTable.IntegerDomain?
-        let isRequired: Bool
-        let maxBytes: Int
+        package let kind: MasterTable.Kind
+        package let domain: MasterTable.IntegerDomain?
+        package let isRequired: Bool
+        package let maxBytes: Int
     }
 
     /// A field's value; text points into the record's bytes.
-    enum Value {
+    package enum Value {
         case null
         case integer(Int64)
         case real(Double)
         case text(UnsafeBufferPointer<UInt8>)
     }
 
-    init(file: String, columns: [MasterTable.Column]) {
+    package init(file: String, columns: [MasterTable.Column]) {
         self.file = file
         self.columns = columns
         // An empty value for a column with a default (`weight`) would be stored as the default,
@@ -45,7 +46,7 @@ struct FieldDecoder {
     }
 
     /// One field of a column, as the database stores it.
-    static func decode(_ bytes: ArraySlice<UInt8>, as column: MasterTable.Column, file: String, line: Int) throws -> DatabaseValue {
+    package static func decode(_ bytes: ArraySlice<UInt8>, as column: MasterTable.Column, file: String, line: Int) throws -> DatabaseValue {
         try bytes.withUnsafeBufferPointer { buffer in
             switch try FieldDecoder(file: file, columns: [column]).parse(buffer, column: 0, line: line) {
             case .null: return .null
@@ -57,7 +58,7 @@ struct FieldDecoder {
     }
 
     /// The field of column `index` (of those the decoder was made with).
-    func parse(_ field: UnsafeBufferPointer<UInt8>, column index: Int, line: Int) throws -> Value {
+    package func parse(_ field: UnsafeBufferPointer<UInt8>, column index: Int, line: Int) throws -> Value {
         let rule = rules[index]
         var name: String { columns[index].name }
         let bytes = Self.trim(field)
@@ -132,7 +133,7 @@ struct FieldDecoder {
     }
 
     /// A decimal integer with an optional sign, as `Int64(String)` reads it.
-    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+    package static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var index = 0
         var negative = false
         if bytes[0] == 0x2D || bytes[0] == 0x2B { negative = bytes[0] == 0x2D; index = 1 }
@@ -151,7 +152,7 @@ struct FieldDecoder {
     }
 
     /// Whether the bytes are UTF-8, by the standard library's decoder.
-    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         if bytes.allSatisfy({ $0 < 0x80 }) { return true }
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
@@ -164,7 +165,7 @@ struct FieldDecoder {
         }
     }
 
-    static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+    package static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var start = 0, end = bytes.count
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D { end -= 1 }
@@ -172,7 +173,7 @@ struct FieldDecoder {
     }
 
     /// `YYYY-MM-DD`, a day that exists (read as bytes: a String per date cost more than the check).
-    static func isValidDate(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isValidDate(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         func digits(_ range: Range<Int>) -> Int? {
             var value = 0
             for index in range {
@@ -191,7 +192,7 @@ struct FieldDecoder {
         return day <= days[month - 1]
     }
 
-    static func expectation(_ kind: MasterTable.Kind) -> String {
+    package static func expectation(_ kind: MasterTable.Kind) -> String {
         switch kind {
         case .integer: return "a whole number"
         case .real: return "a number"

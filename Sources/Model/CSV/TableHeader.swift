@@ -1,13 +1,15 @@
+import StationSchema
+
 /// What a CSV file's header says: which master table it holds, and which column each field is.
 ///
 /// ekidata names files by date (`station20210312free.csv`), so the table is recognised by
 /// its header: the table whose key columns all appear and whose columns cover the most names.
-struct TableHeader {
-    let table: MasterTable
+package struct TableHeader {
+    package let table: MasterTable
     /// For each field position, the column it holds.
-    let columns: [MasterTable.Column]
+    package let columns: [MasterTable.Column]
 
-    init(fields: [String], file: String) throws {
+    package init(fields: [String], file: String) throws {
         let names = fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         let candidates = MasterTable.all.map { table -> (MasterTable, Int) in
             let known = names.filter { table.column(named: table.headerAliases[$0] ?? $0) != nil }

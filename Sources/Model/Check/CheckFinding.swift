@@ -1,3 +1,5 @@
+import StationSchema
+
 /// One thing a rule found wrong with one row.
 public struct CheckFinding: Codable, Sendable, Equatable, Hashable {
     public var rule: CheckRule
@@ -10,7 +12,7 @@ public struct CheckFinding: Codable, Sendable, Equatable, Hashable {
     /// A curator accepted it (`station-admin waive`).
     public var waived: Bool
 
-    init(_ rule: CheckRule, _ table: MasterTable, key: String, _ message: String) {
+    package init(_ rule: CheckRule, _ table: MasterTable, key: String, _ message: String) {
         self.rule = rule
         self.severity = rule.severity
         self.table = table.name
@@ -58,17 +60,17 @@ public struct CheckTally: Sendable, Equatable {
     private var counts: [Count: Int] = [:]
 
     private struct Count: Hashable {
-        var severity: CheckRule.Severity
-        var waived: Bool
+        package var severity: CheckRule.Severity
+        package var waived: Bool
     }
 
-    init(_ report: CheckReport) {
+    package init(_ report: CheckReport) {
         version = report.version
         for finding in report.findings { counts[Count(severity: finding.severity, waived: finding.waived), default: 0] += 1 }
     }
 
     /// Nil when an identity names a rule this binary does not have.
-    init?(version: Int, recorded: Set<FindingIdentity>, waived: Set<FindingIdentity>) {
+    package init?(version: Int, recorded: Set<FindingIdentity>, waived: Set<FindingIdentity>) {
         self.version = version
         for identity in recorded {
             guard let rule = CheckRule(rawValue: identity.rule) else { return nil }

@@ -1,3 +1,5 @@
+import StationSchema
+
 /// A data-quality rule that `check` runs over a version of the master.
 ///
 /// The raw values are fixed identifiers: tests, waivers and other tools name rules by them.
@@ -60,7 +62,7 @@ public struct CheckLimits: Sendable, Equatable {
 
 /// Where a station or line may lie: Japan's extent, generously (Okinotorishima is 20.4 °N,
 /// Minamitorishima 153.98 °E, Yonaguni 122.9 °E, Etorofu 45.6 °N).
-enum JapanBounds {
-    static let latitude = 20.0...46.0
-    static let longitude = 122.0...154.0
+package enum JapanBounds {
+    package static let latitude = 20.0...46.0
+    package static let longitude = 122.0...154.0
 }

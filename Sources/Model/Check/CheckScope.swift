@@ -1,4 +1,6 @@
 import GRDB
+import StationHistory
+import StationSchema
 
 /// The rows whose findings the newest version can have changed, held in temp tables that the
 /// rules of `DataChecker` then read instead of every row: a 1 % import at a million stations
@@ -14,11 +16,11 @@ import GRDB
 /// `station-moved-far` is about the version's own changes: it is always found afresh.
 ///
 /// `IncrementalCheckTests` holds this to a full check over random histories.
-struct CheckScope {
-    static let stations = "temp.check_scope_stations"
-    static let lines = "temp.check_scope_lines"
-    static let companies = "temp.check_scope_companies"
-    static let connections = "temp.check_scope_connections"
+package struct CheckScope {
+    package static let stations = "temp.check_scope_stations"
+    package static let lines = "temp.check_scope_lines"
+    package static let companies = "temp.check_scope_companies"
+    package static let connections = "temp.check_scope_connections"
     private static let changedStations = "temp.check_changed_stations"
     private static let changedLines = "temp.check_changed_lines"
 
@@ -27,7 +29,7 @@ struct CheckScope {
     ///
     /// Joins name their order (CROSS JOIN): without statistics SQLite read the million stations
     /// and probed the few changed keys, 0.4 s a join against milliseconds.
-    static func build(_ db: Database, version: Int) throws -> CheckScope {
+    package static func build(_ db: Database, version: Int) throws -> CheckScope {
         try drop(db)
         try db.execute(sql: """
             CREATE TEMP TABLE check_changed_stations (station_cd INTEGER PRIMARY KEY);
@@ -78,14 +80,14 @@ struct CheckScope {
         return CheckScope()
     }
 
-    static func drop(_ db: Database) throws {
+    package static func drop(_ db: Database) throws {
         for table in [stations, lines, companies, connections, changedStations, changedLines] {
             try db.execute(sql: "DROP TABLE IF EXISTS \(table)")
         }
     }
 
     /// SQL condition: `column` (a key of `table`) is in scope.
-    func contains(_ table: MasterTable, _ column: String) -> String {
+    package func contains(_ table: MasterTable, _ column: String) -> String {
         switch table {
         case .stations: return "\(column) IN (SELECT station_cd FROM \(Self.stations))"
         case .lines: return "\(column) IN (SELECT line_cd FROM \(Self.lines))"
@@ -96,7 +98,7 @@ struct CheckScope {
 
     /// SQL condition: a recorded finding (a `rule`, `table_name`, `key_id` row) is one this
     /// scope finds afresh, so the version's set replaces it.
-    static let foundAfresh = """
+    package static let foundAfresh = """
         rule = '\(CheckRule.stationMovedFar.rawValue)' OR table_name = 'prefectures'
         OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(stations)))
         OR (table_name = 'lines' AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(lines)))

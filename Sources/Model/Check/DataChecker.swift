@@ -1,18 +1,20 @@
 import Foundation
 import GRDB
+import StationHistory
+import StationSchema
 
 extension MasterDatabase {
     /// Every rule over the master at `version` (default: the newest), errors first, each
     /// finding marked waived when a curator accepted it.
     ///
-    /// - Throws: `LogError.noSuchVersion` for a version the master does not have.
+    /// - Throws: `CheckError.noSuchVersion` for a version the master does not have.
     public func check(version: Int? = nil, limits: CheckLimits = CheckLimits()) throws -> CheckReport {
         // Not `read`: an older version is rebuilt in temp tables.
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             let version = version ?? newest
             guard (1...max(newest, 1)).contains(version), newest > 0 else {
-                throw LogError.noSuchVersion(requested: version, newest: newest)
+                throw CheckError.noSuchVersion(requested: version, newest: newest)
             }
             return try DataChecker(version: version, newest: newest, limits: limits).report(db)
         }
@@ -24,7 +26,7 @@ extension MasterDatabase {
     /// When the version before's findings are recorded (under these rules and the default
     /// limits), only the rows in the version's `CheckScope` are checked and the record carried
     /// forward: at a million stations a 1 % import's checks take a fraction of a full pass.
-    static func introducedFindings(_ db: Database, version: Int, limits: CheckLimits = CheckLimits()) throws -> [CheckFinding] {
+    package static func introducedFindings(_ db: Database, version: Int, limits: CheckLimits = CheckLimits()) throws -> [CheckFinding] {
         guard limits == CheckLimits() else {
             return try introducedByFullCheck(db, version: version, limits: limits, recorded: nil)
         }
@@ -39,27 +41,26 @@ extension MasterDatabase {
         return found.filter { !recorded.contains($0.identity) }
     }
 
-    /// The checks a release makes of `version`: their tally, or `ReleaseError.checksFailed`
-    /// with every error-level finding no waiver accepts.
+    /// The checks a release makes of `version`: their tally, and every error-level finding no
+    /// waiver accepts (a release with any is refused).
     ///
     /// The newest version's recorded findings (made at its commit, under these rules and the
     /// default limits, and equal to a full pass: `IncrementalCheckTests`) stand for the pass
     /// when none of them blocks: at a million stations that pass took 2.5–5 s of a release.
     /// Anything else, and a version with a blocking finding (to name it), is checked whole.
-    static func releaseChecks(_ db: Database, version: Int, newest: Int, limits: CheckLimits) throws -> CheckTally {
+    package static func releaseChecks(_ db: Database, version: Int, newest: Int, limits: CheckLimits) throws -> (tally: CheckTally, blocking: [CheckFinding]) {
         if version == newest, limits == CheckLimits(), let tally = try recordedTally(db, version: version),
            tally.count(.error, waived: false) == 0 {
-            return tally
+            return (tally, [])
         }
         let report = try DataChecker(version: version, newest: newest, limits: limits).report(db)
-        if !report.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, report.blocking) }
-        return CheckTally(report)
+        return (CheckTally(report), report.blocking)
     }
 
     /// The tally of the findings recorded at `version`'s commit (the newest version's, under the
     /// default limits), today's waivers applied; nil when none are recorded or a recorded rule
     /// is one this binary does not have.
-    static func recordedTally(_ db: Database, version: Int) throws -> CheckTally? {
+    package static func recordedTally(_ db: Database, version: Int) throws -> CheckTally? {
         guard let recorded = try RecordedFindings.identities(db, version: version) else { return nil }
         return CheckTally(version: version, recorded: recorded, waived: try Waivers.identities(db))
     }
@@ -87,16 +88,23 @@ extension MasterDatabase {
 /// The newest version is the master tables themselves; an older one is rebuilt from the
 /// history (`VersionedState`) as common table expressions named like the tables, which the
 /// rules' SQL then reads unchanged.
-struct DataChecker {
-    let version: Int
-    let newest: Int
-    let limits: CheckLimits
+package struct DataChecker {
+    package let version: Int
+    package let newest: Int
+    package let limits: CheckLimits
     /// When set (the newest version only), each rule finds what it finds on the rows in scope alone.
-    var scope: CheckScope? = nil
+    package var scope: CheckScope? = nil
+
+    package init(version: Int, newest: Int, limits: CheckLimits, scope: CheckScope? = nil) {
+        self.version = version
+        self.newest = newest
+        self.limits = limits
+        self.scope = scope
+    }
 
     private static let closed = MasterTable.closedStatus
 
-    func report(_ db: Database) throws -> CheckReport {
+    package func report(_ db: Database) throws -> CheckReport {
         let waived = try Waivers.identities(db)
         var findings = try self.findings(db)
         for index in findings.indices where waived.contains(findings[index].identity) { findings[index].waived = true }
@@ -104,7 +112,7 @@ struct DataChecker {
     }
 
     /// The findings of `rules` (default: all).
-    func findings(_ db: Database, rules: Set<CheckRule> = Set(CheckRule.allCases)) throws -> [CheckFinding] {
+    package func findings(_ db: Database, rules: Set<CheckRule> = Set(CheckRule.allCases)) throws -> [CheckFinding] {
         precondition(scope == nil || version == newest, "a scope is the newest version's")
         if version < newest { try materializeState(db) }
         defer { if version < newest { try? dropState(db) } }
@@ -263,9 +271,9 @@ struct DataChecker {
     /// reading numbers only; the names are read for the few that are findings.
     private func connections(_ db: Database) throws -> [CheckFinding] {
         struct Edge {
-            let line: Int64, first: Int64, second: Int64
-            let kilometres: Double?
-            let closedEnds: [Int64]
+            package let line: Int64, first: Int64, second: Int64
+            package let kilometres: Double?
+            package let closedEnds: [Int64]
         }
         let edges = try rows(db, """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
@@ -476,23 +484,23 @@ struct DataChecker {
 }
 
 /// A key text in the order of its integer parts (`9/1` before `10/1`).
-struct KeyOrder: Comparable {
-    let parts: [Int64]
-    init(_ key: String) { parts = key.split(separator: "/").map { Int64($0) ?? 0 } }
-    static func < (a: KeyOrder, b: KeyOrder) -> Bool { a.parts.lexicographicallyPrecedes(b.parts) }
+package struct KeyOrder: Comparable {
+    package let parts: [Int64]
+    package init(_ key: String) { parts = key.split(separator: "/").map { Int64($0) ?? 0 } }
+    package static func < (a: KeyOrder, b: KeyOrder) -> Bool { a.parts.lexicographicallyPrecedes(b.parts) }
 }
 
 /// What a kana reading (`*_k`) may hold.
-enum Katakana {
+package enum Katakana {
     /// The katakana block (ァ…ヺ, ・, ー, ヽ, ヾ, ヿ), its phonetic extensions (ㇰ…ㇿ), and spaces.
-    static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x30A1...0x30FF, 0x31F0...0x31FF, 0x20, 0x3000: return true
         default: return false
         }
     }
 
-    static func characters(notAllowedIn text: String) -> [Character] {
+    package static func characters(notAllowedIn text: String) -> [Character] {
         text.filter { character in !character.unicodeScalars.allSatisfy(isAllowed) }.map { $0 }
     }
 }

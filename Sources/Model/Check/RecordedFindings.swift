@@ -7,9 +7,9 @@ import GRDB
 ///
 /// Only the newest version's set is kept, under the default limits (those of every import),
 /// with the rules that made it: a set made by other rules is not carried forward.
-enum RecordedFindings {
+package enum RecordedFindings {
     /// The rules a set was made under; a binary with other rules checks every row again.
-    static let rules = "\(revision):" + CheckRule.allCases.map(\.rawValue).joined(separator: ",")
+    package static let rules = "\(revision):" + CheckRule.allCases.map(\.rawValue).joined(separator: ",")
     /// Raise it when a rule comes to find other rows under the same name, or a recorded set
     /// made by the old rule would be carried forward as if the new one had made it.
     private static let revision = 1
@@ -17,7 +17,7 @@ enum RecordedFindings {
     /// The identities recorded for `version`, or nil when that version's set is not recorded
     /// (a master written before the table existed, a version after which none was recorded, or
     /// a set made under other rules).
-    static func identities(_ db: Database, version: Int) throws -> Set<FindingIdentity>? {
+    package static func identities(_ db: Database, version: Int) throws -> Set<FindingIdentity>? {
         guard try db.tableExists("recorded_findings"),
               let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM recorded_findings_version"),
               recorded[0] as Int == version, recorded[1] as String? == rules
@@ -29,7 +29,7 @@ enum RecordedFindings {
     }
 
     /// Replaces the recorded set with `findings` of `version`.
-    static func record(_ findings: [CheckFinding], version: Int, _ db: Database) throws {
+    package static func record(_ findings: [CheckFinding], version: Int, _ db: Database) throws {
         guard try db.tableExists("recorded_findings") else { return }
         try db.execute(sql: "DELETE FROM recorded_findings")
         try insert(findings, version: version, db)
@@ -37,7 +37,7 @@ enum RecordedFindings {
 
     /// Makes the recorded set `version`'s: the findings of the rows in `CheckScope` replaced by
     /// `found`, the rest carried over from the version before.
-    static func carryForward(to version: Int, replacingScopeWith found: [CheckFinding], _ db: Database) throws {
+    package static func carryForward(to version: Int, replacingScopeWith found: [CheckFinding], _ db: Database) throws {
         try db.execute(sql: "DELETE FROM recorded_findings WHERE \(CheckScope.foundAfresh)")
         try insert(found, version: version, db)
     }

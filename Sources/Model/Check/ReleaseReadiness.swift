@@ -1,4 +1,5 @@
 import GRDB
+import StationSchema
 
 /// Whether `release` would publish the newest version today: what a command that wrote a
 /// version says at its end, with the one next step.

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import StationSchema
+import StationSupport
 
 /// A curator's acceptance of one finding: one rule for one row, with the reason.
 ///
@@ -22,7 +24,7 @@ public struct Waiver: Codable, Sendable, Equatable, FetchableRecord {
 
     public var identity: FindingIdentity { FindingIdentity(rule: rule, table: table, key: key) }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case rule, table, key, reason, author
         case waivedAt = "waived_at", stillFound = "still_found"
     }
@@ -74,12 +76,12 @@ public enum WaiverError: Error, LocalizedError, Equatable {
     }
 }
 
-enum Waivers {
-    static func identities(_ db: Database) throws -> Set<FindingIdentity> {
+package enum Waivers {
+    package static func identities(_ db: Database) throws -> Set<FindingIdentity> {
         Set(try all(db).map(\.identity))
     }
 
-    static func all(_ db: Database) throws -> [Waiver] {
+    package static func all(_ db: Database) throws -> [Waiver] {
         // A master of an older StationAdmin gets the table on its next write; until then it has none.
         guard try db.tableExists("waivers") else { return [] }
         return try Waiver.fetchAll(db, sql: "SELECT * FROM waivers ORDER BY rule, table_name, CAST(key_id AS INTEGER), key_id")

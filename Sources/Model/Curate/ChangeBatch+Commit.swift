@@ -1,10 +1,12 @@
 import GRDB
+import StationSchema
+import StationVersion
 
 extension MasterDatabase {
     /// Commits a curated batch as one new data version, in one transaction.
     ///
     /// - Parameter dryRun: stage and check everything, report it, and roll back.
-    /// - Throws: `CurationError` for a change the rules refuse (a dangling reference,
+    /// - Throws: `CurationError` or `VersionError` for a change the rules refuse (a dangling reference,
     ///   a bad split); the database is unchanged then.
     @discardableResult
     public func commit(_ batch: ChangeBatch, memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
@@ -16,7 +18,7 @@ extension MasterDatabase {
 
     /// Stages, checks and writes a batch inside the caller's transaction; the caller
     /// commits only if `report.committed`.
-    func commit(_ batch: ChangeBatch, memo: String?, dryRun: Bool, in db: Database) throws -> ChangeReport {
+    package func commit(_ batch: ChangeBatch, memo: String?, dryRun: Bool, in db: Database) throws -> ChangeReport {
         let version = try PendingVersion(db)
         var tables: [MasterTable] = []
         for table in MasterTable.all {

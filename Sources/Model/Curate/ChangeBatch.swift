@@ -1,4 +1,5 @@
 import GRDB
+import StationSchema
 
 /// Curated changes to commit as one data version: new states of rows, rows to remove,
 /// and station splits.
@@ -13,10 +14,10 @@ import GRDB
 ///     try database.commit(batch, memo: "Aoimori Railway takes over Hachinohe–Aomori")
 public struct ChangeBatch: Sendable {
     /// One table's new row states, in the order they were put; a later put of a key replaces it.
-    struct TableChanges: Sendable {
-        var rows: [[DatabaseValue]] = []
-        var positions: [[DatabaseValue]: Int] = [:]
-        var removals: [[DatabaseValue]] = []
+    package struct TableChanges: Sendable {
+        package var rows: [[DatabaseValue]] = []
+        package var positions: [[DatabaseValue]: Int] = [:]
+        package var removals: [[DatabaseValue]] = []
     }
 
     private(set) var changes: [String: TableChanges] = [:]
@@ -67,5 +68,5 @@ public struct ChangeBatch: Sendable {
         duplicates.append((old, new))
     }
 
-    func changes(for table: MasterTable) -> TableChanges? { changes[table.name] }
+    package func changes(for table: MasterTable) -> TableChanges? { changes[table.name] }
 }

@@ -4,14 +4,11 @@ import GRDB
 /// A curated change the rules refuse.
 public enum CurationError: Error, LocalizedError, Equatable {
     case danglingReference(table: String, key: String, column: String, value: Int64, parent: String)
-    case splitRefused(old: Int64, new: Int64, reason: String)
 
     public var errorDescription: String? {
         switch self {
         case let .danglingReference(table, key, column, value, parent):
             return "\(table) \(key): \(column) \(value) names no row of \(parent) (expected an existing \(column))"
-        case let .splitRefused(old, new, reason):
-            return "split \(old) → \(new) refused: \(reason)"
         }
     }
 }

@@ -1,4 +1,7 @@
 import GRDB
+import StationSchema
+import StationSupport
+import StationVersion
 
 extension MasterDatabase {
     /// Applies curated operations (a plan, or one command's operation) as one new version,

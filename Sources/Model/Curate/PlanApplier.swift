@@ -1,16 +1,18 @@
 import Foundation
 import GRDB
+import StationCSV
+import StationSchema
 
 /// Turns operations into row changes against a `WorkingState`, refusing what the rules refuse.
-struct PlanApplier {
-    let state: WorkingState
+package struct PlanApplier {
+    package let state: WorkingState
     /// Things the curator should know that are not errors (connections that went with a move).
-    var notes: [String] = []
+    package var notes: [String] = []
 
-    init(state: WorkingState) { self.state = state }
+    package init(state: WorkingState) { self.state = state }
 
     /// Applies one operation, or throws a `PlanError` naming its line and why.
-    mutating func apply(_ located: LocatedOperation) throws {
+    package mutating func apply(_ located: LocatedOperation) throws {
         let context = OperationContext(located: located, state: state)
         switch located.operation {
         case let .add(table, values): try add(table, values, context)
@@ -51,13 +53,13 @@ struct PlanApplier {
     /// What every operation needs to read its values and the rows it names, and to say why it
     /// is refused with the plan's file and line.
     private struct OperationContext {
-        let located: LocatedOperation
-        let state: WorkingState
+        package let located: LocatedOperation
+        package let state: WorkingState
 
-        func fail(_ message: String) -> PlanError { PlanError(file: located.file, line: located.line, message: message) }
+        package func fail(_ message: String) -> PlanError { PlanError(file: located.file, line: located.line, message: message) }
 
         /// Values as the CSV reader reads them: the same domains, the same messages.
-        func typed(_ table: MasterTable, _ values: [String: String]) throws -> WorkingState.Values {
+        package func typed(_ table: MasterTable, _ values: [String: String]) throws -> WorkingState.Values {
             var result: WorkingState.Values = [:]
             for (name, text) in values {
                 guard let column = table.column(named: name) else {
@@ -72,7 +74,7 @@ struct PlanApplier {
             return result
         }
 
-        func key(_ table: MasterTable, _ parts: [String]) throws -> [DatabaseValue] {
+        package func key(_ table: MasterTable, _ parts: [String]) throws -> [DatabaseValue] {
             guard parts.count == table.keyColumns.count else {
                 throw fail("a \(table.name) key has \(table.keyColumns.count) part(s): \(table.keyColumns.joined(separator: ", "))")
             }
@@ -82,15 +84,15 @@ struct PlanApplier {
             }
         }
 
-        func existing(_ table: MasterTable, _ key: [DatabaseValue]) throws -> WorkingState.Values {
+        package func existing(_ table: MasterTable, _ key: [DatabaseValue]) throws -> WorkingState.Values {
             guard let row = try state.row(table, key: key) else {
                 throw fail("\(table.name) \(PlanApplier.text(key)) does not exist")
             }
             return row
         }
 
-        func station(_ code: Int64) throws -> WorkingState.Values { try existing(.stations, [code.databaseValue]) }
-        func requireLine(_ code: Int64) throws { _ = try existing(.lines, [code.databaseValue]) }
+        package func station(_ code: Int64) throws -> WorkingState.Values { try existing(.stations, [code.databaseValue]) }
+        package func requireLine(_ code: Int64) throws { _ = try existing(.lines, [code.databaseValue]) }
     }
 
     private func add(_ table: MasterTable, _ values: [String: String], _ context: OperationContext) throws {
@@ -203,11 +205,11 @@ struct PlanApplier {
         }
     }
 
-    struct Dependent: CustomStringConvertible {
-        var table: MasterTable
-        var code: Int64
-        var name: String
-        var description: String { "\(table == .lines ? "line" : "station") \(code) \(name)" }
+    package struct Dependent: CustomStringConvertible {
+        package var table: MasterTable
+        package var code: Int64
+        package var name: String
+        package var description: String { "\(table == .lines ? "line" : "station") \(code) \(name)" }
     }
 
     /// What closing a company or line would leave open: its open lines, and their open stations.
@@ -233,5 +235,5 @@ struct PlanApplier {
         return result
     }
 
-    static func text(_ key: [DatabaseValue]) -> String { key.map { $0.description }.joined(separator: "/") }
+    package static func text(_ key: [DatabaseValue]) -> String { key.map { $0.description }.joined(separator: "/") }
 }

@@ -1,24 +1,26 @@
 import Foundation
+import StationSchema
+import StationSupport
 
 /// One line of a plan file, decoded with `JSONDecoder`: the header `{"plan": …, "memo": …}`, or
 /// one operation. Problems are thrown as `PlanLine.Problem` with the words a curator reads.
-struct PlanLine: Decodable {
-    var operation: PlanOperation?
-    var title: String?
-    var memo: String?
+package struct PlanLine: Decodable {
+    package var operation: PlanOperation?
+    package var title: String?
+    package var memo: String?
 
-    struct Problem: Error {
-        let message: String
+    package struct Problem: Error {
+        package let message: String
     }
 
     /// The operations' names in plans, each with the fields it takes.
-    enum Op: String, CaseIterable {
+    package enum Op: String, CaseIterable {
         case add, edit, close, restore, split, connect, disconnect
         case transferLine = "transfer_line", moveStations = "move_stations", recordSplit = "record_split"
 
-        static let ordered: [Op] = [.add, .edit, .transferLine, .moveStations, .close, .restore, .split, .recordSplit, .connect, .disconnect]
+        package static let ordered: [Op] = [.add, .edit, .transferLine, .moveStations, .close, .restore, .split, .recordSplit, .connect, .disconnect]
 
-        var fields: [String] {
+        package var fields: [String] {
             switch self {
             case .add: return ["table", "row"]
             case .edit: return ["table", "key", "set"]
@@ -34,18 +36,18 @@ struct PlanLine: Decodable {
     }
 
     private struct Key: CodingKey {
-        let stringValue: String
-        init(_ name: String) { stringValue = name }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        var intValue: Int? { nil }
-        init?(intValue: Int) { nil }
+        package let stringValue: String
+        package init(_ name: String) { stringValue = name }
+        package init?(stringValue: String) { self.stringValue = stringValue }
+        package var intValue: Int? { nil }
+        package init?(intValue: Int) { nil }
     }
 
     /// A JSON value where a plan allows a number, a string, a boolean or null.
     private enum Scalar: Decodable {
         case number(Double, text: String), text(String), bool(Bool), null
 
-        init(from decoder: Decoder) throws {
+        package init(from decoder: Decoder) throws {
             let container = try decoder.singleValueContainer()
             if container.decodeNil() { self = .null }
             else if let value = try? container.decode(Bool.self) { self = .bool(value) }
@@ -56,7 +58,7 @@ struct PlanLine: Decodable {
         }
 
         /// As a column value: null is NULL (empty), numbers as written.
-        var columnText: String {
+        package var columnText: String {
             switch self {
             case let .number(_, text): return text
             case let .text(text): return text
@@ -65,7 +67,7 @@ struct PlanLine: Decodable {
             }
         }
 
-        var shown: String {
+        package var shown: String {
             switch self {
             case let .number(_, text): return text
             case let .text(text): return text
@@ -74,7 +76,7 @@ struct PlanLine: Decodable {
             }
         }
 
-        var code: Int64? {
+        package var code: Int64? {
             switch self {
             case let .number(value, _): return Int64(exactly: value)
             case let .text(text): return Int64(text)
@@ -85,7 +87,7 @@ struct PlanLine: Decodable {
 
     private static let expectedOps = "expected one of: \(Op.ordered.map(\.rawValue).joined(separator: ", "))"
 
-    init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         let fields = container.allKeys.map(\.stringValue)
         guard fields.contains("op") else {
@@ -130,14 +132,14 @@ struct PlanLine: Decodable {
 
     /// Typed reads of one operation's fields, each failing with what was expected.
     private struct Reader {
-        let container: KeyedDecodingContainer<Key>
+        package let container: KeyedDecodingContainer<Key>
 
-        func has(_ field: String) throws -> Bool {
+        package func has(_ field: String) throws -> Bool {
             guard container.contains(Key(field)) else { return false }
             return try !container.decodeNil(forKey: Key(field))
         }
 
-        func table() throws -> MasterTable {
+        package func table() throws -> MasterTable {
             guard container.contains(Key("table")) else { throw Problem(message: "missing \"table\"") }
             let name = try container.decode(Scalar.self, forKey: Key("table")).shown
             guard let table = MasterTable.named(name) else {
@@ -146,7 +148,7 @@ struct PlanLine: Decodable {
             return table
         }
 
-        func code(_ field: String) throws -> Int64 {
+        package func code(_ field: String) throws -> Int64 {
             guard container.contains(Key(field)) else { throw Problem(message: "missing \"\(field)\" (expected a code)") }
             guard let code = (try? container.decode(Scalar.self, forKey: Key(field)))?.code else {
                 throw Problem(message: "\"\(field)\" is not a code (expected a whole number)")
@@ -154,7 +156,7 @@ struct PlanLine: Decodable {
             return code
         }
 
-        func codes(_ field: String) throws -> [Int64] {
+        package func codes(_ field: String) throws -> [Int64] {
             guard container.contains(Key(field)), let list = try? container.decode([Scalar].self, forKey: Key(field)), !list.isEmpty else {
                 throw Problem(message: "missing \"\(field)\" (expected a list of codes)")
             }
@@ -166,7 +168,7 @@ struct PlanLine: Decodable {
             }
         }
 
-        func key() throws -> [String] {
+        package func key() throws -> [String] {
             guard container.contains(Key("key")) else {
                 throw Problem(message: "missing \"key\" (expected a code, or [line_cd, station_cd1, station_cd2])")
             }
@@ -174,11 +176,11 @@ struct PlanLine: Decodable {
             return [try container.decode(Scalar.self, forKey: Key("key")).shown]
         }
 
-        func optionalText(_ field: String) throws -> String? {
+        package func optionalText(_ field: String) throws -> String? {
             try container.decodeIfPresent(Scalar.self, forKey: Key(field)).flatMap { if case .null = $0 { return nil } else { return $0.shown } }
         }
 
-        func values(_ field: String) throws -> [String: String] {
+        package func values(_ field: String) throws -> [String: String] {
             guard let object = try? container.decode([String: Scalar].self, forKey: Key(field)) else {
                 throw Problem(message: "missing \"\(field)\" (expected an object of column: value)")
             }

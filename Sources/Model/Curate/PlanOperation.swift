@@ -1,3 +1,6 @@
+import StationSchema
+import StationSupport
+
 /// One curated operation, as a plan line or a command states it.
 ///
 /// Values are given as text (`"weight": "3"` or `3` in a plan) and read by the same rules
@@ -46,6 +49,12 @@ public struct PlanError: LocatedProblem, Equatable {
     public let file: String
     public let line: Int?
     public let message: String
+
+    package init(file: String, line: Int?, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
 }
 
 import Foundation

@@ -1,18 +1,20 @@
 import GRDB
+import StationSchema
+import StationSupport
 
 /// The master rows as a plan sees them while it is applied: the database, overlaid with
 /// what the plan's earlier operations did, so that a plan may add a company and then
 /// transfer a line to it. Every change also goes into `batch`.
-final class WorkingState {
-    typealias Values = [String: DatabaseValue]
-    let db: Database
+package final class WorkingState {
+    package typealias Values = [String: DatabaseValue]
+    package let db: Database
     private(set) var batch = ChangeBatch()
     /// Table → key → the row as changed by the plan (nil: removed).
     private var overlay: [String: [[DatabaseValue]: Values?]] = [:]
 
-    init(db: Database) { self.db = db }
+    package init(db: Database) { self.db = db }
 
-    func row(_ table: MasterTable, key: [DatabaseValue]) throws -> Values? {
+    package func row(_ table: MasterTable, key: [DatabaseValue]) throws -> Values? {
         if let changed = overlay[table.name]?[key] { return changed }
         let condition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
         // Read exactly (StatementBinding's text rule): the row is written back whole.
@@ -23,7 +25,7 @@ final class WorkingState {
     }
 
     /// Rows where `column` = `value`, the plan's changes included, in key order.
-    func rows(_ table: MasterTable, where column: String, is value: DatabaseValue) throws -> [Values] {
+    package func rows(_ table: MasterTable, where column: String, is value: DatabaseValue) throws -> [Values] {
         var byKey: [[DatabaseValue]: Values] = [:]
         for row in try StatementBinding.rows(db, sql: "SELECT \(columnList(table)) FROM main.\(table.name) WHERE \(column) = ?", arguments: [value]) {
             let values = Dictionary(uniqueKeysWithValues: zip(table.columnNames, row))
@@ -37,21 +39,21 @@ final class WorkingState {
         }.map(\.value)
     }
 
-    func put(_ table: MasterTable, _ values: Values) {
+    package func put(_ table: MasterTable, _ values: Values) {
         batch.put(table, values.mapValues { $0 as DatabaseValueConvertible? })
         overlay[table.name, default: [:]][key(table, values)] = .some(values)
     }
 
-    func remove(_ table: MasterTable, key: [DatabaseValue]) {
+    package func remove(_ table: MasterTable, key: [DatabaseValue]) {
         batch.remove(table, key: key)
         overlay[table.name, default: [:]][key] = .some(nil)
     }
 
-    func duplicate(old: Int64, new: Int64) { batch.duplicate(old: old, new: new) }
+    package func duplicate(old: Int64, new: Int64) { batch.duplicate(old: old, new: new) }
 
     private func columnList(_ table: MasterTable) -> String { table.columnNames.joined(separator: ", ") }
 
-    func key(_ table: MasterTable, _ values: Values) -> [DatabaseValue] {
+    package func key(_ table: MasterTable, _ values: Values) -> [DatabaseValue] {
         table.keyColumns.map { values[$0] ?? .null }
     }
 }

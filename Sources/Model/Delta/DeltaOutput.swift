@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import StationSchema
+import StationSupport
 
 /// A delta as written: its statements and the size and hash of its SQL and of its gzip.
 public struct WrittenDelta: Sendable, Encodable {
@@ -43,7 +45,7 @@ extension MasterDatabase {
     /// It reads one state of the master (a read transaction) and writes nothing to it.
     /// A file is written under a temporary name and renamed when complete.
     ///
-    /// - Throws: `ReleaseError.noSuchVersion` for a negative or too new version.
+    /// - Throws: `DeltaError.noSuchVersion` for a negative or too new version.
     public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, into destination: DeltaDestination) throws -> WrittenDelta {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
@@ -55,16 +57,16 @@ extension MasterDatabase {
         }
     }
 
-    static func checkDeltaVersions(from: Int, to: Int, newest: Int) throws {
+    package static func checkDeltaVersions(from: Int, to: Int, newest: Int) throws {
         for version in [from, to] where version < 0 || version > newest {
-            throw ReleaseError.noSuchVersion(requested: version, newest: newest)
+            throw DeltaError.noSuchVersion(requested: version, newest: newest)
         }
-        if from > to { throw ReleaseError.fromNewerThanTo(from: from, to: to) }
+        if from > to { throw DeltaError.fromNewerThanTo(from: from, to: to) }
     }
 
     /// Writes a delta inside the caller's read transaction, from statements `writer` rendered
     /// (a release writes all of its own deltas from the one state it builds the client database from).
-    static func writeDelta(_ db: Database, from: Int, with writer: DeltaWriter, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
+    package static func writeDelta(_ db: Database, from: Int, with writer: DeltaWriter, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
         var output: String?
         if case .file(let path) = destination {
             try FileChecks.requireReplaceable(path)

@@ -1,4 +1,7 @@
 import GRDB
+import StationHistory
+import StationSchema
+import StationSupport
 
 /// What a delta holds, for the preview a curator asks for and the manifest.
 public struct DeltaSummary: Codable, Sendable, Equatable {
@@ -56,18 +59,18 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 /// each taking for a key the statement of its first change after its `from`. Rendering then
 /// follows the changes since the oldest version served, not that times the number of deltas;
 /// a single delta renders only each key's first change after its `from`.
-struct DeltaWriter {
+package struct DeltaWriter {
     /// The deltas prepared: from `oldest` through `newestFrom`.
-    let oldest: Int
-    let newestFrom: Int
-    let to: Int
-    let newest: Int
+    package let oldest: Int
+    package let newestFrom: Int
+    package let to: Int
+    package let newest: Int
     /// The client schema phones have at `to`: the columns the statements carry.
-    let toSchema: Int
+    package let toSchema: Int
 
     /// Renders, in temp tables of the caller's read transaction, the statements of the deltas
     /// to `to` from every version `oldest` through `newestFrom`. Call `finish` when done.
-    static func prepare(_ db: Database, from oldest: Int, through newestFrom: Int, to: Int, newest: Int) throws -> DeltaWriter {
+    package static func prepare(_ db: Database, from oldest: Int, through newestFrom: Int, to: Int, newest: Int) throws -> DeltaWriter {
         let writer = DeltaWriter(oldest: oldest, newestFrom: newestFrom, to: to, newest: newest,
                                  toSchema: try ClientSchema.version(atData: to, db))
         try writer.dropTables(db)
@@ -77,11 +80,11 @@ struct DeltaWriter {
         return writer
     }
 
-    func finish(_ db: Database) throws {
+    package func finish(_ db: Database) throws {
         try dropTables(db)
     }
 
-    func write(from: Int, transaction: Bool, _ db: Database, into sink: ByteSink) throws -> DeltaSummary {
+    package func write(from: Int, transaction: Bool, _ db: Database, into sink: ByteSink) throws -> DeltaSummary {
         precondition(from == 0 || (oldest > 0 && (oldest...newestFrom).contains(from)), "delta from \(from) not prepared (\(oldest)…\(newestFrom))")
         var summary = DeltaSummary(from: from, to: to, statements: [:], duplicates: 0)
         try sink.write("""

@@ -1,4 +1,6 @@
 import GRDB
+import StationSchema
+import StationSupport
 
 /// SQL expressions that render a column's value as an exact SQL literal, by SQLite itself.
 ///
@@ -11,15 +13,15 @@ import GRDB
 /// `CAST(X'610D0A62' AS TEXT)`, which every SQLite since 3.0 reads back byte for byte,
 /// whatever reads the script. Numeric columns hold only numbers and NULL (the importer and
 /// the curated operations type every value), so they need no test.
-enum SQLLiteral {
+package enum SQLLiteral {
     /// `text` as an SQL string literal, rendered by SQLite's `quote()` (a path for `ATTACH`).
-    static func quoted(_ text: String) throws -> String {
+    package static func quoted(_ text: String) throws -> String {
         try DatabaseQueue().read { db in
             String.fromDatabaseValue(try StatementBinding.rows(db, sql: "SELECT quote(?)", arguments: [text.databaseValue])[0][0]) ?? "NULL"
         }
     }
 
-    static func render(_ column: String, _ kind: MasterTable.Kind) -> String {
+    package static func render(_ column: String, _ kind: MasterTable.Kind) -> String {
         guard kind.holdsText else { return "quote(\(column))" }
         // instr() compares text by its bytes, so it finds a NUL or a CR without a CAST to BLOB.
         return "(CASE WHEN typeof(\(column)) = 'text' AND (instr(\(column), char(0)) > 0 OR instr(\(column), char(13)) > 0) "
@@ -28,7 +30,7 @@ enum SQLLiteral {
 
     /// A rendering for hashing that tells every value apart: `quote()` (which already
     /// tells 1, 1.0, '1' and X'31' apart), and for text with a NUL `nul-text:` and its bytes in hex.
-    static func canonical(_ column: String, _ kind: MasterTable.Kind) -> String {
+    package static func canonical(_ column: String, _ kind: MasterTable.Kind) -> String {
         guard kind.holdsText else { return "quote(\(column))" }
         return "(CASE WHEN typeof(\(column)) = 'text' AND instr(\(column), char(0)) > 0 "
             + "THEN 'nul-text:' || hex(CAST(\(column) AS BLOB)) ELSE quote(\(column)) END)"
@@ -38,7 +40,7 @@ enum SQLLiteral {
 extension SQLLiteral {
     /// SQL that renders a row as `INSERT OR REPLACE INTO t (…) VALUES (…);`, through one
     /// printf() (one allocation per row, where `||` would copy the growing text at every column).
-    static func upsert(_ table: MasterTable, columns: [MasterTable.Column], alias: String?) -> String {
+    package static func upsert(_ table: MasterTable, columns: [MasterTable.Column], alias: String?) -> String {
         let prefix = alias.map { $0 + "." } ?? ""
         let format = "INSERT OR REPLACE INTO \(table.name) (\(columns.map(\.name).joined(separator: ", "))) VALUES ("
             + Array(repeating: "%s", count: columns.count).joined(separator: ", ") + ");"
@@ -49,7 +51,7 @@ extension SQLLiteral {
 extension SQLLiteral {
     /// SQL that renders `UPDATE t SET c = v, … WHERE key;` with only the columns in which
     /// `new` differs from `old` (the caller knows at least one does).
-    static func update(_ table: MasterTable, columns: [MasterTable.Column], new: String, old: String) -> String {
+    package static func update(_ table: MasterTable, columns: [MasterTable.Column], new: String, old: String) -> String {
         let nonKeyColumns = columns.filter { !table.keyColumns.contains($0.name) }
         // A table that is all key (connections) has nothing to update: equal keys, equal rows.
         if nonKeyColumns.isEmpty { return "NULL" }
@@ -62,7 +64,7 @@ extension SQLLiteral {
 }
 
 extension MasterTable.Kind {
-    var holdsText: Bool {
+    package var holdsText: Bool {
         switch self {
         case .text, .date: return true
         case .integer, .real, .coordinate: return false

@@ -1,3 +1,6 @@
+import GRDB
+import StationSchema
+
 /// SQL for the rows of a master table as they were at a past data version.
 ///
 /// The current table holds each key's newest state; `<table>_history` holds every
@@ -10,17 +13,24 @@
 /// For example, station 1122903 inserted at version 1 and renamed 佐貫 → 龍ケ崎市 at 2:
 /// at version 1 the first change after 1 is version 2's UPDATE, whose history row holds 佐貫;
 /// at version 0 the first change is version 1's INSERT, which has no history row: absent.
-struct VersionedState {
-    let table: MasterTable
-    let version: Int
+package struct VersionedState {
+    package let table: MasterTable
+    package let version: Int
     /// The schema holding the master tables: `main`, or the name a release build attaches it as.
-    var schema = "main"
+    package var schema = "main"
     /// When the version is the newest, the current rows are the state: no lookups.
-    var isNewest = false
+    package var isNewest = false
+
+    package init(table: MasterTable, version: Int, schema: String = "main", isNewest: Bool = false) {
+        self.table = table
+        self.version = version
+        self.schema = schema
+        self.isNewest = isNewest
+    }
 
     /// `SELECT key_id, <columns>` of the table at `version`; `keys` (SQL with a `key_id`
     /// column) restricts it to some keys.
-    func select(restrictedTo keys: String? = nil) -> String {
+    package func select(restrictedTo keys: String? = nil) -> String {
         let columns = table.columnNames
         let current = "\(schema).\(table.name)"
         let history = "\(schema).\(table.historyTable)"
@@ -44,7 +54,7 @@ struct VersionedState {
     /// `SELECT key_id, change, <columns>`: for each change in `changes` (a table of `key_id` and
     /// `change`, as `UpdateLog.changes` gives), the key's state just before it: the history row
     /// that change superseded, found by its primary key; none for a change that inserted the key.
-    static func statesBefore(changesIn changes: String, of table: MasterTable, schema: String = "main") -> String {
+    package static func statesBefore(changesIn changes: String, of table: MasterTable, schema: String = "main") -> String {
         """
         SELECT c.key_id, c.change, \(table.columnNames.map { "h." + $0 }.joined(separator: ", "))
         FROM \(changes) c JOIN \(schema).\(table.historyTable) h ON h.key_id = c.key_id AND h.valid_to = c.change
@@ -62,7 +72,7 @@ struct VersionedState {
     }
 
     /// SQL for the `/`-separated parts of a key text.
-    static func keyParts(_ text: String, count: Int) -> [String] {
+    package static func keyParts(_ text: String, count: Int) -> [String] {
         var parts: [String] = []
         var rest = text
         for _ in 1..<count {

@@ -1,20 +1,24 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import StationCSV
+import StationSchema
+import StationSupport
+import StationVersion
 
 /// Checks of a pending import version that need every file: references between tables,
 /// mass closures, and connections naming what the free data leaves out.
-struct ImportChecks {
-    let files: [ImportFile]
+package struct ImportChecks {
+    package let files: [ImportFile]
     /// The line of each key in each file, from `PendingVersion.stage(_:)`.
-    let keyLines: [MasterTable: KeyLines]
+    package let keyLines: [MasterTable: KeyLines]
     /// More closures than this share of a table's open rows needs `allowMassClose`.
-    static let massCloseShare = 0.05
+    package static let massCloseShare = 0.05
 
-    func file(for table: MasterTable) -> ImportFile? { files.first { $0.table == table } }
+    package func file(for table: MasterTable) -> ImportFile? { files.first { $0.table == table } }
 
     /// Run before the version is written: open rows are counted in the current state.
-    func checkMassClosures(_ version: PendingVersion, _ db: Database) throws {
+    package func checkMassClosures(_ version: PendingVersion, _ db: Database) throws {
         for file in files {
             let table = file.table
             let open = try Int.fetchOne(
@@ -27,14 +31,14 @@ struct ImportChecks {
     }
 
     /// Run after the version is written: every row the files changed must name an existing parent.
-    func checkReferences(_ version: PendingVersion) throws {
+    package func checkReferences(_ version: PendingVersion) throws {
         for reference in MasterTable.references {
             let (column, parent) = (reference.column, reference.parent)
             guard let file = file(for: reference.child),
                   let dangling = try version.firstDanglingRow(reference, fromFilesOnly: true)
             else { continue }
             let line = dangling.sourceLine ?? Int64(dangling.key).flatMap { keyLines[reference.child]?[RowKey([$0])] } ?? 0
-            throw CSVError(
+            throw ImportProblem(
                 file: file.displayName, line: line,
                 message: "\(column) \(dangling.value) names no row of \(parent.name) (expected a \(parent.keyColumns[0]) that exists in the database or in the \(parent.name) file)")
         }
@@ -46,7 +50,7 @@ struct ImportChecks {
     /// keys `keyLines` holds, so they are read from there and not from the table. The codes
     /// of the stations and lines are held in memory and each connection looked up there: three
     /// B-tree searches per connection took 1.3 s at a million stations, this pass 0.3 s.
-    func connectionWarnings(_ db: Database, examples: Int = 3) throws -> [String] {
+    package func connectionWarnings(_ db: Database, examples: Int = 3) throws -> [String] {
         guard let file = file(for: .connections), let connections = keyLines[.connections] else { return [] }
         let stationCodes = try Self.codes(db, "SELECT station_cd FROM main.stations", expected: keyLines[.stations]?.count ?? 0)
         let lineCodes = try Self.codes(db, "SELECT line_cd FROM main.lines", expected: keyLines[.lines]?.count ?? 0)
@@ -69,6 +73,13 @@ struct ImportChecks {
         try StatementBinding.forEachRow(try db.makeStatement(sql: sql), db) { codes.insert(sqlite3_column_int64($0, 0)) }
         return codes
     }
+}
+
+/// A row of an import file that the master refuses, located as `FILE:LINE`.
+public struct ImportProblem: LocatedProblem, Equatable {
+    public let file: String
+    public let line: Int?
+    public let message: String
 }
 
 public enum ImportError: Error, LocalizedError, Equatable {

@@ -1,4 +1,8 @@
 import GRDB
+import StationCSV
+import StationSchema
+import StationSupport
+import StationVersion
 
 /// How an import runs.
 public struct ImportOptions: Sendable {

@@ -1,4 +1,5 @@
 import GRDB
+import StationSchema
 
 /// One step of a row's story: an `updates` row and what it changed.
 public struct StoryEntry: Sendable, Equatable, Encodable {
@@ -30,7 +31,7 @@ extension MasterDatabase {
 
     /// What one `updates` row changed: the columns, old → new, read from the history, and the
     /// row's name after the change; an INSERT lists the new row's non-NULL columns.
-    static func describe(_ update: Update, _ db: Database) throws -> DescribedChange {
+    package static func describe(_ update: Update, _ db: Database) throws -> DescribedChange {
         if update.split != nil {
             return DescribedChange(table: update.subject.table, key: update.subject.key, kind: .duplicate, name: nil, fields: [])
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSchema
 
 /// One data version at a glance: when, who, why, and how many rows of each kind.
 public struct VersionSummary: Codable, Sendable, Equatable {
@@ -40,7 +41,7 @@ extension MasterDatabase {
     }
 
     /// The same, in a read the caller holds.
-    static func versions(_ db: Database, limit: Int? = nil) throws -> [VersionSummary] {
+    package static func versions(_ db: Database, limit: Int? = nil) throws -> [VersionSummary] {
         var recorded: [Int: Row] = [:]
         if try db.tableExists("versions") {
             for row in try Row.fetchAll(db, sql: "SELECT version, committed_at, author, memo FROM versions") {
@@ -71,9 +72,7 @@ public enum LogError: Error, LocalizedError, Equatable {
     public var errorDescription: String? {
         switch self {
         case let .noSuchVersion(requested, newest):
-            return newest == 0
-                ? "data version \(requested) does not exist (the log is empty; import or apply something first)"
-                : "data version \(requested) does not exist (expected 1 to \(newest); `station-admin versions` lists them)"
+            return MissingVersion.message(requested: requested, newest: newest)
         case let .noSuchKey(key):
             return "no updates row names key \(key.quotedForMessage()) (expected a code the log knows, e.g. a station_cd, or line_cd/station_cd1/station_cd2)"
         }

@@ -1,5 +1,8 @@
 import Foundation
 import GRDB
+import StationLog
+import StationSchema
+import StationSupport
 
 /// The SQL that carries a user's records from the app's working database, at any data version
 /// v from 0 to V, into a fresh version-V database: what a phone runs after a full download or
@@ -38,7 +41,7 @@ public enum CarryOverScript {
     /// The schema name under which the app attaches the fresh database.
     public static let incomingSchema = "incoming"
 
-    static func write(to version: Int, splits: [StationSplit], into sink: ByteSink) throws {
+    package static func write(to version: Int, splits: [StationSplit], into sink: ByteSink) throws {
         precondition(splits.allSatisfy { $0.version <= version }, "a carry-over to \(version) with a later split")
         let records = "incoming.completions (station_cd, date, memo, updated_at)"
         let fromVersion = "(SELECT from_version FROM temp.station_admin_carry_over)"
@@ -70,7 +73,7 @@ extension MasterDatabase {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             let version = version ?? newest
-            try Self.checkDeltaVersions(from: version, to: version, newest: newest)
+            guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
             try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: sink)
         }
         try sink.finish()

@@ -1,6 +1,9 @@
 import Crypto
 import GRDB
 import GRDBSQLite
+import StationDelta
+import StationSchema
+import StationSupport
 
 /// A hash of the master tables' content that does not depend on the file's bytes
 /// (page layout, free pages, indexes), so a client or a test can check a database

@@ -1,4 +1,5 @@
 import Foundation
+import StationSchema
 
 /// `manifest.json` of a release folder: every built version, its database and its deltas.
 ///
@@ -25,14 +26,14 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     public func version(_ number: Int) -> ReleasedVersion? { versions.first { $0.version == number } }
 
-    func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
-    static func decode(_ data: Data) throws -> Manifest {
+    package static func decode(_ data: Data) throws -> Manifest {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(Manifest.self, from: data)
@@ -43,6 +44,17 @@ public struct ReleasedFile: Codable, Sendable, Equatable {
     public var path: String
     public var bytes: Int
     public var sha256: String
+
+
+    package init(path: String, bytes: Int, sha256: String) {
+
+        self.path = path
+
+        self.bytes = bytes
+
+        self.sha256 = sha256
+
+    }
 }
 
 public struct ReleasedVersion: Codable, Sendable, Equatable {

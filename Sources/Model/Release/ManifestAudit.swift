@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import StationSchema
+import StationSupport
 
 /// One way a manifest disagrees with its release folder, naming the field and the file:
 /// `versions[3].downloads[from 1].path "2/stations.sqlite.gz": … (expected 3/delta-from-1.sql.gz)`.
@@ -15,13 +17,13 @@ public struct ManifestProblem: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Where each file of a version lives in a release folder: the one place that names them.
-enum ReleaseLayout {
-    static func database(_ version: Int) -> String { "\(version)/stations.sqlite" }
-    static func databaseGzip(_ version: Int) -> String { database(version) + ".gz" }
-    static func delta(from: Int, to version: Int) -> String { "\(version)/delta-from-\(from).sql.gz" }
-    static func carryOver(_ version: Int) -> String { "\(version)/\(CarryOverScript.fileName)" }
+package enum ReleaseLayout {
+    package static func database(_ version: Int) -> String { "\(version)/stations.sqlite" }
+    package static func databaseGzip(_ version: Int) -> String { database(version) + ".gz" }
+    package static func delta(from: Int, to version: Int) -> String { "\(version)/delta-from-\(from).sql.gz" }
+    package static func carryOver(_ version: Int) -> String { "\(version)/\(CarryOverScript.fileName)" }
     /// Files of the folder itself that no version lists.
-    static let folderFiles: Set<String> = [Manifest.fileName, ReleaseFolderLock.fileName]
+    package static let folderFiles: Set<String> = [Manifest.fileName, ReleaseFolderLock.fileName]
 }
 
 /// Checks a manifest against the folder it describes: the contract phones, servers and CDNs
@@ -37,12 +39,12 @@ enum ReleaseLayout {
 /// - `rows` are the database's row counts, table by table, and its `user_version` is V.
 /// - Nothing else is in the folder but `manifest.json`, the lock file and what a killed release
 ///   left before publishing (`isLeftover`).
-struct ManifestAudit {
-    let folder: ReleaseFolder
+package struct ManifestAudit {
+    package let folder: ReleaseFolder
     /// Versions whose files are hashed (SHA-256); the others only have their size checked.
-    let hashing: (Int) -> Bool
+    package let hashing: (Int) -> Bool
 
-    func problems(_ manifest: Manifest) throws -> [ManifestProblem] {
+    package func problems(_ manifest: Manifest) throws -> [ManifestProblem] {
         var problems: [ManifestProblem] = []
         func problem(_ field: String, _ file: String? = nil, _ reason: String) {
             problems.append(ManifestProblem(field: field, file: file, reason: reason))
@@ -168,7 +170,7 @@ struct ManifestAudit {
     }
 
     /// Why a manifest path may not be followed, or nil for a relative, normalised path.
-    static func unsafe(_ path: String) -> String? {
+    package static func unsafe(_ path: String) -> String? {
         if path.hasPrefix("/") { return "an absolute path (expected a path relative to the release folder)" }
         let components = path.split(separator: "/", omittingEmptySubsequences: false)
         if path.isEmpty || path.contains("\\") || path.contains("\u{0}")
@@ -206,22 +208,22 @@ struct ManifestAudit {
     /// folder's lock, it belongs to a dead process.
     /// The publish intent is one too while a live release completes (a reader that finds it
     /// through a dead one is told so first: `verify` refuses the folder, `release` completes it).
-    static func isLeftover(_ name: String) -> Bool {
+    package static func isLeftover(_ name: String) -> Bool {
         name.hasPrefix(ReleaseFolder.buildingPrefix) || AtomicFile.isTemporaryName(name) || name == PublishIntent.fileName
     }
 
-    static let unlistedReason =
+    package static let unlistedReason =
         "not listed in the manifest (a release folder holds only what manifest.json lists, so that it can be served or uploaded as it is; move it away)"
 
     /// The file type (`S_IFREG`, `S_IFDIR`, `S_IFLNK`, …) of a path, without following a link; nil if absent.
-    static func kind(_ path: String) -> mode_t? {
+    package static func kind(_ path: String) -> mode_t? {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         return status.st_mode & S_IFMT
     }
 
     /// A client database's `user_version` and rows per master table, opened read-only.
-    static func rows(ofDatabase path: String) throws -> (version: Int, rows: [String: Int]) {
+    package static func rows(ofDatabase path: String) throws -> (version: Int, rows: [String: Int]) {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -1,5 +1,8 @@
 import Foundation
 import GRDB
+import StationHistory
+import StationSchema
+import StationSupport
 
 /// What one built client database holds.
 public struct BuiltDatabase: Sendable {
@@ -17,9 +20,9 @@ public struct BuiltDatabase: Sendable {
 /// (`MasterDatabase.readingOneState(attaching:alongside:_:)`), else from a copy of the tables.
 /// Deterministic: rows go in key order, indexes after, then `user_version`, so building
 /// the same version twice gives the same bytes.
-enum ReleaseDatabaseBuilder {
+package enum ReleaseDatabaseBuilder {
     /// Fills schema `client` with the client tables of `version`; returns rows per table.
-    static func fill(version: Int, newest: Int, _ db: Database) throws -> [String: Int] {
+    package static func fill(version: Int, newest: Int, _ db: Database) throws -> [String: Int] {
         var phases = PhaseLog()
         var rows: [String: Int] = [:]
         let clientSchema = try ClientSchema.version(atData: version, db)
@@ -41,7 +44,7 @@ enum ReleaseDatabaseBuilder {
     /// core. It reads a copy of the file, so that the indexes can be written meanwhile: the
     /// indexes and `user_version` change no row, so the copy's content is the finished file's.
     /// `scratch` is the copy's path, removed when the hash is done.
-    static func hashInBackground(_ path: String, copyingTo scratch: String) throws -> BackgroundTask<String> {
+    package static func hashInBackground(_ path: String, copyingTo scratch: String) throws -> BackgroundTask<String> {
         try? FileManager.default.removeItem(atPath: scratch)
         try FileManager.default.copyItem(atPath: path, toPath: scratch)
         return BackgroundTask {
@@ -52,7 +55,7 @@ enum ReleaseDatabaseBuilder {
 
     /// Builds the indexes of a filled client file and stamps its version. Built in key order
     /// with indexes last, the file has no free pages to reclaim; VACUUM only if that ever changes.
-    static func complete(_ path: String, version: Int) throws {
+    package static func complete(_ path: String, version: Int) throws {
         var phases = PhaseLog()
         let queue = try DatabaseQueue(path: path, configuration: MasterDatabase.configuration(label: "client"))
         defer { try? queue.close() }

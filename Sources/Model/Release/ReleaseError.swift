@@ -1,9 +1,11 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationSchema
+import StationSupport
 
 public enum ReleaseError: Error, LocalizedError, Equatable {
     case noSuchVersion(requested: Int, newest: Int)
-    case fromNewerThanTo(from: Int, to: Int)
     case missingFolder(String)
     case missingManifest(String)
     case corruptManifest(String, reason: String)
@@ -20,15 +22,17 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case interruptedRelease(String)
     case checksFailed(version: Int, [CheckFinding])
     case nothingImported
+    /// A master the stamp did not give a lineage to (a release folder belongs to one lineage).
+    case masterWithoutLineage(String)
 
     public var errorDescription: String? {
         switch self {
+        case let .masterWithoutLineage(path):
+            return "\(path): the master has no lineage, so no release folder can be tied to it (open it once with this StationAdmin to stamp it, then release again)"
         case .nothingImported:
             return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a folder of ekidata CSV files first: `station-admin import FOLDER`)"
         case let .noSuchVersion(requested, newest):
-            return "data version \(requested) does not exist (expected 0 to \(newest), the newest)"
-        case let .fromNewerThanTo(from, to):
-            return "--from \(from) is newer than --to \(to) (expected from ≤ to)"
+            return MissingVersion.message(requested: requested, newest: newest, lowest: 0)
         case let .missingFolder(path):
             return "\(path): no release folder here (build one with `station-admin release --out \(path)`)"
         case let .missingManifest(path):
@@ -64,7 +68,7 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     }
 
     /// Runs `body`, turning file-system errors about the folder into errors that name it.
-    static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
+    package static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as ReleaseError {

@@ -1,22 +1,28 @@
 import Foundation
+import StationSupport
 
 /// A release folder on disk: `manifest.json` and one folder per built version.
 ///
 /// Publishing a version is a journaled sequence of renames (see `publish`): at any kill,
 /// the folder holds either the old manifest with every file it names, or a publish intent
 /// that the next release completes (`completeInterruptedPublish`).
-struct ReleaseFolder {
-    let path: String
+package struct ReleaseFolder {
+    package let path: String
 
-    var manifestPath: String { (path as NSString).appendingPathComponent(Manifest.fileName) }
-    var intentPath: String { url(PublishIntent.fileName) }
-    static let buildingPrefix = ".building-"
+    package init(path: String) {
+        self.path = path
+    }
+
+    package var manifestPath: String { (path as NSString).appendingPathComponent(Manifest.fileName) }
+    package var intentPath: String { url(PublishIntent.fileName) }
+
+    package static let buildingPrefix = ".building-"
 
     /// The folder `--out` names, created if missing.
     ///
     /// - Throws: `ReleaseError.notAFolder` for an existing file, `.noFolderGiven` for an
     ///   empty path, `.cannotWrite` when it cannot be created.
-    static func prepare(_ path: String) throws -> ReleaseFolder {
+    package static func prepare(_ path: String) throws -> ReleaseFolder {
         guard !path.isEmpty else { throw ReleaseError.noFolderGiven }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -28,12 +34,12 @@ struct ReleaseFolder {
         return ReleaseFolder(path: path)
     }
 
-    func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
+    package func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 
     /// The manifest, checked against the folder (`ManifestAudit`: every field, path and file,
     /// SHA-256 included, and nothing unlisted).
     /// - Throws: `ReleaseError` when the folder or manifest is missing, corrupt or disagrees.
-    func loadManifest() throws -> Manifest {
+    package func loadManifest() throws -> Manifest {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReleaseError.missingFolder(path)
@@ -50,7 +56,7 @@ struct ReleaseFolder {
     }
 
     /// - Throws: `ReleaseError.manifestDisagrees` with every problem `ManifestAudit` finds.
-    func requireAgreement(_ manifest: Manifest, hashing: @escaping (Int) -> Bool) throws {
+    package func requireAgreement(_ manifest: Manifest, hashing: @escaping (Int) -> Bool) throws {
         let problems = try ManifestAudit(folder: self, hashing: hashing).problems(manifest)
         if !problems.isEmpty { throw ReleaseError.manifestDisagrees(manifestPath, problems) }
     }
@@ -59,7 +65,7 @@ struct ReleaseFolder {
     /// a lock file and what dead releases left (removed first by `removeLeftovers`).
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
-    func loadManifestIfPresent() throws -> Manifest? {
+    package func loadManifestIfPresent() throws -> Manifest? {
         if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest() }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) }) { throw ReleaseError.notOurs(url(stranger)) }
@@ -68,14 +74,14 @@ struct ReleaseFolder {
 
     /// Refuses a folder that holds another master's releases. A manifest from before
     /// lineages existed is adopted by the first master that releases into it.
-    func requireLineage(_ lineage: String, of manifest: Manifest?) throws {
+    package func requireLineage(_ lineage: String, of manifest: Manifest?) throws {
         if let theirs = manifest?.lineage, theirs != lineage {
             throw ReleaseError.otherLineage(path, folder: theirs, master: lineage)
         }
     }
 
     /// Refuses to replace a version folder that no manifest lists: it is not ours.
-    func requireOwnership(of version: Int, manifest: Manifest?) throws {
+    package func requireOwnership(of version: Int, manifest: Manifest?) throws {
         let folder = url("\(version)")
         if FileManager.default.fileExists(atPath: folder) && manifest?.version(version) == nil {
             throw ReleaseError.notOurs(folder)
@@ -98,12 +104,12 @@ struct ReleaseFolder {
 
 /// What a release is about to publish, written before its first rename: from then on the
 /// publish is decided, and any process that finds the intent completes it.
-struct PublishIntent: Codable {
-    static let fileName = ".publishing.json"
+package struct PublishIntent: Codable {
+    package static let fileName = ".publishing.json"
     /// The build folder, relative to the release folder: `.building-PID-N`.
-    var building: String
-    var version: Int
-    var manifest: Manifest
+    package var building: String
+    package var version: Int
+    package var manifest: Manifest
 }
 
 /// The steps of a release, in order; `ReleaseOptions.onStep` is called after each.
@@ -124,7 +130,7 @@ public enum ReleaseStep: String, CaseIterable, Sendable {
 extension ReleaseFolder {
     /// Publishes a built version: writes the intent, swaps the version folder in by renames,
     /// replaces the manifest, then forgets the intent and the build folder.
-    func publish(_ intent: PublishIntent, onStep: (ReleaseStep) throws -> Void) throws {
+    package func publish(_ intent: PublishIntent, onStep: (ReleaseStep) throws -> Void) throws {
         try ReleaseError.translating(path) {
             try AtomicFile.write(try JSONEncoder().encode(intent), to: intentPath)
         }
@@ -135,7 +141,7 @@ extension ReleaseFolder {
     /// Completes a publish that a killed process left half done, if there is one.
     /// - Returns: the version it published, or nil.
     @discardableResult
-    func completeInterruptedPublish() throws -> Int? {
+    package func completeInterruptedPublish() throws -> Int? {
         guard let data = FileManager.default.contents(atPath: intentPath) else { return nil }
         guard let intent = try? JSONDecoder().decode(PublishIntent.self, from: data) else {
             throw ReleaseError.corruptManifest(intentPath, reason: "an unreadable publish intent; remove it and release again")
@@ -175,7 +181,7 @@ extension ReleaseFolder {
     /// `completeInterruptedPublish`.
     /// - Returns: the names removed.
     @discardableResult
-    func removeLeftovers() throws -> [String] {
+    package func removeLeftovers() throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         let leftovers = names.filter { $0.hasPrefix(Self.buildingPrefix) || (AtomicFile.isTemporaryName($0)) }.sorted()
         for name in leftovers { try? FileManager.default.removeItem(atPath: url(name)) }

@@ -1,4 +1,5 @@
 import Foundation
+import StationSupport
 
 /// An advisory lock on a release folder (`flock` on `DIR/.lock`): one release writes a
 /// folder at a time, and `verify` reads one that no release is changing.
@@ -6,8 +7,8 @@ import Foundation
 /// The kernel drops the lock when its process dies, however it dies, so a killed release
 /// never leaves the folder locked. The holder writes its pid into the file, for the
 /// message a waiting process prints.
-final class ReleaseFolderLock {
-    static let fileName = ".lock"
+package final class ReleaseFolderLock {
+    package static let fileName = ".lock"
     private let descriptor: Int32
     private let isExclusive: Bool
 
@@ -25,7 +26,7 @@ final class ReleaseFolderLock {
     /// - Parameter onWait: called once, with a message naming the holder, if the lock is taken.
     /// - Throws: `ReleaseError.folderBusy` after `timeout`; `.cannotWrite` when an exclusive lock's
     ///   file cannot be opened.
-    static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock? {
+    package static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock? {
         let path = folder.url(fileName)
         var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if descriptor < 0 && !exclusive {
@@ -62,7 +63,7 @@ final class ReleaseFolderLock {
     }
 
     /// `another station-admin process (pid 4242)`, or without the pid when it is not known.
-    static func describe(_ holder: Int32?) -> String {
+    package static func describe(_ holder: Int32?) -> String {
         "another station-admin process" + (holder.map { " (pid \($0))" } ?? "")
     }
 
@@ -86,5 +87,5 @@ final class ReleaseFolderLock {
 }
 
 extension String {
-    var nonEmpty: String? { isEmpty ? nil : self }
+    package var nonEmpty: String? { isEmpty ? nil : self }
 }

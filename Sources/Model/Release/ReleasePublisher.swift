@@ -1,5 +1,9 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationDelta
+import StationSchema
+import StationSupport
 
 /// How `release` runs.
 public struct ReleaseOptions: Sendable {
@@ -61,7 +65,7 @@ extension MasterDatabase {
         defer { Progress.finish() }
         let folder = try ReleaseFolder.prepare(options.outputFolder)
         try stampIfNeeded()
-        guard let lineage = try lineage() else { throw MasterDatabaseError.notAMaster(path) }
+        guard let lineage = try lineage() else { throw ReleaseError.masterWithoutLineage(path) }
         let lock = try ReleaseFolderLock.acquire(folder, exclusive: true, timeout: options.lockTimeout, onWait: options.onWait)
         defer { withExtendedLifetime(lock) {} }
         let completed = try folder.completeInterruptedPublish()
@@ -128,7 +132,9 @@ extension MasterDatabase {
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
             if let checks, version > 0 {
                 Progress.phase("checking version \(version)")
-                checkTally = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
+                let outcome = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
+                if !outcome.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, outcome.blocking) }
+                checkTally = outcome.tally
             }
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             Progress.phase("building the client database of version \(version)")
@@ -214,7 +220,7 @@ extension MasterDatabase {
             clientSchema: clientSchema), checkTally)
     }
 
-    static func size(_ path: String) throws -> Int {
+    package static func size(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
     }
 }

@@ -1,5 +1,9 @@
 import Foundation
 import GRDB
+import StationDelta
+import StationLog
+import StationSchema
+import StationSupport
 
 /// What `verify` checked, and what failed.
 public struct VerificationReport: Sendable, Codable, Equatable {
@@ -25,13 +29,13 @@ public struct VerificationReport: Sendable, Codable, Equatable {
 /// Every path must end with exactly the records `SyntheticCompletions.expected` gives: each
 /// record kept, each split after v (chains included) copying the old station's record where
 /// the user has none; a difference names the station codes.
-struct ReleaseVerifier {
-    let folder: ReleaseFolder
-    let master: MasterDatabase
+package struct ReleaseVerifier {
+    package let folder: ReleaseFolder
+    package let master: MasterDatabase
     /// Where base databases are copied and built; removed afterwards.
-    let scratch: String
+    package let scratch: String
 
-    func verify(_ released: ReleasedVersion, olderDatabases: (ReleaseFolder, Manifest)?) throws -> VerificationReport {
+    package func verify(_ released: ReleasedVersion, olderDatabases: (ReleaseFolder, Manifest)?) throws -> VerificationReport {
         var report = VerificationReport()
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -99,13 +103,13 @@ struct ReleaseVerifier {
         return report
     }
 
-    static let deltaPassed = "applied by sqlite3"
-    static let pathsAgree = "user records identical"
+    package static let deltaPassed = "applied by sqlite3"
+    package static let pathsAgree = "user records identical"
 
     private func path(_ name: String) -> String { (scratch as NSString).appendingPathComponent(name) }
 
     /// `1, 3…5, 8`.
-    static func list(_ versions: [Int]) -> String {
+    package static func list(_ versions: [Int]) -> String {
         var runs: [ClosedRange<Int>] = []
         for version in versions {
             if let last = runs.last, last.upperBound == version - 1 { runs[runs.count - 1] = last.lowerBound...version } else { runs.append(version...version) }
@@ -201,15 +205,15 @@ struct ReleaseVerifier {
 /// User records a verification puts on a phone: on a sample of stations, on every
 /// station that is split later, and on half of the new stations of those splits
 /// (which a DUPLICATE must not overwrite), with awkward memos.
-enum SyntheticCompletions {
-    struct Record: Equatable, CustomStringConvertible {
-        var date: String?
-        var memo: String?
-        var updatedAt: Int64?
-        var description: String { "(\(date ?? "NULL"), \(memo.map { "\($0.debugDescription)" } ?? "NULL"), \(updatedAt.map(String.init) ?? "NULL"))" }
+package enum SyntheticCompletions {
+    package struct Record: Equatable, CustomStringConvertible {
+        package var date: String?
+        package var memo: String?
+        package var updatedAt: Int64?
+        package var description: String { "(\(date ?? "NULL"), \(memo.map { "\($0.debugDescription)" } ?? "NULL"), \(updatedAt.map(String.init) ?? "NULL"))" }
     }
 
-    static func add(to path: String, splits: [StationSplit]) throws -> [Int64: Record] {
+    package static func add(to path: String, splits: [StationSplit]) throws -> [Int64: Record] {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         try queue.write { db in
@@ -239,21 +243,21 @@ enum SyntheticCompletions {
     }
 
     /// The records of a database file.
-    static func read(_ path: String) throws -> [Int64: Record] {
+    package static func read(_ path: String) throws -> [Int64: Record] {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read(read)
     }
 
     /// Empties a database's `completions` (a fresh client database has none).
-    static func clear(_ path: String) throws {
+    package static func clear(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         try queue.write { try $0.execute(sql: "DELETE FROM completions") }
     }
 
     /// What differs between the records a phone holds and those it must hold, station by station.
-    static func differences(_ records: [Int64: Record], expected: [Int64: Record], before: [Int64: Record]) -> [String] {
+    package static func differences(_ records: [Int64: Record], expected: [Int64: Record], before: [Int64: Record]) -> [String] {
         var differences: [String] = []
         for (station, record) in expected.sorted(by: { $0.key < $1.key }) where records[station] != record {
             let had = before[station] != nil ? "was there before and" : "should have been copied by a split, and"
@@ -265,7 +269,7 @@ enum SyntheticCompletions {
         return differences
     }
 
-    static func read(_ db: Database) throws -> [Int64: Record] {
+    package static func read(_ db: Database) throws -> [Int64: Record] {
         var records: [Int64: Record] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT station_cd, date, memo, updated_at FROM completions") {
             records[row[0]] = Record(date: row[1], memo: row[2], updatedAt: row[3])
@@ -275,7 +279,7 @@ enum SyntheticCompletions {
 
     /// What the phone must hold after the delta: every record kept, and each split, in order,
     /// copying the old station's record to the new station where the user has none.
-    static func expected(_ before: [Int64: Record], splits: [StationSplit]) -> [Int64: Record] {
+    package static func expected(_ before: [Int64: Record], splits: [StationSplit]) -> [Int64: Record] {
         var records = before
         for split in splits where records[split.new] == nil {
             if let record = records[split.old] { records[split.new] = record }

@@ -1,15 +1,16 @@
 import Foundation
+import StationSupport
 
 /// The real `sqlite3` command-line client: deltas are checked the way a phone runs them.
-enum SQLiteShell {
-    struct Result {
-        let status: Int32
-        let error: String
+package enum SQLiteShell {
+    package struct Result {
+        package let status: Int32
+        package let error: String
     }
 
     /// Runs `script` against `database` with `-bail`: the first failing statement stops
     /// the shell, and an open transaction is rolled back when it exits.
-    static func run(script: String, database: String) throws -> Result {
+    package static func run(script: String, database: String) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["sqlite3", "-bail", database]
@@ -31,10 +32,10 @@ enum SQLiteShell {
     }
 }
 
-enum VerificationError: Error, LocalizedError {
+package enum VerificationError: Error, LocalizedError {
     case noShell
 
-    var errorDescription: String? {
+    package var errorDescription: String? {
         "verify needs the sqlite3 command-line client: install it (apt-get install sqlite3), or release with --no-verify"
     }
 }

@@ -2,31 +2,31 @@ import Foundation
 
 /// Equirectangular at Japan's middle latitude: a degree of longitude is cos 36° of a degree of
 /// latitude; 100 map units to a degree of latitude.
-enum MapProjection {
-    static let scale = 100.0, lonFactor = cos(36 * Double.pi / 180)
-    static func x(_ lon: Double) -> Double { ((lon - 122) * lonFactor * scale * 10).rounded() / 10 }
-    static func y(_ lat: Double) -> Double { ((46 - lat) * scale * 10).rounded() / 10 }
+package enum MapProjection {
+    package static let scale = 100.0, lonFactor = cos(36 * Double.pi / 180)
+    package static func x(_ lon: Double) -> Double { ((lon - 122) * lonFactor * scale * 10).rounded() / 10 }
+    package static func y(_ lat: Double) -> Double { ((46 - lat) * scale * 10).rounded() / 10 }
     /// Below this width of view (map units, 1.5° of latitude) station names are drawn.
-    static let labelWidth = 150.0
+    package static let labelWidth = 150.0
 }
 
 /// The review page's map: the network, every changed station marked by kind with a colour and
 /// a shape of its own, a split as an arrow old → new, the findings the version introduced, and
 /// a legend whose counts are what is drawn. It opens on the extent of the changes.
-struct ChangeMap {
-    let svg: String
-    let legend: String
+package struct ChangeMap {
+    package let svg: String
+    package let legend: String
     /// The view it opens on: the changes' extent with a margin (`x y width height`).
-    let home: (x: Double, y: Double, width: Double, height: Double)
+    package let home: (x: Double, y: Double, width: Double, height: Double)
 
-    static let colours: [ReviewChange.MapKind: String] = [
+    package static let colours: [ReviewChange.MapKind: String] = [
         .new: "#1b8a3a", .closed: "#c62828", .restored: "#00838f", .moved: "#ef6c00",
         .renamed: "#6a1b9a", .transferred: "#1565c0", .updated: "#546e7a", .duplicate: "#d81b60",
     ]
 
     /// Each kind's shape, within the unit square around (0, 0): a colour alone is not enough
     /// for one reader in twelve.
-    static let shapes: [ReviewChange.MapKind: String] = [
+    package static let shapes: [ReviewChange.MapKind: String] = [
         .new: "M1 0A1 1 0 1 1 -1 0A1 1 0 1 1 1 0Z",
         .closed: "M-0.85 -0.85H0.85V0.85H-0.85Z",
         .restored: "M-0.35 -1H0.35V-0.35H1V0.35H0.35V1H-0.35V0.35H-1V-0.35H-0.35Z",
@@ -36,9 +36,9 @@ struct ChangeMap {
         .updated: "M-1 -0.45H1V0.45H-1Z",
         .duplicate: "M0 -1.15L0.3 -0.35L1.1 -0.35L0.45 0.15L0.7 1L0 0.5L-0.7 1L-0.45 0.15L-1.1 -0.35L-0.3 -0.35Z",
     ]
-    static let findingShape = "M0 -1.5A1.5 1.5 0 1 1 0 1.5A1.5 1.5 0 1 1 0 -1.5Z"
+    package static let findingShape = "M0 -1.5A1.5 1.5 0 1 1 0 1.5A1.5 1.5 0 1 1 0 -1.5Z"
 
-    init(_ report: ReviewReport) {
+    package init(_ report: ReviewReport) {
         var network = ""
         network.reserveCapacity(report.network.count * 30)
         var all = Extent()
@@ -112,10 +112,10 @@ struct ChangeMap {
     }
 
     private struct Extent {
-        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
-        var isEmpty: Bool { minX > maxX }
+        package var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        package var isEmpty: Bool { minX > maxX }
 
-        mutating func include(_ lon: Double, _ lat: Double) {
+        package mutating func include(_ lon: Double, _ lat: Double) {
             minX = min(minX, MapProjection.x(lon)); maxX = max(maxX, MapProjection.x(lon))
             minY = min(minY, MapProjection.y(lat)); maxY = max(maxY, MapProjection.y(lat))
         }

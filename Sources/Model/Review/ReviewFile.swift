@@ -1,10 +1,11 @@
 import Foundation
+import StationSupport
 
 /// Writes a review page or its Markdown: atomically, and never over a file we did not write.
 public enum ReviewFile {
     /// The first line of every review file: how a later review knows it may replace it.
-    static let htmlMark = "<!-- station-admin review -->"
-    static let markdownMark = "<!-- station-admin review -->"
+    package static let htmlMark = "<!-- station-admin review -->"
+    package static let markdownMark = "<!-- station-admin review -->"
 
     public static func write(_ text: String, to path: String) throws {
         let manager = FileManager.default

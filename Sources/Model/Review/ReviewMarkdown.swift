@@ -1,4 +1,5 @@
 import Foundation
+import StationSchema
 
 /// The summary, the changes and the findings of a version as Markdown: release notes, or a
 /// merge request comment.
@@ -52,7 +53,7 @@ public enum ReviewMarkdown {
     }
 
     /// Backslash before the characters Markdown would read as markup; control characters shown escaped.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var escaped = ""
         for character in text.escapingControlCharacters {
             if "\\`*_[]<>|#".contains(character) { escaped.append("\\") }

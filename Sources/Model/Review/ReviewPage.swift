@@ -1,4 +1,6 @@
 import Foundation
+import StationCheck
+import StationSchema
 
 /// The review page of a version: one self-contained HTML file (inline CSS, SVG and script;
 /// nothing fetched), which opens from disk.
@@ -186,7 +188,7 @@ public enum ReviewPage {
     // MARK: Text
 
     /// The five characters HTML gives meaning to, in text and attribute values.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.count)
         for character in text {
@@ -202,7 +204,7 @@ public enum ReviewPage {
         return escaped.escapingControlCharacters
     }
 
-    static func fmt(_ value: Double) -> String {
+    package static func fmt(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
 

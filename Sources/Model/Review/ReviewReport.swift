@@ -1,5 +1,12 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationDelta
+import StationHistory
+import StationLog
+import StationSchema
+import StationSupport
+import StationWeights
 
 /// Everything a curator reviews about one version before publishing it: what the review
 /// page and its Markdown show (`ReviewPage`, `ReviewMarkdown`).
@@ -89,9 +96,15 @@ public struct PinMap: Sendable {
 
 public enum ReviewError: Error, LocalizedError, Equatable {
     case noVersions
+    case noSuchVersion(requested: Int, newest: Int)
 
     public var errorDescription: String? {
-        "the master has no version to review yet (import or apply something first)"
+        switch self {
+        case .noVersions:
+            return "the master has no version to review yet (import or apply something first)"
+        case let .noSuchVersion(requested, newest):
+            return MissingVersion.message(requested: requested, newest: newest)
+        }
     }
 }
 
@@ -104,7 +117,7 @@ extension MasterDatabase {
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReviewError.noVersions }
             let version = requested ?? newest
-            guard (1...newest).contains(version) else { throw LogError.noSuchVersion(requested: version, newest: newest) }
+            guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
             let summary = try Self.versions(db).first { $0.version == version }!
             let reader = ReviewReader(version: version, newest: newest)
             let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
@@ -126,15 +139,15 @@ extension MasterDatabase {
 }
 
 /// Reads one version's rows, changes and pins for a review.
-struct ReviewReader {
-    let version: Int
-    let newest: Int
+package struct ReviewReader {
+    package let version: Int
+    package let newest: Int
 
     private func state(_ table: MasterTable, version: Int, keys: String? = nil) -> String {
         "(\(VersionedState(table: table, version: version, isNewest: version == newest).select(restrictedTo: keys)))"
     }
 
-    func network(_ db: Database) throws -> [NetworkSegment] {
+    package func network(_ db: Database) throws -> [NetworkSegment] {
         // A cursor, not `fetchAll`: at 1M stations a GRDB row per segment weighed hundreds of MiB.
         var segments: [NetworkSegment] = []
         let rows = try Row.fetchCursor(db, sql: """
@@ -162,7 +175,7 @@ struct ReviewReader {
                    uniquingKeysWith: { a, _ in a })
     }
 
-    func changes(_ db: Database) throws -> [ReviewChange] {
+    package func changes(_ db: Database) throws -> [ReviewChange] {
         let lineNames = try names(db, .lines, key: "line_cd", name: "line_name", at: version)
         let companyNames = try names(db, .companies, key: "company_cd", name: "company_name", at: version)
         let lineNamesBefore = try names(db, .lines, key: "line_cd", name: "line_name", at: version - 1)
@@ -285,7 +298,7 @@ struct ReviewReader {
 
     /// The delta a phone at each older version downloads, measured by writing it (gzip bytes
     /// counted, nothing kept) as `release` writes it.
-    func deltas(_ db: Database) throws -> [ReviewDelta] {
+    package func deltas(_ db: Database) throws -> [ReviewDelta] {
         guard version > 1 else { return [] }
         let writer = try DeltaWriter.prepare(db, from: 1, through: version - 1, to: version, newest: newest)
         defer { try? writer.finish(db) }
@@ -296,18 +309,18 @@ struct ReviewReader {
     }
 
     /// The client tables' rows at the version, as the release's manifest counts them.
-    func rowCounts(_ db: Database) throws -> [String: Int] {
+    package func rowCounts(_ db: Database) throws -> [String: Int] {
         Dictionary(uniqueKeysWithValues: try MasterTable.all.map { table in
             (table.name, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(state(table, version: version))") ?? 0)
         })
     }
 
-    func openStations(_ db: Database) throws -> Int {
+    package func openStations(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(state(.stations, version: version)) WHERE e_status <> \(MasterTable.closedStatus)") ?? 0
     }
 
     /// Where each finding's row is: a station's place, a connection's first station, a line's centre.
-    func places(of findings: [CheckFinding], _ db: Database) throws -> [FindingIdentity: MapPlace] {
+    package func places(of findings: [CheckFinding], _ db: Database) throws -> [FindingIdentity: MapPlace] {
         var places: [FindingIdentity: MapPlace] = [:]
         let station = try db.makeStatement(sql: "SELECT lat, lon FROM \(state(.stations, version: version)) WHERE station_cd = ?")
         let line = try db.makeStatement(sql: "SELECT lat, lon FROM \(state(.lines, version: version)) WHERE line_cd = ?")
@@ -327,7 +340,7 @@ struct ReviewReader {
         return places
     }
 
-    func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {
+    package func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {
         let spreads = try MasterDatabase.mapSpread(db, MapExtent.examples, pins: pins, stations: state(.stations, version: version))
         return try MapExtent.examples.enumerated().map { index, extent in
             let (inView, top) = try MasterDatabase.pinsInView(db, extent, pins: pins, stations: state(.stations, version: version), width: PinMap.width)
@@ -335,7 +348,7 @@ struct ReviewReader {
         }
     }
 
-    static func text(_ value: DatabaseValue) -> String {
+    package static func text(_ value: DatabaseValue) -> String {
         switch value.storage {
         case .null: return "NULL"
         case .int64(let number): return String(number)
@@ -345,7 +358,7 @@ struct ReviewReader {
         }
     }
 
-    static func distance(_ metres: Double) -> String {
+    package static func distance(_ metres: Double) -> String {
         metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f km", metres / 1000)
     }
 }

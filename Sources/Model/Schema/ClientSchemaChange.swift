@@ -33,7 +33,7 @@ public struct ClientSchemaChange: Sendable {
 
     /// The master migration: the column in the table (with its CHECK) and in its history twin,
     /// and the data version from which phones have it: the next one committed.
-    func migrate(_ db: Database) throws {
+    package func migrate(_ db: Database) throws {
         for added in columns {
             let column = added.column
             var definition = "\(column.name) \(column.sqlType)"
@@ -50,18 +50,18 @@ public struct ClientSchemaChange: Sendable {
 extension ClientSchema {
     /// The client schema changes of this code, oldest first. None yet: the first client schema
     /// is the tables as `MasterTable` declares them. Add one to add a column (README).
-    static let shipped: [ClientSchemaChange] = []
+    package static let shipped: [ClientSchemaChange] = []
 
     /// A test's own changes (a test-only column), for the task that sets them.
     @TaskLocal public static var testChanges: [ClientSchemaChange] = []
 
-    static var changes: [ClientSchemaChange] { shipped + testChanges }
+    package static var changes: [ClientSchemaChange] { shipped + testChanges }
 
     /// The client schema version this code builds: 1 plus one per change.
     public static var current: Int { changes.last?.version ?? 1 }
 
     /// The client schema phones have at data `version`: the newest change recorded before it.
-    static func version(atData version: Int, _ db: Database) throws -> Int {
+    package static func version(atData version: Int, _ db: Database) throws -> Int {
         guard try db.tableExists("client_schemas") else { return 1 }
         return try Int.fetchOne(db, sql: "SELECT MAX(schema_version) FROM client_schemas WHERE first_data_version <= ?", arguments: [version]) ?? 1
     }

@@ -18,7 +18,7 @@ extension MasterTable.IntegerDomain {
 
     /// `column BETWEEN 1 AND 9 OR column BETWEEN 11 AND 13`: comparisons, not `IN`, which
     /// SQLite evaluates in a CHECK by building a table for every row.
-    func sqlCondition(_ column: String) -> String {
+    package func sqlCondition(_ column: String) -> String {
         ranges.map { $0.lowerBound == $0.upperBound ? "\(column) = \($0.lowerBound)" : "\(column) BETWEEN \($0.lowerBound) AND \($0.upperBound)" }
             .joined(separator: " OR ")
     }
@@ -67,7 +67,7 @@ extension MasterTable.Column {
 extension MasterTable {
     /// The master table's `CREATE TABLE` as the declaration gives it, with each column's domain
     /// as a CHECK. The migrations spell it out frozen; `MasterSchemaTests` holds them equal.
-    func createStatement(named tableName: String? = nil) -> String {
+    package func createStatement(named tableName: String? = nil) -> String {
         var lines = columns.map { column in
             var line = "    \(column.name) \(column.sqlType)"
             let isRowID = keyColumns == [column.name] && column.kind == .integer

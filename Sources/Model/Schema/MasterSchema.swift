@@ -117,7 +117,7 @@ public enum MasterSchema {
 
     /// Frozen: the tables as `MasterTable.createStatement` gave them when the CHECKs came
     /// (`MasterSchemaTests` holds the two equal while the declaration does not change).
-    static let domainCheckedTables = """
+    package static let domainCheckedTables = """
         CREATE TABLE prefectures_checked (
             pref_cd INTEGER PRIMARY KEY CHECK (pref_cd BETWEEN 1 AND 47 OR pref_cd = 99),
             pref_name TEXT NOT NULL CHECK (pref_name <> '' AND length(CAST(pref_name AS BLOB)) <= 300)
@@ -196,7 +196,7 @@ public enum MasterSchema {
         ALTER TABLE connections_checked RENAME TO connections;
         """
 
-    static let createMasterTables = """
+    package static let createMasterTables = """
         CREATE TABLE prefectures (
             pref_cd INTEGER PRIMARY KEY,
             pref_name TEXT NOT NULL

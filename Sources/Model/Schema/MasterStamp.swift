@@ -8,11 +8,11 @@ import GRDB
 ///
 /// Masters made before the stamp existed are recognised by their migration ids
 /// (`grdb_migrations` holds `createMasterTables`) and stamped on their next write.
-enum MasterStamp {
+package enum MasterStamp {
     /// "STAD" in ASCII.
-    static let applicationID: Int32 = 0x5354_4144
+    package static let applicationID: Int32 = 0x5354_4144
 
-    enum Recognition: Equatable {
+    package enum Recognition: Equatable {
         /// Ours; `isUpToDate` is false when migrations (the stamp among them) are pending.
         case master(isUpToDate: Bool)
         case foreign
@@ -20,14 +20,14 @@ enum MasterStamp {
 
     /// SQLite's own test for a database file: the 16-byte header string. An empty file,
     /// which SQLite would happily turn into a database, is not one.
-    static func hasSQLiteHeader(_ path: String) -> Bool {
+    package static func hasSQLiteHeader(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 16)) ?? Data()
         return header == Data("SQLite format 3\u{0}".utf8)
     }
 
-    static func recognise(_ db: Database) throws -> Recognition {
+    package static func recognise(_ db: Database) throws -> Recognition {
         let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         if applicationID == Self.applicationID {
             return .master(isUpToDate: try MasterSchema.migrator.hasCompletedMigrations(db))
@@ -37,13 +37,13 @@ enum MasterStamp {
         return migrations.contains("createMasterTables") ? .master(isUpToDate: false) : .foreign
     }
 
-    static func lineage(_ db: Database) throws -> String? {
+    package static func lineage(_ db: Database) throws -> String? {
         guard try db.tableExists("station_admin_meta") else { return nil }
         return try String.fetchOne(db, sql: "SELECT value FROM station_admin_meta WHERE key = 'lineage'")
     }
 
     /// The migration that stamps a master (frozen: see `MasterSchema`).
-    static func stamp(_ db: Database) throws {
+    package static func stamp(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE station_admin_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
             INSERT INTO station_admin_meta (key, value) VALUES ('lineage', ?);

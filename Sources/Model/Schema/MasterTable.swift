@@ -139,7 +139,7 @@ public struct MasterTable: Sendable, Hashable {
     /// The columns phones have at client schema `version`.
     public func columns(clientSchema version: Int) -> [Column] { columns.filter { $0.since <= version } }
 
-    init(name: String, columns: [Column], keyColumns: [String], closesByStatus: Bool, headerAliases: [String: String]) {
+    package init(name: String, columns: [Column], keyColumns: [String], closesByStatus: Bool, headerAliases: [String: String]) {
         self.name = name
         self.declaredColumns = columns
         self.keyColumns = keyColumns
@@ -169,8 +169,8 @@ public struct MasterTable: Sendable, Hashable {
 }
 
 extension MasterTable {
-    static let longitude = Kind.coordinate(range: -180...180)
-    static let latitude = Kind.coordinate(range: -90...90)
+    package static let longitude = Kind.coordinate(range: -180...180)
+    package static let latitude = Kind.coordinate(range: -90...90)
 
     public static let prefectures = MasterTable(
         name: "prefectures",
@@ -252,15 +252,15 @@ extension MasterTable {
     public static func named(_ name: String) -> MasterTable? { all.first { $0.name == name } }
 
     /// A column whose value must name a row of another table.
-    struct Reference {
-        let child: MasterTable
-        let column: String
-        let parent: MasterTable
+    package struct Reference {
+        package let child: MasterTable
+        package let column: String
+        package let parent: MasterTable
     }
 
     /// The references every imported or curated row must keep. A connection may name a
     /// station the free data leaves out (Shinkansen), so connections are only warned about.
-    static let references = [
+    package static let references = [
         Reference(child: .stations, column: "line_cd", parent: .lines),
         Reference(child: .lines, column: "company_cd", parent: .companies),
     ]

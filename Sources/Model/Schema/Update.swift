@@ -26,7 +26,7 @@ public struct Update: Codable, Sendable, Equatable, FetchableRecord, TableRecord
     public var updateDate: String
     public var memo: String?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case upID = "up_id", type, tableName = "table_name", keyID = "key_id"
         case userVersion = "user_version", updateDate = "update_date", memo
     }

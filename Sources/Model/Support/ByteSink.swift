@@ -92,7 +92,7 @@ public final class GzipSink: ByteSink {
     private let next: ByteSink
     private var output = [UInt8](repeating: 0, count: 1 << 16)
 
-    init(next: ByteSink, settings: GzipSettings = .delta) throws {
+    package init(next: ByteSink, settings: GzipSettings = .delta) throws {
         self.next = next
         // deflateInit2 is a macro Swift cannot import; 31 window bits = 15 + gzip header.
         let status = deflateInit2_(&stream, settings.level, Z_DEFLATED, 31, settings.memoryLevel, Z_DEFAULT_STRATEGY,
@@ -184,7 +184,7 @@ public enum Gunzip {
     }
 
     /// Streams the inflated content of a gzip file, of any size, into `sink`, and finishes it.
-    static func inflate(_ path: String, into sink: ByteSink) throws {
+    package static func inflate(_ path: String, into sink: ByteSink) throws {
         try inflate(path) { try sink.write($0) }
         try sink.finish()
     }
@@ -202,7 +202,7 @@ public enum Gunzip {
     }
 
     /// Gzips a file into another on every core (`ParallelGzip`), hashing both in the same read.
-    static func compress(file source: String, to destination: String) throws -> (sourceSha256: String, bytes: Int, sha256: String) {
+    package static func compress(file source: String, to destination: String) throws -> (sourceSha256: String, bytes: Int, sha256: String) {
         let digest = DigestSink(next: try FileSink(path: destination))
         let raw = DigestSink()
         // Mapped, not read into a buffer of the database's size (`MappedFile`).

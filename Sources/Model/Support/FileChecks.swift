@@ -2,19 +2,10 @@ import Foundation
 
 /// Checks made before any work, so that a command fails at once with the path and a
 /// fix rather than after minutes of work with a raw system error.
-enum FileChecks {
-    /// - Throws: `MasterDatabaseError.missing` or `.isAFolder`.
-    static func requireRegularFile(_ path: String) throws {
-        var isDirectory: ObjCBool = false
-        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw MasterDatabaseError.missing(path)
-        }
-        if isDirectory.boolValue { throw MasterDatabaseError.isAFolder(path) }
-    }
-
+package enum FileChecks {
     /// A path a file may be renamed onto: nothing, or a regular file (never a device, a
     /// folder or a pipe that happens to be named, such as `--output /dev/full`).
-    static func requireReplaceable(_ path: String) throws {
+    package static func requireReplaceable(_ path: String) throws {
         var status = stat()
         guard stat(path, &status) == 0 else { return }
         if status.st_mode & S_IFMT != S_IFREG {
@@ -23,20 +14,9 @@ enum FileChecks {
         }
     }
 
-    /// The file and its folder must be writable: SQLite writes its WAL and journal beside it.
-    static func requireWritable(_ path: String) throws {
-        if access(path, W_OK) != 0 { throw MasterDatabaseError.readOnly(path) }
-        try requireWritableFolder(of: path, for: path)
-    }
-
-    static func requireWritableFolder(of path: String, for reported: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        if access(folder.isEmpty ? "." : folder, W_OK) != 0 { throw MasterDatabaseError.readOnly(reported) }
-    }
-
     /// Creates a folder and any missing parents (`mkdir -p`), with the system's own reason when
     /// it cannot (`not a directory`, `read-only file system`), which Foundation's error hides.
-    static func makeFolder(_ path: String) throws {
+    package static func makeFolder(_ path: String) throws {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
@@ -49,7 +29,7 @@ enum FileChecks {
     }
 
     /// Whether an error (ours or Foundation's) is the file system saying it is out of space.
-    static func isDiskFull(_ error: Error) -> Bool {
+    package static func isDiskFull(_ error: Error) -> Bool {
         if let error = error as? FileError { return error.isDiskFull }
         let error = error as NSError
         if error.domain == NSCocoaErrorDomain && error.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }

@@ -11,7 +11,7 @@ public enum FileDigest {
         hex(SHA256.hash(data: data))
     }
 
-    static func hex(_ digest: SHA256.Digest) -> String {
+    package static func hex(_ digest: SHA256.Digest) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -9,27 +9,27 @@ public struct FileError: Error, LocalizedError, Equatable {
     public let code: Int32?
 
     /// `cannot <action>: <the system's reason>`, then `(<hint>)` if any.
-    init(cannot action: String, code: Int32? = errno, reason: String? = nil, hint: String? = nil) {
+    package init(cannot action: String, code: Int32? = errno, reason: String? = nil, hint: String? = nil) {
         let why = reason ?? code.map { Self.systemWords($0) } ?? "unknown reason"
         message = "cannot \(action): \(why)" + (hint.map { " (\($0))" } ?? "")
         self.code = code
     }
 
     /// A path that is not what the command reads: `is a FIFO (named pipe), not a regular file`.
-    init(notRegular what: String) {
+    package init(notRegular what: String) {
         message = what
         code = nil
     }
 
     public var errorDescription: String? { message }
-    var isDiskFull: Bool { code == ENOSPC }
+    package var isDiskFull: Bool { code == ENOSPC }
 }
 
 extension FileError {
     /// Words for a file-system error of any origin (ours, Foundation's, the system's), such as
     /// `permission denied` or `read-only file system`: never an error domain or a raw code,
     /// which tell a curator nothing.
-    static func words(for error: Error) -> String {
+    package static func words(for error: Error) -> String {
         if let error = error as? FileError { return error.message }
         let error = error as NSError
         if error.domain == NSPOSIXErrorDomain { return systemWords(Int32(error.code)) }
@@ -53,14 +53,14 @@ extension FileError {
     }
 
     /// `strerror`'s words, lower-cased as they read inside a sentence: `permission denied`.
-    static func systemWords(_ code: Int32) -> String {
+    package static func systemWords(_ code: Int32) -> String {
         let text = String(cString: strerror(code))
         return text.prefix(1).lowercased() + text.dropFirst()
     }
 
     /// What a path is when it is not a regular file, in words (`is a directory`, `is a FIFO
     /// (named pipe)`, `is a device`); nil for a regular file or a path that does not exist.
-    static func notRegularFile(_ mode: mode_t) -> String? {
+    package static func notRegularFile(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFDIR: return "is a directory, not a regular file"

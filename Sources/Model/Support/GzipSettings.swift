@@ -5,11 +5,11 @@
 /// memory level took 8.6 s for 98.03 MB; level 5 with memory level 9 takes 5.9 s for 98.52 MB
 /// (+0.5 %); level 4, 4.5 s for 100.56 MB (+2.6 %); level 9, five times level 6 for 2 % less.
 /// The deltas are a few hundred kilobytes gzipped: level 6 costs them nothing worth saving.
-struct GzipSettings: Sendable {
-    var level: Int32
-    var memoryLevel: Int32
+package struct GzipSettings: Sendable {
+    package var level: Int32
+    package var memoryLevel: Int32
 
     /// Every new install downloads it; every release compresses it once.
-    static let database = GzipSettings(level: 5, memoryLevel: 9)
-    static let delta = GzipSettings(level: 6, memoryLevel: 8)
+    package static let database = GzipSettings(level: 5, memoryLevel: 9)
+    package static let delta = GzipSettings(level: 6, memoryLevel: 8)
 }

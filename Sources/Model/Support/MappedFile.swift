@@ -9,13 +9,13 @@ import Glibc
 /// `Data(contentsOf:options: .mappedIfSafe)` reads the whole file into memory on Linux: the
 /// 133 MB stations file of a 1M snapshot cost 133 MB and about 0.4 s of zeroing and copying
 /// pages, and reading just its header read all of it.
-enum MappedFile {
+package enum MappedFile {
     /// Calls `body` with the file's bytes (none for an empty file).
     ///
     /// - Throws: `FileError` when the path is not a regular file (a folder, a FIFO, a device:
     ///   never opened for reading, so a FIFO cannot hang the command) or cannot be read. Its
     ///   message does not name the file: the caller does, as `FILE: cannot read it: <reason>`.
-    static func withBytes<Result>(ofFile path: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
+    package static func withBytes<Result>(ofFile path: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
         // Without O_NONBLOCK, opening a FIFO waits for a writer: a stuck terminal, not an error.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileError(cannot: "read the file") }

@@ -10,15 +10,15 @@ import Foundation
 ///
 /// A release's database is the largest thing a release writes: one core took 13.6 s for the
 /// gzip of a 233 MB database, and the other core only hashed.
-enum ParallelGzip {
-    static let blockSize = 1 << 20
-    static let dictionarySize = 32 << 10
+package enum ParallelGzip {
+    package static let blockSize = 1 << 20
+    package static let dictionarySize = 32 << 10
     /// gzip header: magic, deflate, no flags, mtime 0 (reproducible), no extra flags, Unix.
-    static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
+    package static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
 
     /// Compresses `input` with `settings` into `sink`, which sees the gzip bytes in order;
     /// `eachInputBlock` sees the input in order too (to hash it in the same pass).
-    static func compress(_ input: UnsafeRawBufferPointer, settings: GzipSettings, into sink: ByteSink,
+    package static func compress(_ input: UnsafeRawBufferPointer, settings: GzipSettings, into sink: ByteSink,
                          eachInputBlock: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws {
         let blocks = max(1, (input.count + blockSize - 1) / blockSize)
         // Blocks in flight: enough to keep every core busy, few enough to bound the memory.
@@ -55,8 +55,8 @@ enum ParallelGzip {
     }
 
     private struct CompressedBlock {
-        let bytes: [UInt8]
-        let crc: uLong
+        package let bytes: [UInt8]
+        package let crc: uLong
     }
 
     private static func bounds(of index: Int, in count: Int) -> Range<Int> {
@@ -98,6 +98,6 @@ enum ParallelGzip {
 /// the input is only read, and each iteration writes only its own slot of a buffer that
 /// outlives them all.
 private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }

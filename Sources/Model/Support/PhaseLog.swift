@@ -5,10 +5,12 @@ import Foundation
 /// peak memory at its end.
 public struct PhaseLog {
     /// `STATION_ADMIN_PROFILE` is set: phases and slow statements go to stderr.
-    static let isOn = ProcessInfo.processInfo.environment["STATION_ADMIN_PROFILE"] != nil
+    package static let isOn = ProcessInfo.processInfo.environment["STATION_ADMIN_PROFILE"] != nil
     private var last = Date()
 
-    mutating func done(_ phase: String) {
+    package init() {}
+
+    package mutating func done(_ phase: String) {
         guard Self.isOn else { return }
         let now = Date()
         FileHandle.standardError.write(Data(String(format: "%8.3f s  phase: %@\n", now.timeIntervalSince(last), phase).utf8))
@@ -28,7 +30,7 @@ extension PhaseLog {
     /// Not `ru_maxrss` from `getrusage` or `wait4`: a process started by `posix_spawn` (a vfork)
     /// keeps its parent's high-water mark through exec, so a command spawned by a large test
     /// process reported the test process's memory.
-    static func peakMemoryKibibytes() -> Int? {
+    package static func peakMemoryKibibytes() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
         else { return nil }

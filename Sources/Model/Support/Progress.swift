@@ -19,7 +19,7 @@ public struct ProgressObserver: Sendable {
 public enum Progress {
     @TaskLocal public static var observer: ProgressObserver?
 
-    static func phase(_ name: String, total: Int? = nil) { observer?.begin(name, total) }
-    static func update(_ completed: Int) { observer?.update(completed) }
-    static func finish() { observer?.finish() }
+    package static func phase(_ name: String, total: Int? = nil) { observer?.begin(name, total) }
+    package static func update(_ completed: Int) { observer?.update(completed) }
+    package static func finish() { observer?.finish() }
 }

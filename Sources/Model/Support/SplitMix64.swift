@@ -21,7 +21,7 @@ public struct SplitMix64: Sendable {
         mix(seed &+ UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15)
     }
 
-    static func mix(_ value: UInt64) -> UInt64 {
+    package static func mix(_ value: UInt64) -> UInt64 {
         var z = value
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB

@@ -12,10 +12,10 @@ import GRDBSQLite
 /// be written back is read here (`rows`), never through GRDB's `arguments:` or `Row`.
 /// `TextRoundTripTests` runs such text through every write path. The bulk paths also save
 /// GRDB's per-row arrays.
-enum StatementBinding {
+package enum StatementBinding {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    static func bind(_ values: [DatabaseValue], to statement: Statement) {
+    package static func bind(_ values: [DatabaseValue], to statement: Statement) {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         for (offset, value) in values.enumerated() {
@@ -23,7 +23,7 @@ enum StatementBinding {
         }
     }
 
-    static func bind(_ value: DatabaseValue, at index: Int32, _ handle: SQLiteStatement) {
+    package static func bind(_ value: DatabaseValue, at index: Int32, _ handle: SQLiteStatement) {
         switch value.storage {
         case .null:
             sqlite3_bind_null(handle, index)
@@ -48,7 +48,7 @@ enum StatementBinding {
     ///
     /// For example `execute("INSERT INTO versions (version, memo) VALUES (?, ?)", [3, "a\u{0}b"], db)`
     /// stores the memo's three bytes, where GRDB's `arguments:` would store one.
-    static func execute(_ sql: String, _ values: [DatabaseValueConvertible?], _ db: Database) throws {
+    package static func execute(_ sql: String, _ values: [DatabaseValueConvertible?], _ db: Database) throws {
         let statement = try db.makeStatement(sql: sql)
         bind(values.map { $0?.databaseValue ?? .null }, to: statement)
         try step(statement, db)
@@ -56,7 +56,7 @@ enum StatementBinding {
 
     /// Every row of a query, each value read exactly (text by its byte length): the rows a
     /// curated change reads in order to write them back.
-    static func rows(_ db: Database, sql: String, arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+    package static func rows(_ db: Database, sql: String, arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         let statement = try db.makeStatement(sql: sql)
         bind(arguments, to: statement)
         let count = sqlite3_column_count(statement.sqliteStatement)
@@ -68,7 +68,7 @@ enum StatementBinding {
     }
 
     /// The value of column `index` of the current row, text read with its byte length.
-    static func value(_ handle: SQLiteStatement, at index: Int32) -> DatabaseValue {
+    package static func value(_ handle: SQLiteStatement, at index: Int32) -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER:
             return sqlite3_column_int64(handle, index).databaseValue
@@ -89,14 +89,14 @@ enum StatementBinding {
     }
 
     /// Runs a statement whose arguments were bound by `bind`.
-    static func step(_ statement: Statement, _ db: Database) throws {
+    package static func step(_ statement: Statement, _ db: Database) throws {
         let code = sqlite3_step(statement.sqliteStatement)
         guard code == SQLITE_DONE else { throw lastError(statement, db) }
     }
 
     /// Steps a query to its end, handing `body` the statement at each row: the bulk reads take
     /// their columns straight from SQLite, without a GRDB `Row` per row.
-    static func forEachRow(_ statement: Statement, _ db: Database, _ body: (SQLiteStatement) throws -> Void) throws {
+    package static func forEachRow(_ statement: Statement, _ db: Database, _ body: (SQLiteStatement) throws -> Void) throws {
         let handle = statement.sqliteStatement
         while true {
             let code = sqlite3_step(handle)
@@ -107,7 +107,7 @@ enum StatementBinding {
     }
 
     /// The connection's last error, for a statement that failed to step (the statement is reset).
-    static func lastError(_ statement: Statement, _ db: Database) -> DatabaseError {
+    package static func lastError(_ statement: Statement, _ db: Database) -> DatabaseError {
         let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
         sqlite3_reset(statement.sqliteStatement)
         return DatabaseError(resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),

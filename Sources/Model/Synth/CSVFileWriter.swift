@@ -1,22 +1,23 @@
 import CCSV
 import Foundation
+import StationSupport
 
 /// Writes CSV rows to a file through a temporary name: fields that need it are quoted by
 /// libcsv's `csv_write` (quotes doubled), the others written as they are, as ekidata does.
-final class CSVFileWriter {
+package final class CSVFileWriter {
     private let path: String
     private let temporary: String
     private let sink: FileSink
     private var buffer: [UInt8] = []
 
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         temporary = AtomicFile.temporaryPath(for: path)
         sink = try FileSink(path: temporary)
         buffer.reserveCapacity(1 << 20)
     }
 
-    func write(_ fields: [String]) throws {
+    package func write(_ fields: [String]) throws {
         for (index, field) in fields.enumerated() {
             if index > 0 { buffer.append(0x2C) }
             var field = field
@@ -42,7 +43,7 @@ final class CSVFileWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    func finish() throws {
+    package func finish() throws {
         do {
             try flush()
             try sink.finish()

@@ -1,4 +1,7 @@
 import Foundation
+import StationCSV
+import StationSchema
+import StationSupport
 
 extension SnapshotSynthesizer {
     /// Writes a "next snapshot" of the snapshot in `base`: about `percent`% of its stations
@@ -33,7 +36,7 @@ extension SnapshotSynthesizer {
             try CSVReader(path: file.path, displayName: file.path).forEachRecord { record in
                 var fields = try record.fields.map { bytes -> String in
                     guard let text = String(validating: bytes, as: UTF8.self) else {
-                        throw CSVError(file: file.path, line: record.line, message: "not valid UTF-8")
+                        throw SynthError.notUTF8(file.path, line: record.line)
                     }
                     return text
                 }

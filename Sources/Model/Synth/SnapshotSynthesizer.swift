@@ -1,4 +1,6 @@
 import Foundation
+import StationSchema
+import StationSupport
 
 /// What a generated snapshot holds.
 public struct SynthSummary: Codable, Sendable, Equatable {
@@ -13,12 +15,12 @@ public struct SynthSummary: Codable, Sendable, Equatable {
 /// "next snapshot" of any snapshot with a share of its stations changed. Deterministic: the
 /// same arguments give the same bytes.
 public enum SnapshotSynthesizer {
-    static let stationsPerLine = 17
-    static let stationHeader = ["station_cd", "station_g_cd", "station_name", "station_name_k", "station_name_r", "line_cd", "pref_cd",
+    package static let stationsPerLine = 17
+    package static let stationHeader = ["station_cd", "station_g_cd", "station_name", "station_name_k", "station_name_r", "line_cd", "pref_cd",
                                 "post", "address", "lon", "lat", "open_ymd", "close_ymd", "e_status", "e_sort"]
-    static let lineHeader = ["line_cd", "company_cd", "line_name", "line_name_k", "line_name_h", "line_color_c", "line_color_t",
+    package static let lineHeader = ["line_cd", "company_cd", "line_name", "line_name_k", "line_name_h", "line_color_c", "line_color_t",
                              "line_type", "lon", "lat", "zoom", "e_status", "e_sort"]
-    static let companyHeader = ["company_cd", "rr_cd", "company_name", "company_name_k", "company_name_h", "company_name_r",
+    package static let companyHeader = ["company_cd", "rr_cd", "company_name", "company_name_k", "company_name_h", "company_name_r",
                                 "company_url", "company_type", "e_status", "e_sort"]
 
     /// Writes `company.csv`, `line.csv`, `station.csv`, `join.csv` and `pref.csv` for `stations` stations.
@@ -101,6 +103,7 @@ public enum SnapshotSynthesizer {
 public enum SynthError: Error, LocalizedError, Equatable {
     case folderNotEmpty(String, holds: [String])
     case notAFolder(String)
+    case notUTF8(String, line: Int)
 
     public var errorDescription: String? {
         switch self {
@@ -109,12 +112,14 @@ public enum SynthError: Error, LocalizedError, Equatable {
             return "\(path): the folder is not empty (it holds \(shown)); synth writes only into a new or empty folder, so choose another --out"
         case let .notAFolder(path):
             return "\(path): a file, not a folder (choose another --out)"
+        case let .notUTF8(path, line):
+            return "\(path):\(line): not valid UTF-8 (expected a snapshot that `station-admin import` accepts)"
         }
     }
 }
 
 /// Creates `folder`, or accepts it if it exists and is empty.
-func prepareEmptyFolder(_ folder: String) throws {
+package func prepareEmptyFolder(_ folder: String) throws {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
         guard isDirectory.boolValue else { throw SynthError.notAFolder(folder) }

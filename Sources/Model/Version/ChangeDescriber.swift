@@ -1,12 +1,13 @@
 import GRDB
+import StationSchema
 
 /// Reads what a `PendingVersion` staged, after `VersionWriter` has run (inside the same
 /// transaction), and counts and describes it: the old state of each changed row is the
 /// history row the version wrote.
-struct ChangeDescriber {
-    let version: Int
+package struct ChangeDescriber {
+    package let version: Int
 
-    func counts(_ db: Database, tables: [MasterTable]) throws -> [String: [String: Int]] {
+    package func counts(_ db: Database, tables: [MasterTable]) throws -> [String: [String: Int]] {
         var counts: [String: [String: Int]] = [:]
         for table in tables {
             var perKind = Dictionary(uniqueKeysWithValues: [Update.Kind.insert, .update, .delete, .restore].map { ($0.rawValue, 0) })
@@ -22,7 +23,7 @@ struct ChangeDescriber {
 
     /// Changes of existing rows first (they are what a curator checks), then new rows;
     /// each group in table order, then key order. `each` returns whether to go on.
-    func describe(_ db: Database, tables: [MasterTable], each: (DescribedChange) throws -> Bool) throws {
+    package func describe(_ db: Database, tables: [MasterTable], each: (DescribedChange) throws -> Bool) throws {
         for condition in ["s.kind <> 'INSERT'", "s.kind = 'INSERT'"] {
             for table in tables {
                 guard try describe(db, table: table, where: condition, each: each) else { return }

@@ -1,4 +1,5 @@
 import GRDB
+import StationSchema
 
 /// Stages the rows a curated batch puts (held in `temp.import_<table>`) as what they change
 /// in the master, by the same diff rules as an import, in one set-based statement; text is
@@ -7,10 +8,10 @@ import GRDB
 /// For example, with `stations` holding `1110101 函館 e_status 0` and the batch putting
 /// `1110101 函館 e_status 2`, one row `('DELETE', 1110101, 函館, …, e_status 2)` is staged;
 /// a put equal to the stored row stages nothing. Rows the batch does not name stay as they are.
-struct CuratedRowDiff {
-    let table: MasterTable
+package struct CuratedRowDiff {
+    package let table: MasterTable
 
-    func stage(_ db: Database) throws {
+    package func stage(_ db: Database) throws {
         let imported = StagingTables.importTable(table)
         let staged = StagingTables.stagedTable(table)
         let columns = table.columnNames.joined(separator: ", ")
@@ -40,7 +41,7 @@ struct CuratedRowDiff {
 
     /// SQL that is true when two values of a column differ under the diff rules:
     /// NULL-aware, and coordinates equal within `MasterTable.coordinateTolerance`.
-    static func differs(_ new: String, _ old: String, _ kind: MasterTable.Kind) -> String {
+    package static func differs(_ new: String, _ old: String, _ kind: MasterTable.Kind) -> String {
         switch kind {
         case .coordinate, .real:
             return "((\(new) IS NULL) <> (\(old) IS NULL) OR abs(\(new) - \(old)) >= \(MasterTable.coordinateTolerance))"

@@ -1,4 +1,7 @@
 import GRDB
+import StationCSV
+import StationSchema
+import StationSupport
 
 /// A data version being written, inside the caller's write transaction: the one home of
 /// the staging tables (`temp.staged_*`, `temp.import_*`), which no code outside this
@@ -15,12 +18,12 @@ import GRDB
 ///     let report = try version.report(tables: files.map(\.table), describeLimit: 20, committing: true)
 ///
 /// and the caller commits the transaction when `report.committed`.
-struct PendingVersion {
+package struct PendingVersion {
     /// The data version this becomes: the master's newest plus one.
-    let number: Int
+    package let number: Int
     private let db: Database
 
-    init(_ db: Database) throws {
+    package init(_ db: Database) throws {
         self.db = db
         number = try MasterDatabase.dataVersion(db) + 1
         try StagingTables.create(db)
@@ -30,13 +33,13 @@ struct PendingVersion {
 
     /// Stages what importing `file` changes (the file is the whole table: rows it lacks
     /// close or go); returns the line of each key the file holds.
-    func stage(_ file: ImportFile) throws -> KeyLines {
+    package func stage(_ file: ImportFile) throws -> KeyLines {
         try StreamingTableDiff(file: file).stage(db).keyLines
     }
 
     /// Stages a curated table: `rows` are whole new states (what equals the stored row stages
     /// nothing), `removals` keys of rows to remove; rows the batch does not name stay.
-    func stage(rows: [[DatabaseValue]], removals: [[DatabaseValue]], of table: MasterTable) throws {
+    package func stage(rows: [[DatabaseValue]], removals: [[DatabaseValue]], of table: MasterTable) throws {
         let columns = table.columnNames.joined(separator: ", ")
         let insert = try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.importTable(table)) (source_line, \(columns))
@@ -59,8 +62,8 @@ struct PendingVersion {
 
     /// Records station splits (DUPLICATE), in order, once `SplitRules` accepts them.
     ///
-    /// - Throws: `CurationError.splitRefused`.
-    func stage(splits: [(old: Int64, new: Int64)]) throws {
+    /// - Throws: `VersionError.splitRefused`.
+    package func stage(splits: [(old: Int64, new: Int64)]) throws {
         try SplitRules.check(splits, db)
         let insert = try db.makeStatement(sql: "INSERT INTO temp.staged_duplicates (seq, old_cd, new_cd) VALUES (?, ?, ?)")
         for (index, split) in splits.enumerated() {
@@ -69,7 +72,7 @@ struct PendingVersion {
     }
 
     /// How many rows of `table` the staged changes close (or, for connections, remove).
-    func closingCount(of table: MasterTable) throws -> Int {
+    package func closingCount(of table: MasterTable) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
     }
 
@@ -77,26 +80,26 @@ struct PendingVersion {
 
     /// Writes the staged changes as version `number` and checks what only the written
     /// state can tell (every new station of a split exists).
-    func write(memo: String?, author: String?) throws {
+    package func write(memo: String?, author: String?) throws {
         try VersionWriter(version: number, memo: memo, author: author).write(db)
         try SplitRules.checkNewStationsExist(try stagedSplits(), db)
     }
 
     /// A staged row that, once written, names a parent row that does not exist.
-    struct DanglingRow {
+    package struct DanglingRow {
         /// The row's key as in `updates.key_id`.
-        let key: String
+        package let key: String
         /// The line of the file it came from; nil for a curated row or a file loaded into an
         /// empty table (its line is in the file's `KeyLines`).
-        let sourceLine: Int?
-        let value: Int64
+        package let sourceLine: Int?
+        package let value: Int64
     }
 
     /// The first staged row whose reference names no row of its parent, after `write`.
     ///
     /// - Parameter fromFilesOnly: look only at rows that came from a file (rows an import
     ///   closes keep the reference they had), and take the earliest line first.
-    func firstDanglingRow(_ reference: MasterTable.Reference, fromFilesOnly: Bool) throws -> DanglingRow? {
+    package func firstDanglingRow(_ reference: MasterTable.Reference, fromFilesOnly: Bool) throws -> DanglingRow? {
         let (child, column, parent) = (reference.child, reference.column, reference.parent)
         let parentKey = parent.keyColumns[0]
         // A file loaded straight into the master has no lines staged: every row is from the file.
@@ -120,7 +123,7 @@ struct PendingVersion {
     ///   - describeLimit: how many changes `report.changes` describes in words (nil: all).
     ///   - everyChange: where to list every change, whatever `describeLimit` says.
     ///   - committing: whether the caller will commit; a version with no change never is.
-    func report(tables: [MasterTable], describeLimit: Int?, listingEveryChangeIn everyChange: DescribedChangeFile? = nil,
+    package func report(tables: [MasterTable], describeLimit: Int?, listingEveryChangeIn everyChange: DescribedChangeFile? = nil,
                 committing: Bool) throws -> ChangeReport {
         let splits = try stagedSplits().map {
             DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])

@@ -1,14 +1,15 @@
 import GRDB
+import StationSchema
 
 /// What makes a station split (DUPLICATE) acceptable.
-enum SplitRules {
+package enum SplitRules {
     /// Before the batch is written: the old station exists, old ≠ new, and the pair is
     /// not recorded twice. (The `split` operation also wants a fresh code and an open station;
     /// `record_split` links a station an import already added.)
-    static func check(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
+    package static func check(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
         var pairs = Set<[Int64]>()
         for split in splits {
-            func refuse(_ reason: String) -> CurationError { .splitRefused(old: split.old, new: split.new, reason: reason) }
+            func refuse(_ reason: String) -> VersionError { .splitRefused(old: split.old, new: split.new, reason: reason) }
             if split.old == split.new { throw refuse("the old and new codes are the same (expected two stations)") }
             let oldExists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.old]) ?? false
             if !oldExists { throw refuse("station \(split.old) does not exist (expected an existing station to split)") }
@@ -21,16 +22,16 @@ enum SplitRules {
         for split in try UpdateLog.splits(db) { edges[split.old, default: []].append(split.new) }
         for split in splits { edges[split.old, default: []].append(split.new) }
         for split in splits where reaches(from: split.new, to: split.old, edges) {
-            throw CurationError.splitRefused(old: split.old, new: split.new, reason: "it would close a loop of splits back to \(split.old)")
+            throw VersionError.splitRefused(old: split.old, new: split.new, reason: "it would close a loop of splits back to \(split.old)")
         }
     }
 
     /// After the batch is written, every new station exists.
-    static func checkNewStationsExist(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
+    package static func checkNewStationsExist(_ splits: [(old: Int64, new: Int64)], _ db: Database) throws {
         for split in splits {
             let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM main.stations WHERE station_cd = ?)", arguments: [split.new]) ?? false
             if !exists {
-                throw CurationError.splitRefused(old: split.old, new: split.new, reason: "station \(split.new) is not added (expected its INSERT in the same change)")
+                throw VersionError.splitRefused(old: split.old, new: split.new, reason: "station \(split.new) is not added (expected its INSERT in the same change)")
             }
         }
     }

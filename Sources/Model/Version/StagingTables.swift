@@ -1,4 +1,5 @@
 import GRDB
+import StationSchema
 
 /// The temporary tables of one change: `temp.import_<t>` holds a file's rows as read,
 /// `temp.staged_<t>` the full new state of every row that changes, with its `kind`.
@@ -6,11 +7,11 @@ import GRDB
 /// Imports fill `staged` as they compare each file with the master (`StreamingTableDiff`);
 /// curated operations fill it row by row (`CuratedRowDiff`).
 /// Either way `VersionWriter` commits it, so every change is logged the same way.
-enum StagingTables {
-    static func importTable(_ table: MasterTable) -> String { "temp.import_\(table.name)" }
-    static func stagedTable(_ table: MasterTable) -> String { "temp.staged_\(table.name)" }
+package enum StagingTables {
+    package static func importTable(_ table: MasterTable) -> String { "temp.import_\(table.name)" }
+    package static func stagedTable(_ table: MasterTable) -> String { "temp.staged_\(table.name)" }
 
-    static func create(_ db: Database) throws {
+    package static func create(_ db: Database) throws {
         try dropLoadedViews(db)
         for table in MasterTable.all {
             // Typed like the master tables: an untyped column's affinity keeps SQLite off its key index.
@@ -30,7 +31,7 @@ enum StagingTables {
 
     /// After a file was loaded straight into its empty master table: the staged rows are the
     /// master's rows, all INSERTs, read through a view of the same name and shape.
-    static func stageAsLoaded(_ table: MasterTable, _ db: Database) throws {
+    package static func stageAsLoaded(_ table: MasterTable, _ db: Database) throws {
         let staged = stagedTable(table)
         let name = "staged_\(table.name)"
         try db.execute(sql: """
@@ -41,7 +42,7 @@ enum StagingTables {
     }
 
     /// Whether `table` was loaded straight into the master (`stageAsLoaded`).
-    static func isLoaded(_ table: MasterTable, _ db: Database) throws -> Bool {
+    package static func isLoaded(_ table: MasterTable, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = ?)",
                           arguments: ["staged_\(table.name)"]) ?? false
     }
@@ -52,7 +53,7 @@ enum StagingTables {
         }
     }
 
-    static func drop(_ db: Database) throws {
+    package static func drop(_ db: Database) throws {
         try dropLoadedViews(db)
         for table in MasterTable.all {
             try db.execute(sql: "DROP TABLE IF EXISTS \(importTable(table)); DROP TABLE IF EXISTS \(stagedTable(table));")

@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import StationCSV
+import StationSchema
+import StationSupport
 
 /// Compares one CSV file with its master table as the file is read, and stages in
 /// `temp.staged_<table>` only the rows that change (by the diff rules of the core issue).
@@ -19,22 +22,19 @@ import GRDBSQLite
 /// - Throws: `CSVError` naming the file, line and column: wrong field count, a bad value,
 ///   or a key that appears twice (both lines named). Of several problems, the one on
 ///   the earliest line is reported, as a reader going line by line would.
-struct StreamingTableDiff {
-    let file: ImportFile
-    static let batchSize = 2048
-    /// Smaller files are read on the inserting thread: a second one would cost more than it saves.
-    static let threadedFromBytes = 8 << 20
+package struct StreamingTableDiff {
+    package let file: ImportFile
 
     /// What staging a file did.
-    struct StagedFile {
+    package struct StagedFile {
         /// The line of every key the file holds.
-        let keyLines: KeyLines
+        package let keyLines: KeyLines
         /// The table was empty, and the file's rows are in the master already.
-        let loadedIntoMaster: Bool
+        package let loadedIntoMaster: Bool
     }
 
     /// Stages the file's changes.
-    func stage(_ db: Database) throws -> StagedFile {
+    package func stage(_ db: Database) throws -> StagedFile {
         let table = file.table
         let header = file.header
         let columns = table.columns
@@ -63,21 +63,17 @@ struct StreamingTableDiff {
         let insertHandle = insert.sqliteStatement
         var scan = try tableIsEmpty ? nil : OrderedScan(table, db)
 
-        let lineCount = Self.lineCount(file.path)
+        let lineCount = ImportFile.lineCount(file.path)
         var lines = KeyLines(expected: lineCount ?? 0)
         let width = header.columns.count
         Progress.phase("comparing \(URL(fileURLWithPath: file.path).lastPathComponent)",
                        total: Progress.observer == nil ? nil : lineCount)
-        try forEachBatch { batch in
+        try file.forEachBatch { batch in
             try batch.text.withUnsafeBufferPointer { text in
                 for row in 0..<batch.count {
                     let base = row * width
                     let key = RowKey(count: keyFields.count) { batch.fields[base + keyFields[$0]].integerValue ?? 0 }
-                    if let firstLine = lines.record(key, line: batch.lines[row]) {
-                        throw CSVError(
-                            file: file.displayName, line: batch.lines[row],
-                            message: "duplicate key \(table.keyColumns.joined(separator: "/")) \(key.text), already on line \(firstLine) (expected each key once per file)")
-                    }
+                    try lines.recordOnce(key, line: batch.lines[row], of: file)
                     // The statement that stands on the master's row of this key, if there is one.
                     var storedRow: SQLiteStatement?
                     let place = try scan?.advance(to: key) ?? .absent
@@ -161,32 +157,6 @@ struct StreamingTableDiff {
         }
     }
 
-    /// Reads the file on a second thread when it is large, and hands its batches to `body` here.
-    private func forEachBatch(_ body: (ParsedBatch) throws -> Void) throws {
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
-        let threaded = size >= Self.threadedFromBytes
-        let channel = BatchChannel(capacity: threaded ? 4 : .max)
-        let reading = DispatchGroup()
-        let file = self.file
-        if threaded {
-            reading.enter()
-            DispatchQueue.global().async {
-                channel.finish(Self.read(file, into: channel))
-                reading.leave()
-            }
-        } else {
-            channel.finish(Self.read(file, into: channel))
-        }
-        defer {
-            channel.cancel()
-            reading.wait()
-        }
-        while let batch = try channel.take() {
-            try body(batch)
-            channel.recycle(consume batch)
-        }
-    }
-
     /// True when a file's field and the stored column differ under the diff rules:
     /// NULL-aware, text byte for byte, coordinates equal within `MasterTable.coordinateTolerance`
     /// (as `CuratedRowDiff.differs` says in SQL for curated batches).
@@ -231,79 +201,6 @@ struct StreamingTableDiff {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    /// Lines in a file (a quoted newline counts too: a progress estimate), read in large blocks.
-    static func lineCount(_ path: String) -> Int? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        var lines = 0
-        while let block = try? handle.read(upToCount: 4 << 20), !block.isEmpty {
-            lines += block.withUnsafeBytes { bytes in
-                guard var next = bytes.baseAddress else { return 0 }
-                var count = 0, rest = bytes.count
-                while rest > 0, let found = memchr(next, 0x0A, rest) {
-                    count += 1
-                    let after = UnsafeRawPointer(found) + 1
-                    rest -= after - next
-                    next = after
-                }
-                return count
-            }
-        }
-        return lines
-    }
-
-    /// Reads and checks the file, handing rows over in batches. Returns the error that
-    /// stopped it (nil at the end of a good file).
-    private static func read(_ file: ImportFile, into channel: BatchChannel) -> Error? {
-        struct Cancelled: Error {}
-        let header = file.header
-        let decoder = FieldDecoder(file: file.displayName, columns: header.columns)
-        let width = header.columns.count
-        // Only plain values and strings made once are used per record: using `file` and `header`
-        // there copied both, with their retains, for every record.
-        let displayName = file.displayName
-        let headerText = header.columns.map(\.name).joined(separator: ",")
-        var batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
-        var isHeader = true
-        do {
-            try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
-                if isHeader {
-                    isHeader = false
-                    return
-                }
-                guard record.fieldCount == width else {
-                    throw CSVError(
-                        file: displayName, line: record.line,
-                        message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
-                }
-                for index in 0..<width {
-                    switch try decoder.parse(record.field(index), column: index, line: record.line) {
-                    case .null: batch.fields.append(.null)
-                    case .integer(let value): batch.fields.append(.integer(value))
-                    case .real(let value): batch.fields.append(.real(value))
-                    case .text(let bytes):
-                        batch.fields.append(.text(start: batch.text.count, count: bytes.count))
-                        batch.text.append(contentsOf: bytes)
-                    }
-                }
-                batch.lines.append(record.line)
-                if batch.count == batchSize {
-                    guard channel.put(batch) else { throw Cancelled() }
-                    batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
-                }
-            }
-        } catch is Cancelled {
-            return nil
-        } catch {
-            if batch.count > 0 { _ = channel.put(batch) }
-            return error
-        }
-        if isHeader {
-            return CSVError(file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
-        }
-        if batch.count > 0 { _ = channel.put(batch) }
-        return nil
-    }
 }
 
 /// The master's rows in key order, walked alongside a file whose rows come in key order, as
@@ -322,9 +219,9 @@ private struct OrderedScan {
     /// The scan stands on a row the file gave: stepping off it passes nothing.
     private var standsOnGivenRow = false
 
-    var handle: SQLiteStatement { statement.sqliteStatement }
+    package var handle: SQLiteStatement { statement.sqliteStatement }
 
-    init(_ table: MasterTable, _ db: Database) throws {
+    package init(_ table: MasterTable, _ db: Database) throws {
         statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) ORDER BY \(table.keyOrder)")
         self.db = db
         keyColumns = table.keyColumns.map { key in Int32(table.columns.firstIndex { $0.name == key }!) }
@@ -333,7 +230,7 @@ private struct OrderedScan {
     }
 
     /// Where a key stands against the scan.
-    enum Place {
+    package enum Place {
         /// The scan stands on the key's row.
         case found
         /// The scan passed the key's place: the master has no such row.
@@ -345,10 +242,10 @@ private struct OrderedScan {
     /// Rows the scan steps over for one key before it leaves that key to a lookup. A row out
     /// of place, such as a new station listed with its line, then costs a few steps and a few
     /// lookups, instead of taking the scan past the rows that follow it in the file.
-    static let reach = 32
+    package static let reach = 32
 
     /// Moves towards `target`, at most `reach` rows.
-    mutating func advance(to target: RowKey) throws -> Place {
+    package mutating func advance(to target: RowKey) throws -> Place {
         var steps = 0
         while let current = key, current < target {
             guard steps < Self.reach else { return .unknown }
@@ -365,7 +262,7 @@ private struct OrderedScan {
     }
 
     /// Steps over the rest; returns every open row stepped over.
-    mutating func finish() throws -> [RowKey] {
+    package mutating func finish() throws -> [RowKey] {
         while let current = key {
             pass(current)
             try step()

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import StationSchema
+import StationSupport
 
 /// Commits what is staged in `temp.staged_*` as data version `version`:
 /// superseded row states go to `<table>_history`, new states to the master tables,
@@ -7,20 +9,20 @@ import GRDB
 ///
 /// It is the only code that writes master rows, so imports and curated changes
 /// keep history and log alike. It runs inside the caller's transaction.
-struct VersionWriter {
-    let version: Int
-    let memo: String?
-    let author: String?
-    let date: String
+package struct VersionWriter {
+    package let version: Int
+    package let memo: String?
+    package let author: String?
+    package let date: String
 
-    init(version: Int, memo: String?, author: String?, date: Date = Date()) {
+    package init(version: Int, memo: String?, author: String?, date: Date = Date()) {
         self.version = version
         self.memo = memo
         self.author = author
         self.date = ISO8601DateFormatter().string(from: date)
     }
 
-    func write(_ db: Database) throws {
+    package func write(_ db: Database) throws {
         // Memo and author by their byte length (StatementBinding's text rule).
         try StatementBinding.execute(
             "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)", [version, date, author, memo], db)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSchema
 
 /// Weights 1–9 proposed from the network's structure (DOMAIN.md: major stations are junctions,
 /// line ends, Shinkansen stops and each town's main station), for curators to review.
@@ -15,23 +16,23 @@ import GRDB
 ///
 /// The free ekidata lists no Shinkansen stations, so a Shinkansen stop is recognised only as
 /// the junction it also is.
-struct MajorStationProposal {
-    struct Station {
-        let code: Int64, group: Int64, line: Int64, company: Int64, prefecture: Int
-        let latitude: Double, longitude: Double, municipality: String?
+package struct MajorStationProposal {
+    package struct Station {
+        package let code: Int64, group: Int64, line: Int64, company: Int64, prefecture: Int
+        package let latitude: Double, longitude: Double, municipality: String?
     }
 
-    struct Group {
-        var representative: Station
-        var lines: Set<Int64> = [], companies: Set<Int64> = [], stations = 0
-        var holdsLineEnd = false, isMunicipalMain = false
+    package struct Group {
+        package var representative: Station
+        package var lines: Set<Int64> = [], companies: Set<Int64> = [], stations = 0
+        package var holdsLineEnd = false, isMunicipalMain = false
 
-        var importance: (Int, Int, Int, Int) { (lines.count, companies.count, isMunicipalMain ? 1 : 0, stations) }
-        var isJunction: Bool { lines.count >= 2 }
+        package var importance: (Int, Int, Int, Int) { (lines.count, companies.count, isMunicipalMain ? 1 : 0, stations) }
+        package var isJunction: Bool { lines.count >= 2 }
     }
 
     /// Station code → proposed weight 1–9, for the representative of every major group.
-    static func propose(_ db: Database) throws -> [Int64: Int] {
+    package static func propose(_ db: Database) throws -> [Int64: Int] {
         // Cursors, not `fetchAll`: at 1M stations a GRDB row each weighed hundreds of MiB.
         var degrees: [Int64: Int] = [:]
         let connected = try Row.fetchCursor(db, sql: """
@@ -60,9 +61,11 @@ struct MajorStationProposal {
             if degrees[station.code] == 1 { group.holdsLineEnd = true }
             groups[station.group] = group
         }
-        // Each municipality's main station: its most important group.
+        // Each municipality's main station: its most important group, the lowest code of equals
+        // (in code order: a dictionary's order changes from run to run, and the seed promises
+        // the same weights).
         var mains: [String: Int64] = [:]
-        for (code, group) in groups {
+        for (code, group) in groups.sorted(by: { $0.key < $1.key }) {
             guard let town = group.representative.municipality else { continue }
             let key = "\(group.representative.prefecture) \(town)"
             if let other = mains[key], let best = groups[other], best.importance >= group.importance { continue }
@@ -103,11 +106,11 @@ struct MajorStationProposal {
 
 /// The municipality in an ekidata address: `八戸市市川町` → 八戸市, `上北郡おいらせ町…` → おいらせ町,
 /// `東京都千代田区丸の内` → 千代田区; a designated city's wards are one city (`横浜市港北区` → 横浜市).
-enum Municipality {
+package enum Municipality {
     private static let pattern = try! NSRegularExpression(
         pattern: "^(?:東京都|北海道|大阪府|京都府|.{2,3}県)?(?:[^市区町村]{1,6}郡)?([^市区町村]{1,8}?[市区町村])")
 
-    static func name(in address: String?) -> String? {
+    package static func name(in address: String?) -> String? {
         guard let address, let match = pattern.firstMatch(in: address, range: NSRange(address.startIndex..., in: address)),
               let range = Range(match.range(at: 1), in: address) else { return nil }
         return String(address[range])

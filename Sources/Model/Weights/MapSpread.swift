@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSchema
 
 /// A map extent a client may show.
 public struct MapExtent: Codable, Sendable {
@@ -50,7 +51,7 @@ extension MasterDatabase {
     }
 
     /// The same over `stations` (SQL of a table or a past version's rows).
-    static func mapSpread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
+    package static func mapSpread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
         // A cursor, not `fetchAll`: a million GRDB rows would outweigh the points tenfold.
         var open: [MapPoint] = []
         let rows = try Row.fetchCursor(db, sql: """
@@ -61,7 +62,7 @@ extension MasterDatabase {
     }
 
     /// The same over open stations in memory (weights not committed yet).
-    static func mapSpread(of open: [MapPoint], _ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) -> [MapSpread] {
+    package static func mapSpread(of open: [MapPoint], _ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) -> [MapSpread] {
         extents.map { extent in
             let centreLat = (extent.south + extent.north) / 2, centreLon = (extent.west + extent.east) / 2
             let rows = open.filter {
@@ -83,14 +84,14 @@ extension MasterDatabase {
         }
     }
 
-    struct MapPoint {
-        let latitude: Double, longitude: Double, weight: Int
+    package struct MapPoint {
+        package let latitude: Double, longitude: Double, weight: Int
     }
 
     /// Open stations in view `[lat, lon]`, thinned to the first in each cell of the pixel grid of a
     /// map `width` pixels wide (a map draws no more dots than it has pixels; all Japan at 1M stations
     /// would be a million), and the top `pins` in the client's order `[lat, lon, weight]`.
-    static func pinsInView(_ db: Database, _ extent: MapExtent, pins: Int, stations: String, width: Double) throws -> ([[Double]], [[Double]]) {
+    package static func pinsInView(_ db: Database, _ extent: MapExtent, pins: Int, stations: String, width: Double) throws -> ([[Double]], [[Double]]) {
         let rows = try stationsInView(db, extent, stations: stations)
         var occupied = Set<Int>(), dots: [[Double]] = []
         for row in rows {
@@ -101,8 +102,8 @@ extension MasterDatabase {
         return (dots, top.map { [$0.latitude, $0.longitude, Double($0.weight)] })
     }
 
-    struct PinCandidate {
-        let latitude: Double, longitude: Double, weight: Int, distance: Double
+    package struct PinCandidate {
+        package let latitude: Double, longitude: Double, weight: Int, distance: Double
     }
 
     private static func stationsInView(_ db: Database, _ extent: MapExtent, stations: String) throws -> [PinCandidate] {

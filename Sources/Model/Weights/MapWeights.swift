@@ -1,5 +1,9 @@
 import Foundation
 import GRDB
+import StationCurate
+import StationSchema
+import StationSupport
+import StationVersion
 
 /// What `weights` decided.
 public struct WeightReport: Codable, Sendable {
@@ -17,7 +21,7 @@ public struct WeightReport: Codable, Sendable {
     public var spreadAfter: [MapSpread]
     public var change: ChangeReport
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case seed, change
         case stationsByWeight = "stations_by_weight", firstOrderSquares = "first_order_squares", sampleCells = "sample_cells"
         case proposedMajors = "proposed_majors", keptHandWeights = "kept_hand_weights"
@@ -99,10 +103,10 @@ extension MasterDatabase {
     }
 
     /// What weighting reads of a station: 1M of these are 40 MB, 1M GRDB rows were hundreds.
-    struct WeightedStation {
-        let code: Int64, latitude: Double?, longitude: Double?, weight: Int, isOpen: Bool
+    package struct WeightedStation {
+        package let code: Int64, latitude: Double?, longitude: Double?, weight: Int, isOpen: Bool
 
-        static func all(_ db: Database) throws -> [WeightedStation] {
+        package static func all(_ db: Database) throws -> [WeightedStation] {
             var stations: [WeightedStation] = []
             let rows = try Row.fetchCursor(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd")
             while let row = try rows.next() {
@@ -114,7 +118,7 @@ extension MasterDatabase {
     }
 
     /// A deterministic index in 0..<count from the seed and the square alone.
-    static func pick(seed: UInt64, square: Int, count: Int) -> Int {
+    package static func pick(seed: UInt64, square: Int, count: Int) -> Int {
         Int(SplitMix64.hash(seed, Int64(square)) % UInt64(count))
     }
 }

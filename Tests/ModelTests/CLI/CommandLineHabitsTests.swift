@@ -1,6 +1,14 @@
 import Foundation
+import StationCheck
+import StationCurate
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// What a user of git, sqlite-utils or csvkit expects of a command line: each message of
 /// issue 11 that was seen on the old main, as the user now sees it.

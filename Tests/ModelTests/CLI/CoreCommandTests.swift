@@ -1,6 +1,11 @@
 import Foundation
+import StationDelta
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// The core commands as a curator types them: exit codes, stdout and stderr.
 @Suite struct CoreCommandTests {

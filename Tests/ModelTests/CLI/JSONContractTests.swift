@@ -1,6 +1,15 @@
 import Foundation
+import StationCheck
+import StationCurate
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationSynth
 import Testing
-@testable import Model
 
 /// docs/json.md is the contract: every example there is checked against what its command prints.
 @Suite struct JSONContractTests {

@@ -1,6 +1,11 @@
 import Foundation
+import StationCheck
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationSchema
 import Testing
-@testable import Model
 
 /// `log` reads like `git log`: each change with its row's name and values, `--oneline`,
 /// `--reverse`, `--since`/`--until` by version or date, `--author`, and a pager on a terminal.

@@ -1,6 +1,14 @@
 import Foundation
+import StationCheck
+import StationCurate
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// Paths that are not what a command expects (a FIFO, a folder or a device named like a CSV
 /// file, an output where nothing can be written, a read-only release folder, a lock held by a

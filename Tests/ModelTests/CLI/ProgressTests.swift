@@ -1,6 +1,11 @@
 import Foundation
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
 import Testing
-@testable import Model
 
 /// Progress on a real pseudo-terminal (`script` runs the command with stdout and stderr on a
 /// TTY and records what it drew), and none in a pipe, with --quiet, or in CI.

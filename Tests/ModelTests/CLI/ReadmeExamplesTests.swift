@@ -1,6 +1,8 @@
 import Foundation
+import StationLog
+import StationRelease
+import StationSchema
 import Testing
-@testable import Model
 
 /// README's examples run as written, in order, as sqlite-utils tests its docs.
 @Suite struct ReadmeExamplesTests {

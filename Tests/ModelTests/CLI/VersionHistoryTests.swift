@@ -1,6 +1,10 @@
 import Foundation
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// History at a glance: `versions`, who made each version, and `log` as git users read it.
 @Suite struct VersionHistoryTests {

@@ -1,7 +1,13 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationRelease
+import StationSchema
+import StationSupport
+import StationSynth
 import Testing
-@testable import Model
 
 /// Each rule on the base fixture: one change that makes exactly the findings listed, and the
 /// base itself (or a limit just above the case) as the clean case.

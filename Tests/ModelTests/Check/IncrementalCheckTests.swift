@@ -1,7 +1,16 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationSchema
+import StationSupport
+import StationSynth
+import StationVersion
+import StationWeights
 import Testing
-@testable import Model
 
 /// An import or plan checks only the rows its version can have changed (`CheckScope`) and
 /// carries the rest of the findings forward. Over random curated histories aimed at every rule,

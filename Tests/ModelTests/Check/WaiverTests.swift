@@ -1,7 +1,12 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationLog
+import StationRelease
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 @Suite struct WaiverTests {
     let scratch = Scratch()

@@ -1,7 +1,15 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationVersion
 import Testing
-@testable import Model
 
 /// Every curated operation on the base fixture (version 1), with the exact `updates`
 /// rows and master rows it leaves.
@@ -159,11 +167,11 @@ import Testing
         let database = try scratch.baseDatabase()
         try apply(database, .split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))
         let before = try database.settledSHA256()
-        #expect(throws: CurationError.splitRefused(old: 1120101, new: 9920607, reason: "this split is already recorded")) {
+        #expect(throws: VersionError.splitRefused(old: 1120101, new: 9920607, reason: "this split is already recorded")) {
             try apply(database, .recordSplit(old: 1120101, new: 9920607))
         }
         try apply(database, .split(old: 9920607, new: 9920608, line: nil, values: [:], connectTo: []))
-        #expect(throws: CurationError.splitRefused(old: 9920608, new: 1120101, reason: "it would close a loop of splits back to 9920608")) {
+        #expect(throws: VersionError.splitRefused(old: 9920608, new: 1120101, reason: "it would close a loop of splits back to 9920608")) {
             try apply(database, .recordSplit(old: 9920608, new: 1120101))
         }
         #expect(throws: PlanError(file: "command line", line: nil, message: "stations 9999999 does not exist")) {

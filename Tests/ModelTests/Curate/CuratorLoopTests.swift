@@ -1,7 +1,14 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// The curator's loop as a new user meets it: no value outside its domain gets in, a command
 /// does what it says, nothing is published by mistake, and exit codes mean one thing.

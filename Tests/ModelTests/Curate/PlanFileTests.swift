@@ -1,6 +1,13 @@
 import Foundation
+import StationCheck
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 @Suite struct PlanFileTests {
     let scratch = Scratch()

@@ -1,7 +1,15 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationVersion
+import StationWeights
 import Testing
-@testable import Model
 
 @Suite struct SuggestionAndWeightTests {
     let scratch = Scratch()

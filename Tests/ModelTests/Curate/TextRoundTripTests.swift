@@ -1,7 +1,14 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// Text a curator may meet (a NUL byte, a lone CR, a 4-byte emoji, U+FEFF and U+2028) goes
 /// through every write path (import, add, edit, close, restore, split, a plan, a waiver reason)

@@ -1,6 +1,13 @@
 import Foundation
+import StationCheck
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// The bad-input corpus under `Fixtures/bad`: every file is imported over the base
 /// database and must fail with its exact message, exit status 1, and no byte changed.

@@ -1,6 +1,14 @@
 import Foundation
+import StationCheck
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationVersion
 import Testing
-@testable import Model
 
 /// Every change of an import listed through a file, whatever `describeLimit` says: the way
 /// `import --json` and `diff` list two million changes without holding them.

@@ -1,7 +1,14 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationDelta
+import StationImport
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationSynth
 import Testing
-@testable import Model
 
 /// An import walks the master in key order beside a file in key order, and looks up the
 /// rows that are out of place. What it commits must not depend on the order of the rows.

@@ -1,7 +1,14 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// The diff rules of the core issue, each on the small base fixture.
 @Suite struct ImportRulesTests {

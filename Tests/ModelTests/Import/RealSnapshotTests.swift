@@ -1,6 +1,9 @@
 import Foundation
+import StationImport
+import StationRelease
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// The bundled ekidata snapshots, against counts derived by an independent script
 /// (`Support/expected_counts.py`, Python's csv module and the same written rules).

@@ -1,7 +1,12 @@
 import Foundation
 import GRDB
+import StationCurate
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// The client schema grows: a test-only change adds `station_name_en` to the stations (client
 /// schema 2). Phones at every older data version, whose databases have schema 1, take their delta

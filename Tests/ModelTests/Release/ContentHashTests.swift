@@ -1,7 +1,12 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// `ContentHash` against its documented definition, computed the way the manifest tells a
 /// client or a person to: the sqlite3 shell renders the lines and sha256sum hashes them.

@@ -1,7 +1,17 @@
 import Foundation
 import GRDB
+import StationCSV
+import StationCheck
+import StationCurate
+import StationDelta
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationSynth
+import StationWeights
 import Testing
-@testable import Model
 
 /// Random curated histories (inserts, updates, closures, restorations, splits, removed and
 /// re-added connections, prefectures, awkward text) over 10 or more versions. For each:

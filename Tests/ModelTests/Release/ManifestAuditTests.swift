@@ -1,6 +1,11 @@
 import Foundation
+import StationCSV
+import StationCurate
+import StationLog
+import StationRelease
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// `verify` checks every field of the manifest against the files (`ManifestAudit`): each
 /// tampering below exited 0 before, and must now exit 1 naming the field and the file.

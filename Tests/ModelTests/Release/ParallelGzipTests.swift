@@ -1,6 +1,12 @@
 import Foundation
+import StationCSV
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationSynth
 import Testing
-@testable import Model
 
 /// The release database's gzip, made on every core: one valid gzip member that the real
 /// `gzip` and zlib read back byte for byte, the same bytes on every run, at the ratio of one

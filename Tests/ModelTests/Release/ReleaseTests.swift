@@ -1,7 +1,15 @@
 import Foundation
 import GRDB
+import StationCSV
+import StationCheck
+import StationCurate
+import StationDelta
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 @Suite struct ReleaseTests {
     let scratch = Scratch()
@@ -143,13 +151,13 @@ import Testing
 
     @Test func aDeltaFromANonexistentVersionIsAClearError() throws {
         let database = try twoVersions()
-        #expect(throws: ReleaseError.noSuchVersion(requested: 3, newest: 2)) { try database.writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
-        #expect(throws: ReleaseError.noSuchVersion(requested: -1, newest: 2)) { try database.writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: DeltaError.noSuchVersion(requested: 3, newest: 2)) { try database.writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: DeltaError.noSuchVersion(requested: -1, newest: 2)) { try database.writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
         #expect(throws: ReleaseError.noSuchVersion(requested: 5, newest: 2)) { try database.release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
         #expect(!FileManager.default.fileExists(atPath: scratch.path("d.sql")))
         let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "7"])
         #expect(result.status == 1)
-        #expect(result.stderr == "data version 7 does not exist (expected 0 to 2, the newest)\n")
+        #expect(result.stderr == "data version 7 does not exist (expected 0 to 2; `station-admin versions` lists them)\n")
     }
 
     @Test func aCorruptOrDisagreeingReleaseFolderIsRefusedAndKept() throws {

@@ -1,7 +1,16 @@
 import Foundation
 import GRDB
+import StationCSV
+import StationCheck
+import StationCurate
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// A release publishes exactly the state it claims: one read of the master, one writer per
 /// folder, one master per folder, and a folder that any interruption leaves repairable.

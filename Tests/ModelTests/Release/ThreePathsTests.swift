@@ -1,7 +1,16 @@
 import Foundation
 import GRDB
+import StationCSV
+import StationCheck
+import StationCurate
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// A phone reaches the newest data by a delta, a full download or an app update (DOMAIN.md,
 /// "three paths"); all three must leave it with the same records, splits included.

@@ -1,7 +1,16 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationDelta
+import StationImport
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationWeights
 import Testing
-@testable import Model
 
 /// The review page in a real browser: headless Chromium loads the file, runs its script, and
 /// the test reads the DOM it dumps; a screenshot is kept for a person to look at.
@@ -200,7 +209,7 @@ import Testing
         let logged = try database.log(LogFilter(version: 2)).count
         #expect(past.summary.version == 2 && past.changes.count == logged)
         #expect(past.changes.first { $0.station == 1120206 }?.mapKind == .closed)
-        #expect(throws: LogError.noSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
+        #expect(throws: ReviewError.noSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
     }
 
     /// A 300-pixel map gets one dot per occupied pixel, not one per station: at 1M stations

@@ -1,7 +1,14 @@
 import Foundation
 import GRDB
+import StationCheck
+import StationCurate
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
+import StationSynth
 import Testing
-@testable import Model
 
 /// The master's schema agrees with `MasterTable`, each column's domain is a CHECK that SQLite
 /// enforces, and the migration that brought the CHECKs keeps a row already outside its domain

@@ -1,7 +1,14 @@
 import Foundation
 import GRDB
+import StationCSV
+import StationCheck
+import StationCurate
+import StationDelta
+import StationLog
+import StationRelease
+import StationSchema
+import StationSupport
 import Testing
-@testable import Model
 
 /// `station-admin serve` and `deploy/nginx.conf`, tried with real clients on loopback: a phone at
 /// every older version (`scripts/phone-client.py`, Python's urllib and sqlite3), the HTTP edge

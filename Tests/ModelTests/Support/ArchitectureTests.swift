@@ -17,12 +17,42 @@ import Testing
         var readers: [String] = [], decoders: [String] = []
         for (path, text) in try Self.sources() {
             let range = NSRange(text.startIndex..., in: text)
-            if !path.hasSuffix("Log/UpdateLog.swift") && !path.hasSuffix("Schema/MasterSchema.swift") && reads.firstMatch(in: text, range: range) != nil {
+            if !path.hasSuffix("Schema/UpdateLog.swift") && !path.hasSuffix("Schema/MasterSchema.swift") && reads.firstMatch(in: text, range: range) != nil {
                 readers.append(path)
             }
-            if !path.hasSuffix("Log/UpdateLog.swift") && layout.firstMatch(in: text, range: range) != nil { decoders.append(path) }
+            if !path.hasSuffix("Schema/UpdateLog.swift") && layout.firstMatch(in: text, range: range) != nil { decoders.append(path) }
         }
         #expect(readers == [], "these read `updates` without UpdateLog")
         #expect(decoders == [], "these decode the DUPLICATE layout themselves")
+    }
+
+    /// Each target throws its own errors: a target constructs only the error types it declares,
+    /// and `StationSupport`'s (`FileError`, `GzipError`), which name a file and its system error.
+    @Test func eachTargetThrowsItsOwnErrors() throws {
+        let declaration = try NSRegularExpression(pattern: #"(?:struct|enum|class)\s+(\w+)\s*:[^{]*\b(?:Error|LocatedProblem)\b"#)
+        let thrown = try NSRegularExpression(pattern: #"\bthrow\s+([A-Z]\w*)\s*[.(]"#)
+        func folder(_ path: String) -> String? {
+            let parts = path.split(separator: "/")
+            return parts.count >= 3 && parts[0] == "Model" ? String(parts[1]) : nil
+        }
+        let sources = try Self.sources()
+        var owner: [String: String] = [:]
+        for (path, text) in sources {
+            guard let folder = folder(path) else { continue }
+            for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                owner[String(text[Range(match.range(at: 1), in: text)!])] = folder
+            }
+        }
+        #expect(owner["CSVError"] == "CSV" && owner["ReleaseError"] == "Release" && owner["FileError"] == "Support",
+                "the error declarations were not found: \(owner)")
+        var foreign: [String] = []
+        for (path, text) in sources {
+            guard let folder = folder(path) else { continue }
+            for match in thrown.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                let type = String(text[Range(match.range(at: 1), in: text)!])
+                if let home = owner[type], home != folder, home != "Support" { foreign.append("\(path) throws \(type)") }
+            }
+        }
+        #expect(foreign == [], "a target throws another target's error")
     }
 }

@@ -1,5 +1,10 @@
 import Foundation
-@testable import Model
+import StationCheck
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 
 /// Runs the built `station-admin` executable, as a curator would from a terminal.
 struct CommandRunner {

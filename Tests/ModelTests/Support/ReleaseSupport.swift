@@ -1,6 +1,11 @@
 import Foundation
 import GRDB
-@testable import Model
+import StationCurate
+import StationLog
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 
 extension Scratch {
     /// A phone: a copy of a client database with some user records.

@@ -1,6 +1,11 @@
 import Foundation
 import GRDB
-@testable import Model
+import StationCSV
+import StationImport
+import StationRelease
+import StationReview
+import StationSchema
+import StationSupport
 
 /// Where the test fixtures and the repository's bundled data live.
 enum Fixtures {

@@ -1,6 +1,13 @@
 import Foundation
+import StationCheck
+import StationDelta
+import StationImport
+import StationLog
+import StationReview
+import StationSchema
+import StationSupport
+import StationSynth
 import Testing
-@testable import Model
 
 @Suite struct SnapshotSynthesizerTests {
     let scratch = Scratch()

@@ -1,4 +1,6 @@
 import Foundation
+import StationSchema
+import StationSupport
 
 /// Every change of a report in words, kept in a temporary file: an import of two million
 /// changes describes them inside its transaction and lists them after commit, in the memory
@@ -35,7 +37,7 @@ public final class DescribedChangeFile {
 
     deinit { close(descriptor) }
 
-    func append(_ change: DescribedChange) throws {
+    package func append(_ change: DescribedChange) throws {
         let start = pending.count
         pending.append(contentsOf: [0, 0, 0, 0])
         put(change.table)
@@ -98,18 +100,18 @@ public final class DescribedChangeFile {
 
     /// Whole records from the file, read in large chunks.
     private struct RecordReader {
-        let descriptor: Int32
-        let size: Int64
-        var offset: Int64 = 0
-        var buffer: [UInt8] = []
-        var start = 0
+        package let descriptor: Int32
+        package let size: Int64
+        package var offset: Int64 = 0
+        package var buffer: [UInt8] = []
+        package var start = 0
 
-        init(descriptor: Int32, size: Int64) {
+        package init(descriptor: Int32, size: Int64) {
             self.descriptor = descriptor
             self.size = size
         }
 
-        mutating func next() throws -> ArraySlice<UInt8>? {
+        package mutating func next() throws -> ArraySlice<UInt8>? {
             try fill(4)
             if buffer.count == start { return nil }
             guard buffer.count - start >= 4 else { throw FileError(cannot: "read the list of changes back", code: nil, reason: "the file ends inside a change") }
@@ -139,27 +141,27 @@ public final class DescribedChangeFile {
 
     /// The fields of one record, in the order `append` put them.
     private struct RecordDecoder {
-        let bytes: ArraySlice<UInt8>
-        var position: Int
+        package let bytes: ArraySlice<UInt8>
+        package var position: Int
 
-        init(bytes: ArraySlice<UInt8>) {
+        package init(bytes: ArraySlice<UInt8>) {
             self.bytes = bytes
             position = bytes.startIndex
         }
 
-        mutating func number() -> UInt32 {
+        package mutating func number() -> UInt32 {
             defer { position += 4 }
             return bytes[position..<position + 4].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
         }
 
-        mutating func optionalString() -> String? {
+        package mutating func optionalString() -> String? {
             let length = number()
             if length == DescribedChangeFile.absent { return nil }
             defer { position += Int(length) }
             return String(decoding: bytes[position..<position + Int(length)], as: UTF8.self)
         }
 
-        mutating func string() -> String { optionalString() ?? "" }
+        package mutating func string() -> String { optionalString() ?? "" }
     }
 }
 

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// A struct, not a class: every field appended to a class's array paid Swift's dynamic
 /// exclusivity check (about 2 of the 7.6 CPU-seconds that reading a 1M snapshot took).
-struct ParsedBatch {
-    enum Field {
+package struct ParsedBatch {
+    package enum Field {
         case null
         case integer(Int64)
         case real(Double)
@@ -14,20 +14,20 @@ struct ParsedBatch {
         case text(start: Int, count: Int)
     }
 
-    var lines: [Int] = []
+    package var lines: [Int] = []
     /// `fieldsPerRow` fields per row, row after row.
-    var fields: [Field] = []
-    var text: [UInt8] = []
-    var count: Int { lines.count }
+    package var fields: [Field] = []
+    package var text: [UInt8] = []
+    package var count: Int { lines.count }
 
-    init(capacity: Int, fieldsPerRow: Int) {
+    package init(capacity: Int, fieldsPerRow: Int) {
         lines.reserveCapacity(capacity)
         fields.reserveCapacity(capacity * fieldsPerRow)
         text.reserveCapacity(capacity * 64)
     }
 
     /// Empties the batch for the next rows, keeping its memory.
-    mutating func removeAll() {
+    package mutating func removeAll() {
         lines.removeAll(keepingCapacity: true)
         fields.removeAll(keepingCapacity: true)
         text.removeAll(keepingCapacity: true)
@@ -36,7 +36,7 @@ struct ParsedBatch {
 
 /// A bounded queue of batches from one producer thread to one consumer, with the
 /// producer's error (or end) after the last batch, and cancellation by the consumer.
-final class BatchChannel: @unchecked Sendable {
+package final class BatchChannel: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [ParsedBatch] = []
     private var isFinished = false
@@ -48,10 +48,10 @@ final class BatchChannel: @unchecked Sendable {
     private static let maximumSpares = 4
 
     /// - Parameter capacity: batches that may wait; a producer on the consumer's own thread needs no limit.
-    init(capacity: Int = 4) { self.capacity = capacity }
+    package init(capacity: Int = 4) { self.capacity = capacity }
 
     /// Hands a batch over; false if the consumer gave up.
-    func put(_ batch: ParsedBatch) -> Bool {
+    package func put(_ batch: ParsedBatch) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while queue.count >= capacity && !isCancelled { condition.wait() }
@@ -63,7 +63,7 @@ final class BatchChannel: @unchecked Sendable {
 
     /// An empty batch: a spare one when there is one. A new batch's megabyte of arrays
     /// costs page faults and the kernel's zeroing (≈ 0.15 s of reading 1M stations).
-    func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
+    package func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
         condition.lock()
         let spare = spares.popLast()
         condition.unlock()
@@ -73,13 +73,13 @@ final class BatchChannel: @unchecked Sendable {
     }
 
     /// Gives a batch the consumer is done with back to the producer.
-    func recycle(_ batch: consuming ParsedBatch) {
+    package func recycle(_ batch: consuming ParsedBatch) {
         condition.lock()
         if spares.count < Self.maximumSpares { spares.append(batch) }
         condition.unlock()
     }
 
-    func finish(_ error: Error?) {
+    package func finish(_ error: Error?) {
         condition.lock()
         isFinished = true
         failure = error
@@ -88,7 +88,7 @@ final class BatchChannel: @unchecked Sendable {
     }
 
     /// The next batch, nil at the end; throws the producer's error once its batches are taken.
-    func take() throws -> ParsedBatch? {
+    package func take() throws -> ParsedBatch? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !isFinished { condition.wait() }
@@ -101,7 +101,7 @@ final class BatchChannel: @unchecked Sendable {
         return nil
     }
 
-    func cancel() {
+    package func cancel() {
         condition.lock()
         isCancelled = true
         queue.removeAll()
@@ -111,7 +111,7 @@ final class BatchChannel: @unchecked Sendable {
 }
 
 extension ParsedBatch.Field {
-    var integerValue: Int64? {
+    package var integerValue: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }

@@ -1,19 +1,20 @@
 import Foundation
+import StationSchema
 
 /// One CSV file to import, with the table its header names.
-struct ImportFile {
-    let path: String
-    let header: TableHeader
-    var table: MasterTable { header.table }
-    var displayName: String { path }
+package struct ImportFile {
+    package let path: String
+    package let header: TableHeader
+    package var table: MasterTable { header.table }
+    package var displayName: String { path }
 }
 
 /// Resolves the PATH arguments of `diff` and `import` into one file per table.
 ///
 /// A folder means every `*.csv` directly in it; a file means itself. Files are told apart
 /// by their header, so `station20210312free.csv` and `stations.csv` are the same to us.
-enum ImportSource {
-    static func files(from paths: [String]) throws -> [ImportFile] {
+package enum ImportSource {
+    package static func files(from paths: [String]) throws -> [ImportFile] {
         var csvPaths: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false

@@ -9,11 +9,11 @@ public enum ClientSchema {
 
     /// Where a client database says its client schema version (`ClientSchemaChange`): a release
     /// writes it, and a delta that brings the schema up rewrites it.
-    static let schemaVersionTable = "client_schema"
+    package static let schemaVersionTable = "client_schema"
 
     /// The statements that record client schema `version` in a client database: in `schema`, or
     /// unqualified for the phone's own file (a delta).
-    static func recordSchemaVersion(_ version: Int, schema: String? = nil) -> String {
+    package static func recordSchemaVersion(_ version: Int, schema: String? = nil) -> String {
         let table = (schema.map { $0 + "." } ?? "") + schemaVersionTable
         return """
             CREATE TABLE IF NOT EXISTS \(table) (version INTEGER NOT NULL);
@@ -23,7 +23,7 @@ public enum ClientSchema {
     }
 
     /// The client schema version a client database records; 1 for one made before it recorded any.
-    static func recordedVersion(_ db: Database, schema: String = "main") throws -> Int {
+    package static func recordedVersion(_ db: Database, schema: String = "main") throws -> Int {
         guard try db.tableExists(schemaVersionTable, in: schema) else { return 1 }
         return try Int.fetchOne(db, sql: "SELECT version FROM \(schema).\(schemaVersionTable)") ?? 1
     }
@@ -31,7 +31,7 @@ public enum ClientSchema {
     /// Indexes for what the apps ask (DOMAIN.md): map pins inside bounds by weight, then
     /// distance; lists by operator, line, prefecture, reading and visit date; then those the
     /// client schema changes up to `clientSchema` added.
-    static func indexes(schema: String = "main", clientSchema: Int = current) -> [String] {
+    package static func indexes(schema: String = "main", clientSchema: Int = current) -> [String] {
         (indexDefinitions + changes.filter { $0.version <= clientSchema }.flatMap(\.indexes))
             .map { $0.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX \(schema).") }
     }
@@ -48,7 +48,7 @@ public enum ClientSchema {
         "CREATE INDEX completions_by_date ON completions (date)",
     ]
 
-    static func createTable(_ table: MasterTable, schema: String = "main", clientSchema: Int = current) -> String {
+    package static func createTable(_ table: MasterTable, schema: String = "main", clientSchema: Int = current) -> String {
         let single = table.keyColumns.count == 1
         let columns = table.columns(clientSchema: clientSchema).map { column -> String in
             single && column.name == table.keyColumns[0] ? "\(column.name) \(column.sqlType) PRIMARY KEY" : columnDefinition(column)
@@ -59,7 +59,7 @@ public enum ClientSchema {
 
     /// Whether the master's tables declare every client column with the client's type, so
     /// that a value copied from one to the other is stored unchanged (same affinity).
-    static func declaresTheMastersTypes(_ db: Database, client: String = "client") throws -> Bool {
+    package static func declaresTheMastersTypes(_ db: Database, client: String = "client") throws -> Bool {
         for table in MasterTable.all {
             let sql = "SELECT name, upper(type) FROM pragma_table_info(?, ?)"
             let master = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: sql, arguments: [table.name, "main"]).map { ($0[0] as String, $0[1] as String) })
@@ -71,7 +71,7 @@ public enum ClientSchema {
     }
 
     /// A non-key column as a client table declares it, and as a delta's `ALTER TABLE` adds it.
-    static func columnDefinition(_ column: MasterTable.Column) -> String {
+    package static func columnDefinition(_ column: MasterTable.Column) -> String {
         var definition = "\(column.name) \(column.sqlType)"
         if column.isRequired { definition += " NOT NULL" }
         if let value = column.defaultValue { definition += " NOT NULL DEFAULT \(value)" }
@@ -80,14 +80,14 @@ public enum ClientSchema {
 
     /// What brings a client database from client schema `from` up to `to`: the added columns,
     /// then their indexes, then the recorded version. SQLite 3.16 runs them in a transaction.
-    static func upgrade(from: Int, to: Int) -> String {
+    package static func upgrade(from: Int, to: Int) -> String {
         let steps = changes.filter { $0.version > from && $0.version <= to }
         return steps.flatMap { change in change.columns.map { "ALTER TABLE \($0.table) ADD COLUMN \(columnDefinition($0.column));\n" } }.joined()
             + steps.flatMap(\.indexes).map { $0 + ";\n" }.joined()
             + recordSchemaVersion(to) + "\n"
     }
 
-    static func createTables(_ db: Database, schema: String = "main", clientSchema: Int = current) throws {
+    package static func createTables(_ db: Database, schema: String = "main", clientSchema: Int = current) throws {
         for table in MasterTable.all { try db.execute(sql: createTable(table, schema: schema, clientSchema: clientSchema)) }
         try db.execute(sql: completionsTable.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(schema)."))
         try db.execute(sql: recordSchemaVersion(clientSchema, schema: schema))
@@ -96,7 +96,7 @@ public enum ClientSchema {
     /// A client database's schema as a phone's queries meet it: each table's columns (name,
     /// type, NOT NULL, default, key), its indexes' names and columns, and the recorded schema
     /// version. Two files that took different paths to one version must have equal ones.
-    static func shape(_ db: Database, schema: String = "main") throws -> [String] {
+    package static func shape(_ db: Database, schema: String = "main") throws -> [String] {
         var lines = ["client_schema \(try recordedVersion(db, schema: schema))"]
         for table in MasterTable.all.map(\.name) + ["completions"] {
             for row in try Row.fetchAll(db, sql: "SELECT name, upper(type), \"notnull\", dflt_value, pk FROM pragma_table_info(?, ?)", arguments: [table, schema]) {

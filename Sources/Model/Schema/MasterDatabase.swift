@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSupport
 
 /// The curators' master database: one SQLite file holding the master tables,
 /// their history and the `updates` log.
@@ -14,7 +15,7 @@ public final class MasterDatabase: Sendable {
     public let path: String
     /// Who commits the versions written through this handle (kept in the master, never published).
     public let author: String?
-    let queue: DatabaseQueue
+    package let queue: DatabaseQueue
     /// Set when migrations are pending (a master made before stamps existed is recognised
     /// by its migration ids): the first write runs them, the stamp among them.
     private let needsStamp: Bool
@@ -32,7 +33,7 @@ public final class MasterDatabase: Sendable {
     /// - Throws: `MasterDatabaseError.alreadyExists` rather than overwrite a file.
     public static func create(at path: String, author: String? = nil) throws -> MasterDatabase {
         if FileManager.default.fileExists(atPath: path) { throw MasterDatabaseError.alreadyExists(path) }
-        try FileChecks.requireWritableFolder(of: path, for: path)
+        try MasterFileChecks.requireWritableFolder(of: path, for: path)
         let temporary = AtomicFile.temporaryPath(for: path)
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
@@ -56,7 +57,7 @@ public final class MasterDatabase: Sendable {
     ///   (another application's SQLite file, a client's `stations.sqlite`, an empty file),
     ///   `.isAFolder`, `.missing`.
     public static func open(at path: String, busyTimeout: TimeInterval = busyTimeout, author: String? = nil) throws -> MasterDatabase {
-        try FileChecks.requireRegularFile(path)
+        try MasterFileChecks.requireRegularFile(path)
         guard MasterStamp.hasSQLiteHeader(path) else { throw MasterDatabaseError.notAMaster(path) }
         return try MasterDatabaseError.translating(path) {
             let queue = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout))
@@ -70,7 +71,7 @@ public final class MasterDatabase: Sendable {
     }
 
     /// The master's connection settings, also used for the client databases a release builds.
-    static func configuration(busyTimeout: TimeInterval = busyTimeout, label: String = "master") -> Configuration {
+    package static func configuration(busyTimeout: TimeInterval = busyTimeout, label: String = "master") -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = label
@@ -98,7 +99,7 @@ public final class MasterDatabase: Sendable {
         try read { try Self.dataVersion($0) }
     }
 
-    static func dataVersion(_ db: Database) throws -> Int {
+    package static func dataVersion(_ db: Database) throws -> Int {
         try UpdateLog.newestVersion(db)
     }
 
@@ -114,8 +115,8 @@ public final class MasterDatabase: Sendable {
     /// The file's writability is checked first, so a read-only master fails before any
     /// work; an unstamped master made by an older StationAdmin is stamped.
     /// SQLite's busy and full-disk errors become `MasterDatabaseError`s naming the file.
-    func write<T>(_ body: (Database) throws -> (result: T, commit: Bool)) throws -> T {
-        try FileChecks.requireWritable(path)
+    package func write<T>(_ body: (Database) throws -> (result: T, commit: Bool)) throws -> T {
+        try MasterFileChecks.requireWritable(path)
         return try MasterDatabaseError.translating(path) {
             if needsStamp { try stamp() }
             var result: T?
@@ -130,8 +131,8 @@ public final class MasterDatabase: Sendable {
 
     /// Brings a master made before stamps to the current schema and stamp, and to WAL.
     /// Each migration is its own transaction; a failure leaves the file as it was.
-    func stamp() throws {
-        try FileChecks.requireWritable(path)
+    package func stamp() throws {
+        try MasterFileChecks.requireWritable(path)
         try MasterDatabaseError.translating(path) {
             try MasterSchema.migrator.migrate(queue)
             try queue.writeWithoutTransaction { db in
@@ -143,11 +144,11 @@ public final class MasterDatabase: Sendable {
     }
 
     /// Stamps the master if an older StationAdmin made it; a release needs its lineage.
-    func stampIfNeeded() throws {
+    package func stampIfNeeded() throws {
         if needsStamp, try lineage() == nil { try stamp() }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
+    package func read<T>(_ body: (Database) throws -> T) throws -> T {
         try MasterDatabaseError.translating(path) { try queue.read(body) }
     }
 
@@ -157,7 +158,7 @@ public final class MasterDatabase: Sendable {
     /// Nothing of the master is written: `body` may use temp tables, and may write to a
     /// database given as `attaching`, attached as schema `client` (created if missing); those
     /// writes are committed when `body` returns, the attached file is detached afterwards.
-    func readingOneState<T>(attaching client: String? = nil, _ body: (Database) throws -> T) throws -> T {
+    package func readingOneState<T>(attaching client: String? = nil, _ body: (Database) throws -> T) throws -> T {
         try readingOneState(attaching: client, beginning: { db in _ = try Self.dataVersion(db) }, body)
     }
 
@@ -169,7 +170,7 @@ public final class MasterDatabase: Sendable {
     /// Both read transactions begin while a third connection holds the master's write lock for
     /// a moment, so no commit can come between them. Without SQLite's snapshot API (not in
     /// Debian's library) that is the way to know two connections read one state.
-    func readingOneState<T, Twin: Sendable>(attaching client: String? = nil,
+    package func readingOneState<T, Twin: Sendable>(attaching client: String? = nil,
                                             alongside: @escaping @Sendable (Database) throws -> Twin,
                                             _ body: (Database) throws -> T) throws -> (T, BackgroundTask<Twin>?) {
         var twin: BackgroundTask<Twin>?
@@ -248,6 +249,30 @@ public final class MasterDatabase: Sendable {
     }
 }
 
+/// Checks of the master's file made before SQLite opens it, so that a command fails at once
+/// with the path and a fix.
+package enum MasterFileChecks {
+    /// - Throws: `MasterDatabaseError.missing` or `.isAFolder`.
+    package static func requireRegularFile(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw MasterDatabaseError.missing(path)
+        }
+        if isDirectory.boolValue { throw MasterDatabaseError.isAFolder(path) }
+    }
+
+    /// The file and its folder must be writable: SQLite writes its WAL and journal beside it.
+    package static func requireWritable(_ path: String) throws {
+        if access(path, W_OK) != 0 { throw MasterDatabaseError.readOnly(path) }
+        try requireWritableFolder(of: path, for: path)
+    }
+
+    package static func requireWritableFolder(of path: String, for reported: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if access(folder.isEmpty ? "." : folder, W_OK) != 0 { throw MasterDatabaseError.readOnly(reported) }
+    }
+}
+
 public enum MasterDatabaseError: Error, LocalizedError, Equatable {
     case missing(String)
     case alreadyExists(String)
@@ -280,7 +305,7 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
     }
 
     /// Runs `body`, turning SQLite's errors about the file into errors that name it.
-    static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
+    package static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as DatabaseError {

@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import StationHistory
+import StationSchema
+import StationSupport
 
 /// A station whose visits should also count for another station: a DUPLICATE a curator
 /// may record, with why it looks so and how sure the rule is.
@@ -19,9 +22,9 @@ public struct SplitSuggestion: Codable, Sendable, Equatable {
     /// A plan line that records the split.
     public var planLine: String
     /// Within the radius the suggestions were made with.
-    var isNear = false
+    package var isNear = false
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case version, old, new, reason, confidence, metres
         case oldName = "old_name", newName = "new_name", planLine = "plan_line"
     }
@@ -50,7 +53,7 @@ extension MasterDatabase {
     }
 
     /// The same, inside a transaction that may not be committed yet (an import's report).
-    static func suggestSplits(_ db: Database, version: Int, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
+    package static func suggestSplits(_ db: Database, version: Int, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
         let candidates = try SplitFinder(version: version, radius: radius).suggestions(db)
         return all ? candidates : SplitFinder.assigned(candidates)
     }
@@ -70,15 +73,15 @@ extension MasterDatabase {
 ///    closed station's operator leaves the group, and another's open station of the same name
 ///    carries on; not when this version transfers that section to that operator (JR 金沢 in
 ///    2024: the section passed to IR with its codes, and IR's 金沢 had its own visits all along).
-struct SplitFinder {
-    let version: Int
-    let radius: Double
+package struct SplitFinder {
+    package let version: Int
+    package let radius: Double
 
-    struct Station {
-        let code: Int64, group: Int64, name: String, latitude: Double?, longitude: Double?
-        let line: Int64, company: Int64, companyName: String, isOpen: Bool
+    package struct Station {
+        package let code: Int64, group: Int64, name: String, latitude: Double?, longitude: Double?
+        package let line: Int64, company: Int64, companyName: String, isOpen: Bool
 
-        init(_ row: Row) {
+        package init(_ row: Row) {
             code = row["station_cd"]; name = row["station_name"]
             group = row["station_g_cd"] ?? code
             latitude = row["lat"]; longitude = row["lon"]
@@ -86,30 +89,30 @@ struct SplitFinder {
             isOpen = (row["e_status"] as Int) != MasterTable.closedStatus
         }
 
-        func metres(to other: Station) -> Double? {
+        package func metres(to other: Station) -> Double? {
             guard let a = latitude, let b = longitude, let c = other.latitude, let d = other.longitude else { return nil }
             return Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d)
         }
     }
 
-    struct Transfer: Hashable {
-        let from: Int64, to: Int64
+    package struct Transfer: Hashable {
+        package let from: Int64, to: Int64
     }
 
     /// What shows stations passing from one operator to another in the version.
-    struct TransferEvidence {
+    package struct TransferEvidence {
         /// The lines the stations left.
-        var sourceLines: Set<Int64> = []
+        package var sourceLines: Set<Int64> = []
         /// Stations that kept their codes.
-        var moved = 0
+        package var moved = 0
         /// New codes of stations closed under one operator and added under the other.
-        var readded: Set<Int64> = []
+        package var readded: Set<Int64> = []
 
         /// A station re-added is no evidence for its own pair.
-        func shows(besides code: Int64) -> Bool { moved > 0 || !readded.subtracting([code]).isEmpty }
+        package func shows(besides code: Int64) -> Bool { moved > 0 || !readded.subtracting([code]).isEmpty }
     }
 
-    func suggestions(_ db: Database) throws -> [SplitSuggestion] {
+    package func suggestions(_ db: Database) throws -> [SplitSuggestion] {
         // The first version has no stations before it, so none of them can have split.
         guard version > 1 else { return [] }
         let closed = try changed(.delete, db), added = try changed(.insert, db)
@@ -186,7 +189,7 @@ struct SplitFinder {
     /// new code), the weaker pairs of that station, and the weaker pairs naming that successor,
     /// are a neighbour's and go. Pairs as strong as the best stay (a junction renumbered onto two
     /// lines has two successors of its name).
-    static func assigned(_ candidates: [SplitSuggestion]) -> [SplitSuggestion] {
+    package static func assigned(_ candidates: [SplitSuggestion]) -> [SplitSuggestion] {
         var bestOfOld: [Int64: Double] = [:], bestOfNew: [Int64: Double] = [:]
         for pair in candidates where pair.oldName == pair.newName && pair.isNear {
             bestOfOld[pair.old] = max(bestOfOld[pair.old] ?? 0, pair.confidence)
@@ -295,15 +298,5 @@ struct SplitFinder {
     /// FNV-1a: sorts out the names that cannot match without making an array of each.
     private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-    }
-}
-
-enum Geography {
-    /// Great-circle distance (haversine, mean Earth radius).
-    static func metres(latitude: Double, longitude: Double, toLatitude: Double, longitude toLongitude: Double) -> Double {
-        let radians = Double.pi / 180
-        let dLat = (toLatitude - latitude) * radians, dLon = (toLongitude - longitude) * radians
-        let a = sin(dLat / 2) * sin(dLat / 2) + cos(latitude * radians) * cos(toLatitude * radians) * sin(dLon / 2) * sin(dLon / 2)
-        return 6_371_008.8 * 2 * atan2(sqrt(a), sqrt(1 - a))
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
 
 /// Work started on another thread now, whose result (or error) `wait()` returns.
-final class BackgroundTask<Result: Sendable>: @unchecked Sendable {
+package final class BackgroundTask<Result: Sendable>: @unchecked Sendable {
     private let group = DispatchGroup()
     private var outcome: Swift.Result<Result, Error>?
 
-    init(_ work: @escaping @Sendable () throws -> Result) {
+    package init(_ work: @escaping @Sendable () throws -> Result) {
         group.enter()
         // A task-local value is the starting task's, and a dispatched block is no task: a test's
         // client schema changes go with the work explicitly.
@@ -16,7 +16,7 @@ final class BackgroundTask<Result: Sendable>: @unchecked Sendable {
         }
     }
 
-    func wait() throws -> Result {
+    package func wait() throws -> Result {
         group.wait()
         return try outcome!.get()
     }

@@ -2,13 +2,13 @@
 ///
 /// Stored inline, not as an array: an import keeps a million of them. Ordered as SQLite
 /// orders the key columns (integers, column after column).
-struct RowKey: Hashable, Comparable {
+package struct RowKey: Hashable, Comparable {
     private let first: Int64
     private let second: Int64
     private let third: Int64
     private let count: Int8
 
-    init(_ values: [Int64]) {
+    package init(_ values: [Int64]) {
         precondition((1...3).contains(values.count), "master keys have one to three columns")
         first = values[0]
         second = values.count > 1 ? values[1] : 0
@@ -16,55 +16,66 @@ struct RowKey: Hashable, Comparable {
         count = Int8(values.count)
     }
 
-    init(count: Int, value: (Int) -> Int64) {
+    package init(count: Int, value: (Int) -> Int64) {
         first = value(0)
         second = count > 1 ? value(1) : 0
         third = count > 2 ? value(2) : 0
         self.count = Int8(count)
     }
 
-    var values: [Int64] { Array([first, second, third].prefix(Int(count))) }
+    package var values: [Int64] { Array([first, second, third].prefix(Int(count))) }
 
     /// The code of key column `column` (0, 1 or 2), without the array `values` builds.
-    subscript(column: Int) -> Int64 { column == 0 ? first : column == 1 ? second : third }
+    package subscript(column: Int) -> Int64 { column == 0 ? first : column == 1 ? second : third }
 
     /// As in `updates.key_id` and in messages: `11201/1120101/1120102`.
-    var text: String { values.map(String.init).joined(separator: "/") }
+    package var text: String { values.map(String.init).joined(separator: "/") }
 
-    static func < (left: RowKey, right: RowKey) -> Bool {
+    package static func < (left: RowKey, right: RowKey) -> Bool {
         (left.first, left.second, left.third) < (right.first, right.second, right.third)
     }
 
     /// One word for the hasher, not four: hashing a file's keys was a tenth of a change
     /// import's comparing thread. Keys whose words are equal share a bucket chain; codes are
     /// curated data, so such keys are rare, and they cost time, never a wrong answer.
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(UInt64(bitPattern: first) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: second) &* 0x2545_F491_4F6C_DD1D ^ UInt64(bitPattern: third))
     }
 }
 
 /// The line of a file on which each key stands: finds a key given twice, the rows a
 /// file leaves out, and the line to name in a warning about a row that was not staged.
-struct KeyLines {
+package struct KeyLines {
     private var lines: [RowKey: Int]
 
     /// Room for `expected` keys up front: growing a million-key table rehashes it about twenty times.
-    init(expected: Int = 0) { lines = Dictionary(minimumCapacity: expected) }
+    package init(expected: Int = 0) { lines = Dictionary(minimumCapacity: expected) }
 
-    subscript(key: RowKey) -> Int? { lines[key] }
+    package subscript(key: RowKey) -> Int? { lines[key] }
 
-    var count: Int { lines.count }
+    package var count: Int { lines.count }
 
     /// Every key with its line, in no particular order.
-    func forEach(_ body: (RowKey, Int) throws -> Void) rethrows {
+    package func forEach(_ body: (RowKey, Int) throws -> Void) rethrows {
         for (key, line) in lines { try body(key, line) }
     }
 
     /// Records a key's line; returns the earlier line if the key was already recorded.
-    mutating func record(_ key: RowKey, line: Int) -> Int? {
+    package mutating func record(_ key: RowKey, line: Int) -> Int? {
         lines.updateValue(line, forKey: key).map { earlier in
             lines[key] = earlier
             return earlier
+        }
+    }
+
+    /// Records a key's line.
+    ///
+    /// - Throws: `CSVError` naming both lines when `file` gave the key before.
+    package mutating func recordOnce(_ key: RowKey, line: Int, of file: ImportFile) throws {
+        if let firstLine = record(key, line: line) {
+            throw CSVError(
+                file: file.displayName, line: line,
+                message: "duplicate key \(file.table.keyColumns.joined(separator: "/")) \(key.text), already on line \(firstLine) (expected each key once per file)")
         }
     }
 }

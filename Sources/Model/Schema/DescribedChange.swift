@@ -1,50 +1,5 @@
 import GRDB
 
-/// What a batch of changes does: the data version it makes, counts per table and kind,
-/// warnings, and the changes in words (`1122903 佐貫 → 龍ケ崎市`).
-///
-/// Printed by `diff`, `import` and the curated commands; `--json` encodes it as
-/// `{"version": 2, "committed": true, "counts": {"stations": {"INSERT": 17, …}}, "warnings": […], "changes": […]}`.
-public struct ChangeReport: Codable, Sendable, Equatable {
-    /// The version the changes make (or would make, when not committed).
-    public var version: Int
-    public var committed: Bool
-    /// Table name → kind (`INSERT`, `UPDATE`, `DELETE`, `RESTORE`, `DUPLICATE`) → rows.
-    public var counts: [String: [String: Int]]
-    public var warnings: [String]
-    /// The first changes, in table order then key order.
-    public var changes: [DescribedChange]
-    /// All changes, of which `changes` may show only the first.
-    public var totalChanges: Int
-    /// Likely splits and handovers among the stations this batch closes and adds.
-    public var suggestions: [SplitSuggestion] = []
-    /// What `check` finds in this version that it did not find in the one before.
-    public var findings: [CheckFinding] = []
-
-    public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
-
-    enum CodingKeys: String, CodingKey {
-        case version, committed, counts, warnings, changes, totalChanges, suggestions, findings
-    }
-
-    /// The JSON contract (docs/json.md): every table and kind in `counts`, 0 for none.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(version, forKey: .version)
-        try container.encode(committed, forKey: .committed)
-        var full: [String: [String: Int]] = [:]
-        for table in MasterTable.all {
-            for kind in Update.Kind.allCases { full[table.name, default: [:]][kind.countKey] = count(table.name, kind) }
-        }
-        try container.encode(full, forKey: .counts)
-        try container.encode(warnings, forKey: .warnings)
-        try container.encode(changes, forKey: .changes)
-        try container.encode(totalChanges, forKey: .totalChanges)
-        try container.encode(suggestions, forKey: .suggestions)
-        try container.encode(findings, forKey: .findings)
-    }
-}
-
 /// One changed row in words.
 public struct DescribedChange: Codable, Sendable, Equatable {
     public var table: String
@@ -56,7 +11,15 @@ public struct DescribedChange: Codable, Sendable, Equatable {
     /// for INSERT: the new row's non-NULL columns.
     public var fields: [FieldChange]
 
-    enum CodingKeys: String, CodingKey {
+    package init(table: String, key: String, kind: Update.Kind, name: String?, fields: [FieldChange]) {
+        self.table = table
+        self.key = key
+        self.kind = kind
+        self.name = name
+        self.fields = fields
+    }
+
+    package enum CodingKeys: String, CodingKey {
         case table, key, kind, name, fields
     }
 
@@ -72,7 +35,7 @@ public struct DescribedChange: Codable, Sendable, Equatable {
     }
 
     /// The fields as JSON gives them: numbers for codes and coordinates (`e_status` 2, not "2").
-    var typedFields: [some Encodable] {
+    package var typedFields: [some Encodable] {
         let columns = MasterTable.named(table)
         return fields.map { TypedFieldChange(change: $0, kind: columns?.column(named: $0.column)?.kind) }
     }
@@ -95,6 +58,12 @@ public struct FieldChange: Codable, Sendable, Equatable {
     public var old: String?
     public var new: String?
 
+    package init(column: String, old: String?, new: String?) {
+        self.column = column
+        self.old = old
+        self.new = new
+    }
+
     /// Every key; NULL as null.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -109,7 +78,7 @@ extension DescribedChange {
     /// and `log`: an INSERT lists the new row's non-NULL columns, a change the columns that
     /// differ (coordinates within `MasterTable.isSameCoordinate` do not), a removed row nothing
     /// but its key. `old` and `new` are the row's values in `table.columns` order.
-    init(_ table: MasterTable, key: String, kind: Update.Kind, old: [DatabaseValue]?, new: [DatabaseValue]?) {
+    package init(_ table: MasterTable, key: String, kind: Update.Kind, old: [DatabaseValue]?, new: [DatabaseValue]?) {
         var fields: [FieldChange] = []
         if let new {
             for (index, column) in table.columns.enumerated() {
@@ -131,7 +100,7 @@ extension DescribedChange {
 extension FieldChange {
     /// Whether two stored values of a column differ under the diff rules: coordinates are
     /// equal within `MasterTable.coordinateTolerance`.
-    static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
+    package static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
         switch kind {
         case .coordinate, .real:
             guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
@@ -144,7 +113,7 @@ extension FieldChange {
     }
 
     /// A stored value as the change report shows it (a blob by its size).
-    static func text(_ value: DatabaseValue) -> String? {
+    package static func text(_ value: DatabaseValue) -> String? {
         switch value.storage {
         case .null: return nil
         case .int64(let number): return String(number)
@@ -156,13 +125,13 @@ extension FieldChange {
 }
 
 /// A `FieldChange` as JSON: its values as numbers where the column holds numbers.
-struct TypedFieldChange: Encodable {
-    let change: FieldChange
-    let kind: MasterTable.Kind?
+package struct TypedFieldChange: Encodable {
+    package let change: FieldChange
+    package let kind: MasterTable.Kind?
 
-    enum CodingKeys: String, CodingKey { case column, old, new }
+    package enum CodingKeys: String, CodingKey { case column, old, new }
 
-    func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(change.column, forKey: .column)
         try encode(change.old, .old, &container)

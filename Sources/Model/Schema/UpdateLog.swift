@@ -3,15 +3,15 @@ import GRDB
 /// Reads the `updates` log: the one place that knows its layout (a split is a `DUPLICATE` row
 /// whose `table_name` holds the old station code and `key_id` the new one). Queries that join
 /// the log with other tables take their SQL from here.
-enum UpdateLog {
+package enum UpdateLog {
     /// The newest data version (0 for an empty log).
-    static func newestVersion(_ db: Database) throws -> Int {
+    package static func newestVersion(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(user_version), 0) FROM updates") ?? 0
     }
 
     /// SQL subquery: the keys (`key_id`) of `table` that versions after `from` up to and
     /// including `to` changed, optionally only by the given kinds; never a split.
-    static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil) -> String {
+    package static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil) -> String {
         let kindCondition = kinds.map { " AND type IN (\($0.map { "'\($0.rawValue)'" }.joined(separator: ", ")))" } ?? ""
         return "SELECT key_id FROM updates WHERE \(versionRange(of: table, after: from, through: to))\(kindCondition)"
     }
@@ -19,7 +19,7 @@ enum UpdateLog {
     /// SQL subquery: `key_id, change, previous_change`: every change of a key of `table` after
     /// `from` up to and including `to`, with the key's previous change in that span (NULL for
     /// its first); never a split.
-    static func changes(of table: MasterTable, after from: Int, through to: Int) -> String {
+    package static func changes(of table: MasterTable, after from: Int, through to: Int) -> String {
         """
         SELECT key_id, user_version AS change, LAG(user_version) OVER (PARTITION BY key_id ORDER BY user_version) AS previous_change
         FROM updates WHERE \(versionRange(of: table, after: from, through: to))
@@ -35,20 +35,20 @@ enum UpdateLog {
     }
 
     /// How `version` changed each key of `table` (key_id → kind).
-    static func changeKinds(_ db: Database, of table: MasterTable, in version: Int) throws -> [String: Update.Kind] {
+    package static func changeKinds(_ db: Database, of table: MasterTable, in version: Int) throws -> [String: Update.Kind] {
         Dictionary(try Row.fetchAll(db, sql: """
             SELECT key_id, type FROM updates WHERE \(versionRange(of: table, after: version - 1, through: version))
             """).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, last in last })
     }
 
     /// SQL subquery: the keys of `table` that `version` changed, optionally only by `kinds`.
-    static func changedKeys(of table: MasterTable, in version: Int, kinds: [Update.Kind]? = nil) -> String {
+    package static func changedKeys(of table: MasterTable, in version: Int, kinds: [Update.Kind]? = nil) -> String {
         changedKeys(of: table, after: version - 1, through: version, kinds: kinds)
     }
 
     /// The splits recorded after `from` up to and including `to`, in the order they were
     /// recorded (a delta must replay them in that order).
-    static func splits(_ db: Database, after from: Int = 0, through to: Int = .max) throws -> [StationSplit] {
+    package static func splits(_ db: Database, after from: Int = 0, through to: Int = .max) throws -> [StationSplit] {
         try Row.fetchAll(db, sql: """
             SELECT CAST(table_name AS INTEGER), CAST(key_id AS INTEGER), user_version FROM updates
             WHERE type = '\(Update.Kind.duplicate.rawValue)' AND user_version > ? AND user_version <= ? ORDER BY up_id
@@ -56,14 +56,14 @@ enum UpdateLog {
     }
 
     /// Whether the split old → new is recorded already, in any version.
-    static func hasSplit(_ db: Database, old: Int64, new: Int64) throws -> Bool {
+    package static func hasSplit(_ db: Database, old: Int64, new: Int64) throws -> Bool {
         try Bool.fetchOne(db, sql: """
             SELECT EXISTS (SELECT 1 FROM updates WHERE type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ? AND key_id = ?)
             """, arguments: [String(old), String(new)]) ?? false
     }
 
     /// Version → table → kind → rows; a split counts under stations.
-    static func countsByVersion(_ db: Database) throws -> [Int: [String: [String: Int]]] {
+    package static func countsByVersion(_ db: Database) throws -> [Int: [String: [String: Int]]] {
         var counts: [Int: [String: [String: Int]]] = [:]
         for row in try Row.fetchAll(db, sql: """
             SELECT user_version,
@@ -77,33 +77,33 @@ enum UpdateLog {
     }
 
     /// SQL condition: the row (aliased `alias`) changed a row of `table`, not a split.
-    static func rowChangeCondition(_ table: MasterTable, alias: String? = nil) -> String {
+    package static func rowChangeCondition(_ table: MasterTable, alias: String? = nil) -> String {
         let prefix = alias.map { $0 + "." } ?? ""
         return "\(prefix)table_name = '\(table.name)' AND \(prefix)type <> '\(Update.Kind.duplicate.rawValue)'"
     }
 
     /// SQL conditions for `log`: rows of a table, or of a key, where a split belongs to the
     /// stations table and to its original station.
-    static func tableCondition() -> String {
+    package static func tableCondition() -> String {
         "(table_name = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND ? = '\(MasterTable.stations.name)'))"
     }
 
-    static func keyCondition() -> String {
+    package static func keyCondition() -> String {
         "(key_id = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ?))"
     }
 
     /// How many rows the log holds.
-    static func count(_ db: Database) throws -> Int {
+    package static func count(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM updates") ?? 0
     }
 
     /// Whether any row names `key` (as a row's key, or as a split's old station).
-    static func names(key: String, _ db: Database) throws -> Bool {
+    package static func names(key: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM updates WHERE \(keyCondition()))", arguments: [key, key]) ?? false
     }
 
     /// The rows `filter` selects, in its order, one at a time (see `LogFilter`).
-    static func forEach(_ filter: LogFilter, _ db: Database, _ body: (Update) throws -> Void) throws {
+    package static func forEach(_ filter: LogFilter, _ db: Database, _ body: (Update) throws -> Void) throws {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let version = filter.version {
@@ -139,7 +139,7 @@ enum UpdateLog {
 
     /// The first row of each version, newest first: its date and memo stand for the version's
     /// when the master did not record them (versions made before `versions` existed).
-    static func firstRowOfEachVersion(_ db: Database, limit: Int? = nil) throws -> [(version: Int, date: String, memo: String?)] {
+    package static func firstRowOfEachVersion(_ db: Database, limit: Int? = nil) throws -> [(version: Int, date: String, memo: String?)] {
         try Row.fetchAll(db, sql: """
             SELECT user_version, update_date, memo FROM updates
             WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
@@ -149,13 +149,13 @@ enum UpdateLog {
 
     /// SQL subquery: a row of the log in `schema` that changed the row of `table` whose key text
     /// is `key` (SQL) after `version`; `VersionedState` asks whether one exists.
-    static func changeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {
+    package static func changeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {
         "SELECT 1 FROM \(schema).updates u WHERE \(rowChangeCondition(table, alias: "u")) AND u.key_id = \(key) AND u.user_version > \(version)"
     }
 
     /// SQL subquery: the first version after `version` that changed the row of `table` whose key
     /// text is `key` (SQL): the history row that holds the key's state at `version`.
-    static func firstChangeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {
+    package static func firstChangeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {
         "SELECT MIN(u.user_version) FROM \(schema).updates u WHERE \(rowChangeCondition(table, alias: "u")) AND u.key_id = \(key) AND u.user_version > \(version)"
     }
 }

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Reading an import file: its rows parsed and checked (libcsv, field rules), in batches.
+extension ImportFile {
+    package static let batchSize = 2048
+    /// Smaller files are read on the consuming thread: a second one would cost more than it saves.
+    package static let threadedFromBytes = 8 << 20
+
+    /// Reads the file on a second thread when it is large, and hands its batches to `body` here.
+    ///
+    /// - Throws: `CSVError` naming the file, line and column: a wrong field count or a bad value;
+    ///   any error `body` throws.
+    package func forEachBatch(_ body: (ParsedBatch) throws -> Void) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        let threaded = size >= Self.threadedFromBytes
+        let channel = BatchChannel(capacity: threaded ? 4 : .max)
+        let reading = DispatchGroup()
+        let file = self
+        if threaded {
+            reading.enter()
+            DispatchQueue.global().async {
+                channel.finish(Self.read(file, into: channel))
+                reading.leave()
+            }
+        } else {
+            channel.finish(Self.read(file, into: channel))
+        }
+        defer {
+            channel.cancel()
+            reading.wait()
+        }
+        while let batch = try channel.take() {
+            try body(batch)
+            channel.recycle(consume batch)
+        }
+    }
+
+    /// Lines in a file (a quoted newline counts too: a progress estimate), read in large blocks.
+    package static func lineCount(_ path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var lines = 0
+        while let block = try? handle.read(upToCount: 4 << 20), !block.isEmpty {
+            lines += block.withUnsafeBytes { bytes in
+                guard var next = bytes.baseAddress else { return 0 }
+                var count = 0, rest = bytes.count
+                while rest > 0, let found = memchr(next, 0x0A, rest) {
+                    count += 1
+                    let after = UnsafeRawPointer(found) + 1
+                    rest -= after - next
+                    next = after
+                }
+                return count
+            }
+        }
+        return lines
+    }
+
+    /// Reads and checks the file, handing rows over in batches. Returns the error that
+    /// stopped it (nil at the end of a good file).
+    private static func read(_ file: ImportFile, into channel: BatchChannel) -> Error? {
+        struct Cancelled: Error {}
+        let header = file.header
+        let decoder = FieldDecoder(file: file.displayName, columns: header.columns)
+        let width = header.columns.count
+        // Only plain values and strings made once are used per record: using `file` and `header`
+        // there copied both, with their retains, for every record.
+        let displayName = file.displayName
+        let headerText = header.columns.map(\.name).joined(separator: ",")
+        var batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
+        var isHeader = true
+        do {
+            try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
+                if isHeader {
+                    isHeader = false
+                    return
+                }
+                guard record.fieldCount == width else {
+                    throw CSVError(
+                        file: displayName, line: record.line,
+                        message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
+                }
+                for index in 0..<width {
+                    switch try decoder.parse(record.field(index), column: index, line: record.line) {
+                    case .null: batch.fields.append(.null)
+                    case .integer(let value): batch.fields.append(.integer(value))
+                    case .real(let value): batch.fields.append(.real(value))
+                    case .text(let bytes):
+                        batch.fields.append(.text(start: batch.text.count, count: bytes.count))
+                        batch.text.append(contentsOf: bytes)
+                    }
+                }
+                batch.lines.append(record.line)
+                if batch.count == batchSize {
+                    guard channel.put(batch) else { throw Cancelled() }
+                    batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
+                }
+            }
+        } catch is Cancelled {
+            return nil
+        } catch {
+            if batch.count > 0 { _ = channel.put(batch) }
+            return error
+        }
+        if isHeader {
+            return CSVError(file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
+        }
+        if batch.count > 0 { _ = channel.put(batch) }
+        return nil
+    }
+}

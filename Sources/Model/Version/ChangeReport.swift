@@ -1,0 +1,48 @@
+import GRDB
+import StationCheck
+import StationSchema
+
+/// What a batch of changes does: the data version it makes, counts per table and kind,
+/// warnings, and the changes in words (`1122903 佐貫 → 龍ケ崎市`).
+///
+/// Printed by `diff`, `import` and the curated commands; `--json` encodes it as
+/// `{"version": 2, "committed": true, "counts": {"stations": {"INSERT": 17, …}}, "warnings": […], "changes": […]}`.
+public struct ChangeReport: Codable, Sendable, Equatable {
+    /// The version the changes make (or would make, when not committed).
+    public var version: Int
+    public var committed: Bool
+    /// Table name → kind (`INSERT`, `UPDATE`, `DELETE`, `RESTORE`, `DUPLICATE`) → rows.
+    public var counts: [String: [String: Int]]
+    public var warnings: [String]
+    /// The first changes, in table order then key order.
+    public var changes: [DescribedChange]
+    /// All changes, of which `changes` may show only the first.
+    public var totalChanges: Int
+    /// Likely splits and handovers among the stations this batch closes and adds.
+    public var suggestions: [SplitSuggestion] = []
+    /// What `check` finds in this version that it did not find in the one before.
+    public var findings: [CheckFinding] = []
+
+    public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
+
+    package enum CodingKeys: String, CodingKey {
+        case version, committed, counts, warnings, changes, totalChanges, suggestions, findings
+    }
+
+    /// The JSON contract (docs/json.md): every table and kind in `counts`, 0 for none.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(committed, forKey: .committed)
+        var full: [String: [String: Int]] = [:]
+        for table in MasterTable.all {
+            for kind in Update.Kind.allCases { full[table.name, default: [:]][kind.countKey] = count(table.name, kind) }
+        }
+        try container.encode(full, forKey: .counts)
+        try container.encode(warnings, forKey: .warnings)
+        try container.encode(changes, forKey: .changes)
+        try container.encode(totalChanges, forKey: .totalChanges)
+        try container.encode(suggestions, forKey: .suggestions)
+        try container.encode(findings, forKey: .findings)
+    }
+}
