@@ -25,13 +25,16 @@ struct ServeContext: RequestContext {
 /// accepting, finishes the requests in flight and returns. See `ReleaseResponder` for what it
 /// answers.
 public struct ReleaseServer: Sendable {
+    /// The release folder served.
     public var folder: String
+    /// The address to listen on.
     public var host: String
     /// 0: a free port, chosen by the system (reported to `onRunning`).
     public var port: Int
     /// One access-log line per request (common log format) on standard error.
     public var logsRequests: Bool
 
+    /// Settings for serving `folder`; port 0 picks a free port.
     public init(folder: String, host: String = "127.0.0.1", port: Int = 8080, logsRequests: Bool = true) {
         self.folder = folder
         self.host = host
@@ -70,6 +73,7 @@ public struct ReleaseServer: Sendable {
     }
 }
 
+/// Why `serve` could not start, naming the folder or port.
 public enum ServeStartError: Error, LocalizedError, Equatable {
     case noFolder(String)
     case noRelease(String)

@@ -190,8 +190,11 @@ private func recordCallback(_ terminator: Int32, _ context: UnsafeMutableRawPoin
 
 /// A problem in a CSV file, located as `FILE:LINE`.
 public struct CSVError: LocatedProblem, Equatable {
+    /// The file as the user named it.
     public let file: String
+    /// The line of the record (a quoted newline makes a record span lines); nil for the whole file.
     public let line: Int?
+    /// What is wrong, the column and value when there are, and what was expected.
     public let message: String
 
     package init(file: String, line: Int?, message: String) {

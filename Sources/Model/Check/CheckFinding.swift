@@ -2,8 +2,11 @@ import StationSchema
 
 /// One thing a rule found wrong with one row.
 public struct CheckFinding: Codable, Sendable, Equatable, Hashable {
+    /// The rule that found it.
     public var rule: CheckRule
+    /// The rule's severity: an unwaived error stops a release.
     public var severity: CheckRule.Severity
+    /// The master table of the row.
     public var table: String
     /// The row's key as in `updates.key_id` (`1120101`, `11302/1130201/1130202`).
     public var key: String
@@ -28,11 +31,16 @@ public struct CheckFinding: Codable, Sendable, Equatable, Hashable {
     public var line: String { "\(table) \(key): \(rule.rawValue): \(message)" }
 }
 
+/// A finding without its words: what a waiver names and what is recorded per version.
 public struct FindingIdentity: Codable, Sendable, Hashable {
+    /// The rule's identifier (`connection-too-long`).
     public var rule: String
+    /// The master table of the row.
     public var table: String
+    /// The row's key as in `updates.key_id`.
     public var key: String
 
+    /// An identity from its three parts, as a waiver or a recorded finding holds them.
     public init(rule: String, table: String, key: String) {
         self.rule = rule
         self.table = table
@@ -42,12 +50,15 @@ public struct FindingIdentity: Codable, Sendable, Hashable {
 
 /// `check`'s answer: `{"version": N, "findings": [...]}` (docs/json.md), errors first.
 public struct CheckReport: Codable, Sendable, Equatable {
+    /// The data version checked.
     public var version: Int
+    /// Every finding, errors first, then by rule, table and key.
     public var findings: [CheckFinding]
 
     /// Error-level findings no waiver accepts: `release` refuses while there are any.
     public var blocking: [CheckFinding] { findings.filter { $0.severity == .error && !$0.waived } }
 
+    /// How many findings have `severity`, waived or not.
     public func count(_ severity: CheckRule.Severity, waived: Bool) -> Int {
         findings.filter { $0.severity == severity && $0.waived == waived }.count
     }
@@ -56,6 +67,7 @@ public struct CheckReport: Codable, Sendable, Equatable {
 /// How many findings a version has, by severity, waived or not: what a release reports of its
 /// checks. A tally can come from the recorded findings, which hold no messages.
 public struct CheckTally: Sendable, Equatable {
+    /// The data version checked.
     public var version: Int
     private var counts: [Count: Int] = [:]
 
@@ -78,6 +90,7 @@ public struct CheckTally: Sendable, Equatable {
         }
     }
 
+    /// How many findings have `severity`, waived or not.
     public func count(_ severity: CheckRule.Severity, waived: Bool) -> Int {
         counts[Count(severity: severity, waived: waived)] ?? 0
     }

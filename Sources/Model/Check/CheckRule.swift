@@ -21,9 +21,11 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     /// master has CHECK constraints, but a row written before keeps its value until mended.
     case valueOutsideDomain = "value-outside-domain"
 
+    /// How much a finding matters: an unwaived `error` stops a release, a `warning` is shown.
     public enum Severity: String, Codable, Sendable, Comparable {
         case error, warning
 
+        /// Errors sort before warnings.
         public static func < (a: Severity, b: Severity) -> Bool { a == .error && b == .warning }
     }
 
@@ -39,6 +41,7 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
         }
     }
 
+    /// The rule's severity, fixed per rule.
     public var severity: Severity {
         switch self {
         case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan, .valueOutsideDomain: return .error
@@ -54,6 +57,7 @@ public struct CheckLimits: Sendable, Equatable {
     /// `station-moved-far`: a station whose position changed by more than this in the version.
     public var moveKilometres: Double = 1
 
+    /// Limits in kilometres; the defaults are what `release` checks with.
     public init(connectionKilometres: Double = 50, moveKilometres: Double = 1) {
         self.connectionKilometres = connectionKilometres
         self.moveKilometres = moveKilometres

@@ -4,10 +4,12 @@ import StationSchema
 /// Whether `release` would publish the newest version today: what a command that wrote a
 /// version says at its end, with the one next step.
 public struct ReleaseReadiness: Sendable, Equatable {
+    /// The newest data version (0: nothing imported).
     public let version: Int
     /// Error-level findings no waiver accepts: a release refuses the version while there are any.
     public let unwaivedErrors: Int
 
+    /// Whether `release` would publish it: something imported and no unwaived error.
     public var isReleasable: Bool { version > 0 && unwaivedErrors == 0 }
 
     /// "Next: station-admin review, then station-admin release (a release would publish version 3 today)."

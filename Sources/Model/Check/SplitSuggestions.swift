@@ -8,10 +8,15 @@ import StationSupport
 /// A station whose visits should also count for another station: a DUPLICATE a curator
 /// may record, with why it looks so and how sure the rule is.
 public struct SplitSuggestion: Codable, Sendable, Equatable {
+    /// The version whose changes suggest it.
     public var version: Int
+    /// The station closed (or left) in the version, whose records phones would copy.
     public var old: Int64
+    /// The old station's name.
     public var oldName: String
+    /// The station added in the version that takes its place.
     public var new: Int64
+    /// The new station's name.
     public var newName: String
     /// Why, in words, naming the operators and the shape.
     public var reason: String
@@ -47,7 +52,10 @@ public struct SplitSuggestion: Codable, Sendable, Equatable {
 extension MasterDatabase {
     /// The DUPLICATEs that `version` (default: the newest) seems to call for; see `SplitFinder`.
     ///
-    /// - Parameter all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
+    /// - Parameters:
+    ///   - version: the version whose closures and additions are paired; nil for the newest.
+    ///   - radius: metres within which a closed and an added station count as near.
+    ///   - all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
     public func suggestSplits(version: Int? = nil, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
         try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius, all: all) }
     }

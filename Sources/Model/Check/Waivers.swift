@@ -8,20 +8,28 @@ import StationSupport
 /// Curator data kept in the master (table `waivers`), never published and not versioned:
 /// waiving changes what `check` and `release` say, not what a phone receives.
 public struct Waiver: Codable, Sendable, Equatable, FetchableRecord {
+    /// The rule waived (`connection-too-long`).
     public var rule: String
+    /// The master table of the row.
     public var table: String
+    /// The row's key as in `updates.key_id`.
     public var key: String
+    /// Why the curator accepts it, for the next curator.
     public var reason: String
+    /// Who waived it (`--author` or `STATION_ADMIN_AUTHOR`), when known.
     public var author: String?
+    /// When, as an ISO 8601 timestamp.
     public var waivedAt: String
     /// Whether the rule still finds something for the row at the newest version (`check` fills it).
     public var stillFound: Bool?
 
+    /// A waiver from its row of the `waivers` table.
     public init(row: Row) {
         rule = row["rule"]; table = row["table_name"]; key = row["key_id"]
         reason = row["reason"]; author = row["author"]; waivedAt = row["waived_at"]
     }
 
+    /// The finding it accepts.
     public var identity: FindingIdentity { FindingIdentity(rule: rule, table: table, key: key) }
 
     package enum CodingKeys: String, CodingKey {
@@ -42,6 +50,7 @@ public struct Waiver: Codable, Sendable, Equatable, FetchableRecord {
     }
 }
 
+/// A waiver `waive` or `unwaive` refuses, with the nearest valid name.
 public enum WaiverError: Error, LocalizedError, Equatable {
     case unknownRule(String, suggestion: String?)
     case unknownTable(String)
@@ -133,6 +142,9 @@ extension MasterDatabase {
         }
     }
 
+    /// Withdraws a waiver: the finding counts again.
+    ///
+    /// - Throws: `WaiverError` when no such waiver exists.
     public func unwaive(rule: String, table: String, key: String) throws {
         try write { db in
             try db.execute(sql: "DELETE FROM waivers WHERE rule = ? AND table_name = ? AND key_id = ?", arguments: [rule, table, key])

@@ -5,7 +5,10 @@ import StationVersion
 extension MasterDatabase {
     /// Commits a curated batch as one new data version, in one transaction.
     ///
-    /// - Parameter dryRun: stage and check everything, report it, and roll back.
+    /// - Parameters:
+    ///   - batch: the rows to add, change or remove, and the splits.
+    ///   - memo: the version's memo, shown by `versions` and `log`.
+    ///   - dryRun: stage and check everything, report it, and roll back.
     /// - Throws: `CurationError` or `VersionError` for a change the rules refuse (a dangling reference,
     ///   a bad split); the database is unchanged then.
     @discardableResult

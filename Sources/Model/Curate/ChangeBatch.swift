@@ -21,10 +21,13 @@ public struct ChangeBatch: Sendable {
     }
 
     private(set) var changes: [String: TableChanges] = [:]
+    /// The splits recorded, in order: old station → new station.
     public private(set) var duplicates: [(old: Int64, new: Int64)] = []
 
+    /// An empty batch.
     public init() {}
 
+    /// Whether the batch changes nothing and records no split.
     public var isEmpty: Bool { changes.isEmpty && duplicates.isEmpty }
 
     /// Sets a row's whole new state. Missing columns are NULL (`weight`: 13).

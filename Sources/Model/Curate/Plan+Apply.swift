@@ -7,8 +7,11 @@ extension MasterDatabase {
     /// Applies curated operations (a plan, or one command's operation) as one new version,
     /// all or nothing.
     ///
-    /// - Parameter dryRun: report what would be written (updates rows, rows before → after)
-    ///   and write nothing.
+    /// - Parameters:
+    ///   - operations: the operations, each with the plan line (or command) it came from.
+    ///   - memo: the version's memo, shown by `versions` and `log`.
+    ///   - dryRun: report what would be written (updates rows, rows before → after)
+    ///     and write nothing.
     /// - Throws: `PlanError` naming the plan's line, `CurationError`, `MasterDatabaseError`.
     @discardableResult
     public func apply(_ operations: [LocatedOperation], memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {

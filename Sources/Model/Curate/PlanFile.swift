@@ -18,10 +18,16 @@ import Foundation
 /// `connect` / `disconnect` (line, stations).
 /// A key is a code, or `[line_cd, station_cd1, station_cd2]` for connections.
 public struct PlanFile: Sendable {
+    /// The plan's title line, when it has one.
     public var title: String?
+    /// The version's memo the plan gives (its `memo` line).
     public var memo: String?
+    /// The operations, each with its line in the file.
     public var operations: [LocatedOperation]
 
+    /// Reads and checks a plan file (JSON Lines) without touching the master.
+    ///
+    /// - Throws: `PlanError` naming the file and line.
     public static func load(_ path: String) throws -> PlanFile {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {

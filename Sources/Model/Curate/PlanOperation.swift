@@ -33,10 +33,14 @@ public enum PlanOperation: Sendable, Equatable {
 
 /// An operation with the place it came from, for errors.
 public struct LocatedOperation: Sendable {
+    /// The operation.
     public var operation: PlanOperation
+    /// The plan file it came from, or `command line`.
     public var file: String
+    /// Its line in the plan file; nil for a command.
     public var line: Int?
 
+    /// An operation located in a plan (or on the command line), so that an error can name its line.
     public init(_ operation: PlanOperation, file: String = "command line", line: Int? = nil) {
         self.operation = operation
         self.file = file
@@ -46,8 +50,11 @@ public struct LocatedOperation: Sendable {
 
 /// A plan or operation the rules refuse, located like a CSV error: `plan.jsonl:7: …`.
 public struct PlanError: LocatedProblem, Equatable {
+    /// The plan file, or `command line`.
     public let file: String
+    /// The line of the operation; nil when none applies.
     public let line: Int?
+    /// What is wrong and what was expected.
     public let message: String
 
     package init(file: String, line: Int?, message: String) {

@@ -5,10 +5,15 @@ import StationSupport
 
 /// A delta as written: its statements and the size and hash of its SQL and of its gzip.
 public struct WrittenDelta: Sendable, Encodable {
+    /// What the delta does: statements per table and kind, splits.
     public var summary: DeltaSummary
+    /// Bytes of the SQL.
     public var sqlBytes: Int
+    /// SHA-256 of the SQL (hex).
     public var sqlSha256: String
+    /// Bytes of the gzip file (0 when not gzipped).
     public var gzipBytes: Int
+    /// SHA-256 of the gzip file (hex; empty when not gzipped).
     public var gzipSha256: String
 
     private enum CodingKeys: String, CodingKey {

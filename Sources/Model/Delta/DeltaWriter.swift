@@ -5,13 +5,17 @@ import StationSupport
 
 /// What a delta holds, for the preview a curator asks for and the manifest.
 public struct DeltaSummary: Codable, Sendable, Equatable {
+    /// The data version the phone is at.
     public var from: Int
+    /// The data version it reaches.
     public var to: Int
     /// Table → `upsert` (a row new to the client, whole), `update` (changed columns only),
     /// `delete` (a removed connection or prefecture) → statements.
     public var statements: [String: [String: Int]]
+    /// Splits the delta carries out on the phone.
     public var duplicates: Int
 
+    /// Every statement, splits included.
     public var totalStatements: Int { statements.values.flatMap(\.values).reduce(0, +) + duplicates }
 
     /// The kinds of statement a delta holds per table.

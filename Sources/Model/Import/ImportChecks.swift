@@ -77,11 +77,15 @@ package struct ImportChecks {
 
 /// A row of an import file that the master refuses, located as `FILE:LINE`.
 public struct ImportProblem: LocatedProblem, Equatable {
+    /// The file as the user named it.
     public let file: String
+    /// The line of the row in the file.
     public let line: Int?
+    /// What is wrong and what was expected.
     public let message: String
 }
 
+/// An import refused as a whole, not for one row.
 public enum ImportError: Error, LocalizedError, Equatable {
     case massClosure(file: String, table: String, closing: Int, open: Int)
 

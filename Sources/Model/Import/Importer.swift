@@ -6,12 +6,14 @@ import StationVersion
 
 /// How an import runs.
 public struct ImportOptions: Sendable {
+    /// The version's memo (`--memo`), shown by `versions` and `log`.
     public var memo: String?
     /// Accept a file that closes more than 5% of a table's open rows.
     public var allowMassClose: Bool
     /// How many changes the report describes in words (nil: all).
     public var describeLimit: Int?
 
+    /// Options for `importSnapshot` and `diff`; nil `describeLimit` describes every change.
     public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20) {
         self.memo = memo
         self.allowMassClose = allowMassClose
@@ -25,8 +27,11 @@ extension MasterDatabase {
     /// The import runs for real inside a transaction that is rolled back, so a diff
     /// finds every error an import would.
     ///
-    /// - Parameter everyChange: where to list every change (a million of them would not fit
-    ///   in `report.changes`).
+    /// - Parameters:
+    ///   - paths: snapshot folders or CSV files.
+    ///   - options: the import's options; by default every change is described.
+    ///   - everyChange: where to list every change (a million of them would not fit
+    ///     in `report.changes`).
     public func diff(_ paths: [String], options: ImportOptions = ImportOptions(describeLimit: nil),
                      listingEveryChangeIn everyChange: DescribedChangeFile? = nil) throws -> ChangeReport {
         try runImport(paths, options: options, commit: false, everyChange: everyChange)
@@ -37,8 +42,12 @@ extension MasterDatabase {
     /// For example, importing the 2021-03-12 ekidata snapshot over 2019-12-27 makes version 2
     /// with 17 station INSERTs; nothing changed makes no version (`report.committed == false`).
     ///
-    /// - Parameter everyChange: where to list every change, whatever `options.describeLimit` says
-    ///   (written inside the transaction, read after it).
+    /// - Parameters:
+    ///   - paths: snapshot folders or CSV files; each file is the whole of its table.
+    ///   - options: the memo, whether a mass closure is allowed, how many changes to describe.
+    ///   - dryRun: run the import and roll it back: the report of what it would do.
+    ///   - everyChange: where to list every change, whatever `options.describeLimit` says
+    ///     (written inside the transaction, read after it).
     /// - Throws: `CSVError` (file, line, column, value, expectation), `ImportError`,
     ///   `MasterDatabaseError`. On any error the database is unchanged.
     @discardableResult

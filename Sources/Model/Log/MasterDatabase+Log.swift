@@ -3,19 +3,26 @@ import StationSchema
 
 /// Rows and closed rows of one master table.
 public struct TableStatus: Codable, Sendable, Equatable {
+    /// The master table.
     public var table: String
+    /// Its rows, closed ones included.
     public var rows: Int
     /// Rows with `e_status = 2`; always 0 for tables whose rows are removed instead.
     public var closed: Int
 }
 
+/// `status`: the newest version, each table's rows and the log's length.
 public struct DatabaseStatus: Codable, Sendable, Equatable {
+    /// The newest data version.
     public var version: Int
+    /// Every master table, in `MasterTable.all` order.
     public var tables: [TableStatus]
+    /// Rows of the `updates` log.
     public var updates: Int
 }
 
 extension MasterDatabase {
+    /// The master at a glance, read in one transaction.
     public func status() throws -> DatabaseStatus {
         try read { db in
             let tables = try MasterTable.all.map { table in

@@ -3,7 +3,9 @@ import StationSchema
 
 /// One step of a row's story: an `updates` row and what it changed.
 public struct StoryEntry: Sendable, Equatable, Encodable {
+    /// The `updates` row.
     public var update: Update
+    /// What it changed, in words (`DescribedChange`).
     public var change: DescribedChange
 
     private enum CodingKeys: String, CodingKey { case update, name, fields }

@@ -4,14 +4,17 @@ import StationSchema
 
 /// One data version at a glance: when, who, why, and how many rows of each kind.
 public struct VersionSummary: Codable, Sendable, Equatable {
+    /// The data version.
     public var version: Int
     /// When it was committed (ISO 8601, UTC).
     public var date: String
     /// Who committed it; nil for versions made before authors were recorded.
     public var author: String?
+    /// Its memo, as the import or plan gave it.
     public var memo: String?
     /// Table → kind (`INSERT` … `DUPLICATE`) → `updates` rows; splits count under stations.
     public var counts: [String: [String: Int]]
+    /// Rows it wrote to the `updates` log.
     public var changes: Int
 
     /// Every key; no author or memo as null.
@@ -65,6 +68,7 @@ extension MasterDatabase {
     }
 }
 
+/// A version or key `log` and `versions` cannot show.
 public enum LogError: Error, LocalizedError, Equatable {
     case noSuchVersion(requested: Int, newest: Int)
     case noSuchKey(String)

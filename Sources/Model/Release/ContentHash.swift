@@ -24,8 +24,13 @@ public enum ContentHash {
         return try queue.read { try compute($0) }
     }
 
-    /// - Parameter clientSchema: whose columns are hashed; nil for the version the client
-    ///   database records (`ClientSchema.recordedVersion`).
+    /// The content hash of a client database open as `db`.
+    ///
+    /// - Parameters:
+    ///   - db: a connection on which the client tables are in `schema`.
+    ///   - schema: `main`, or the name the client database is attached as.
+    ///   - clientSchema: whose columns are hashed; nil for the version the client
+    ///     database records (`ClientSchema.recordedVersion`).
     public static func compute(_ db: Database, schema: String = "main", clientSchema: Int? = nil) throws -> String {
         let clientSchema = try clientSchema ?? ClientSchema.recordedVersion(db, schema: schema)
         do {

@@ -6,24 +6,29 @@ import StationSchema
 /// Paths are relative to the folder. `contentHash` (see `ContentHash`) lets a client
 /// or a test check a database after applying a delta, whatever its bytes.
 public struct Manifest: Codable, Sendable, Equatable {
+    /// The manifest's name at the top of a release folder.
     public static let fileName = "manifest.json"
     /// 2: with `lineage` and `downloads`; no delta from version 0, none larger than the database.
     /// 3: each version has a carry-over script, and each full download names it.
     public var format = Manifest.currentFormat
+    /// The format this code writes.
     public static let currentFormat = 3
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
     public var lineage: String?
     /// The newest version built in this folder.
     public var newest: Int
+    /// Every version built in this folder, oldest first.
     public var versions: [ReleasedVersion]
 
+    /// A manifest of the current format.
     public init(lineage: String?, newest: Int, versions: [ReleasedVersion]) {
         self.lineage = lineage
         self.newest = newest
         self.versions = versions
     }
 
+    /// The built version `number`, if this folder has it.
     public func version(_ number: Int) -> ReleasedVersion? { versions.first { $0.version == number } }
 
     package func encoded() throws -> Data {
@@ -40,9 +45,13 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 }
 
+/// A file of a release folder as the manifest lists it: where, how large, its SHA-256.
 public struct ReleasedFile: Codable, Sendable, Equatable {
+    /// Relative to the release folder.
     public var path: String
+    /// Its size in bytes.
     public var bytes: Int
+    /// SHA-256 of its bytes (hex).
     public var sha256: String
 
 
@@ -57,11 +66,18 @@ public struct ReleasedFile: Codable, Sendable, Equatable {
     }
 }
 
+/// One built version: its client database, plain and gzip, its deltas and what each older
+/// phone downloads.
 public struct ReleasedVersion: Codable, Sendable, Equatable {
+    /// The data version (`PRAGMA user_version` of its database).
     public var version: Int
+    /// The client database (`N/stations.sqlite`), bundled with the app.
     public var database: ReleasedFile
+    /// The same, gzipped: a full download.
     public var databaseGzip: ReleasedFile
+    /// Rows per client table, closed ones included.
     public var rows: [String: Int]
+    /// The content hash of its tables (`ContentHash`): a phone that applied a delta has the same.
     public var contentHash: String
     /// The deltas written: only those a client can use (see `downloads`).
     public var deltas: [ReleasedDelta]
@@ -76,6 +92,7 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
     /// 1 in folders written before it was recorded.
     public var clientSchema: Int
 
+    /// A built version as a release records it.
     public init(version: Int, database: ReleasedFile, databaseGzip: ReleasedFile, rows: [String: Int],
                 contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload], clientSchema: Int) {
         self.version = version
@@ -108,11 +125,14 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
 /// What a client at data version `from` downloads to reach a release, and for a full download
 /// what it runs after (`{"from": 1, "kind": "full", "path": "4/stations.sqlite.gz", "carry_over": "4/carry-over.sql"}`).
 public struct ClientDownload: Codable, Sendable, Equatable {
+    /// A delta to apply, or the full database to download.
     public enum Kind: String, Codable, Sendable {
         case delta
         case full
     }
+    /// The data version the phone is at.
     public var from: Int
+    /// Whether it downloads a delta or the full database.
     public var kind: Kind
     /// The file, relative to the release folder.
     public var path: String
@@ -120,6 +140,7 @@ public struct ClientDownload: Codable, Sendable, Equatable {
     /// delta (which carries the splits itself) and in folders of format 2 or older.
     public var carryOver: String?
 
+    /// What a phone at `from` downloads.
     public init(from: Int, kind: Kind, path: String, carryOver: String? = nil) {
         self.from = from
         self.kind = kind
@@ -139,14 +160,20 @@ public struct ClientDownload: Codable, Sendable, Equatable {
     }
 }
 
+/// A delta of a release: from an older version to this one, gzipped.
 public struct ReleasedDelta: Codable, Sendable, Equatable {
+    /// The data version the phone is at.
     public var from: Int
+    /// The version it reaches: the release's.
     public var to: Int
     /// The gzip file a client downloads.
     public var file: ReleasedFile
     /// Size and hash of the SQL once inflated.
     public var sqlBytes: Int
+    /// SHA-256 of the SQL once inflated (hex).
     public var sqlSha256: String
+    /// Statements per table and kind (`INSERT OR REPLACE`, `UPDATE`, `DELETE`).
     public var statements: [String: [String: Int]]
+    /// Splits the delta carries out on the phone.
     public var duplicates: Int
 }

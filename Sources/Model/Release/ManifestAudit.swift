@@ -11,8 +11,10 @@ public struct ManifestProblem: Sendable, Equatable, CustomStringConvertible {
     public var field: String
     /// The file or folder concerned, relative to the release folder, if any.
     public var file: String?
+    /// What disagrees, and what was expected.
     public var reason: String
 
+    /// `versions[3].database "3/stations.sqlite": …`
     public var description: String { "\(field)\(file.map { " \($0.quotedForMessage())" } ?? ""): \(reason)" }
 }
 

@@ -6,7 +6,9 @@ import StationSupport
 
 /// What one built client database holds.
 public struct BuiltDatabase: Sendable {
+    /// Rows per client table.
     public var rows: [String: Int]
+    /// Its content hash (`ContentHash`).
     public var contentHash: String
 }
 
@@ -20,6 +22,15 @@ public struct BuiltDatabase: Sendable {
 /// (`MasterDatabase.readingOneState(attaching:alongside:_:)`), else from a copy of the tables.
 /// Deterministic: rows go in key order, indexes after, then `user_version`, so building
 /// the same version twice gives the same bytes.
+///
+/// For example, what `release` does for version 4 (the publisher adds the deltas, the
+/// carry-over script, the gzip and the manifest, then publishes the folder atomically):
+///
+///     let rows = try master.readingOneState(attaching: "building/4/stations.sqlite") { db in
+///         try ReleaseDatabaseBuilder.fill(version: 4, newest: 4, db)   // ["stations": 10_990, …]
+///     }
+///     try ReleaseDatabaseBuilder.complete("building/4/stations.sqlite", version: 4)
+///     // indexes built, `PRAGMA user_version = 4`, `client_schema` recorded
 package enum ReleaseDatabaseBuilder {
     /// Fills schema `client` with the client tables of `version`; returns rows per table.
     package static func fill(version: Int, newest: Int, _ db: Database) throws -> [String: Int] {

@@ -4,6 +4,7 @@ import StationCheck
 import StationSchema
 import StationSupport
 
+/// What `release`, `verify` and the carry-over script refuse, naming the folder or version.
 public enum ReleaseError: Error, LocalizedError, Equatable {
     case noSuchVersion(requested: Int, newest: Int)
     case missingFolder(String)

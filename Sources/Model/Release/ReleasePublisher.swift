@@ -7,12 +7,15 @@ import StationSupport
 
 /// How `release` runs.
 public struct ReleaseOptions: Sendable {
+    /// The release folder (`--out`), created if missing.
     public var outputFolder: String
     /// nil: the newest version.
     public var version: Int?
+    /// Verify the release on the real `sqlite3` before publishing it (`--no-verify` turns it off).
     public var verify: Bool
     /// Release even while `check` finds an error that no waiver accepts.
     public var skipChecks = false
+    /// The limits the checks run with.
     public var checkLimits = CheckLimits()
     /// How long to wait while another process writes the same release folder.
     public var lockTimeout: TimeInterval = 600
@@ -22,6 +25,7 @@ public struct ReleaseOptions: Sendable {
     /// of a release, or kill the process at a chosen step.
     public var onStep: (@Sendable (ReleaseStep) throws -> Void)?
 
+    /// Options of a default `release`: the newest version, verified, checked.
     public init(outputFolder: String = "release", version: Int? = nil, verify: Bool = true) {
         self.outputFolder = outputFolder
         self.version = version
@@ -29,9 +33,13 @@ public struct ReleaseOptions: Sendable {
     }
 }
 
+/// What a release published.
 public struct ReleaseResult: Sendable {
+    /// The version built, as the manifest lists it.
     public var released: ReleasedVersion
+    /// The manifest as published.
     public var manifest: Manifest
+    /// What `verify` checked; nil when not verified.
     public var verification: VerificationReport?
     /// The checks of the released version, read in the same state as the release; nil with `skipChecks`.
     public var checks: CheckTally?

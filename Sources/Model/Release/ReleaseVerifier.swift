@@ -7,7 +7,9 @@ import StationSupport
 
 /// What `verify` checked, and what failed.
 public struct VerificationReport: Sendable, Codable, Equatable {
+    /// Each check that passed, in words.
     public var passed: [String] = []
+    /// Each check that failed, in words, with what was expected.
     public var failures: [String] = []
 
     /// How many deltas were applied and passed.

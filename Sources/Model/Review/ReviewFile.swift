@@ -7,6 +7,10 @@ public enum ReviewFile {
     package static let htmlMark = "<!-- station-admin review -->"
     package static let markdownMark = "<!-- station-admin review -->"
 
+    /// Writes a review atomically; a file that is not a review (no mark on its first line) is
+    /// never replaced.
+    ///
+    /// - Throws: `ReviewFileError.notAReview`, `FileError`.
     public static func write(_ text: String, to path: String) throws {
         let manager = FileManager.default
         var isFolder: ObjCBool = false
@@ -26,6 +30,7 @@ public enum ReviewFile {
     }
 }
 
+/// A review file `review` will not write.
 public enum ReviewFileError: Error, LocalizedError, Equatable {
     case notOurs(String)
     case isAFolder(String)

@@ -4,6 +4,7 @@ import StationSchema
 /// The summary, the changes and the findings of a version as Markdown: release notes, or a
 /// merge request comment.
 public enum ReviewMarkdown {
+    /// The review as Markdown.
     public static func markdown(_ report: ReviewReport) -> String {
         let summary = report.summary
         var lines: [String] = [ReviewFile.markdownMark]

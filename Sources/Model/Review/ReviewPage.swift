@@ -5,6 +5,7 @@ import StationSchema
 /// The review page of a version: one self-contained HTML file (inline CSS, SVG and script;
 /// nothing fetched), which opens from disk.
 public enum ReviewPage {
+    /// The review page as one HTML document.
     public static func html(_ report: ReviewReport) -> String {
         let summary = report.summary
         let map = ChangeMap(report)

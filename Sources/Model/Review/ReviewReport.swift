@@ -11,13 +11,17 @@ import StationWeights
 /// Everything a curator reviews about one version before publishing it: what the review
 /// page and its Markdown show (`ReviewPage`, `ReviewMarkdown`).
 public struct ReviewReport: Sendable {
+    /// The version: number, date, author, memo, changes.
     public var summary: VersionSummary
     /// Open connections at the version: the railways draw Japan.
     public var network: [NetworkSegment]
+    /// Every change of the version, in words, with its place on the map.
     public var changes: [ReviewChange]
     /// Findings the version brought, then the ones it inherited.
     public var introducedFindings: [CheckFinding]
+    /// Findings the version kept from the one before.
     public var inheritedFindings: [CheckFinding]
+    /// Splits the version seems to call for and does not record.
     public var suggestions: [SplitSuggestion]
     /// What a phone shows at three extents: the top pins by weight, then distance.
     public var pinMaps: [PinMap]
@@ -45,12 +49,17 @@ public struct ReviewReport: Sendable {
 
 /// A delta as the review measures it: what a phone at `from` downloads.
 public struct ReviewDelta: Sendable, Equatable {
+    /// The data version the phone is at.
     public var from: Int
+    /// What it downloads, in bytes.
     public var gzipBytes: Int
+    /// Statements the phone runs.
     public var statements: Int
 }
 
+/// A place on the map.
 public struct MapPlace: Sendable, Equatable, Hashable {
+    /// Degrees.
     public var latitude: Double, longitude: Double
 }
 
@@ -62,8 +71,11 @@ public struct ReviewChange: Sendable, Equatable {
         case new, closed, restored, moved, renamed, transferred, updated, duplicate
     }
 
+    /// The master table of the row.
     public var table: String
+    /// The row's key as in `updates.key_id`.
     public var key: String
+    /// What the version did to it.
     public var kind: Update.Kind
     /// `八戸 (JR八戸線)`: the row's name, with its line for a station.
     public var title: String
@@ -71,7 +83,9 @@ public struct ReviewChange: Sendable, Equatable {
     public var words: String
     /// For a station (or a split's new station): its code, map kind and place.
     public var station: Int64?
+    /// How the map marks it; nil for a row that is not drawn.
     public var mapKind: MapKind?
+    /// Where the map marks it.
     public var latitude: Double?, longitude: Double?
     /// Where a moved station was, or a split's old station is.
     public var fromLatitude: Double?, fromLongitude: Double?
@@ -79,21 +93,27 @@ public struct ReviewChange: Sendable, Equatable {
 
 /// One open connection on the map, from station to station.
 public struct NetworkSegment: Sendable, Equatable {
+    /// The two ends, in degrees.
     public var fromLongitude: Double, fromLatitude: Double, toLongitude: Double, toLatitude: Double
 }
 
+/// The pins a phone shows at one extent, with the weights of the version.
 public struct PinMap: Sendable {
     /// How wide a pin map is drawn, in pixels (its height follows the extent).
     public static let width = 300.0
 
+    /// The extent drawn.
     public var extent: MapExtent
+    /// How the top pins spread over it.
     public var spread: MapSpread
     /// Open stations in view `[lat, lon]`, one per pixel of the map, and the top pins
     /// `[lat, lon, weight]` in the client's order.
     public var stations: [[Double]]
+    /// The top pins, `[lat, lon, weight]`, in the client's order.
     public var pins: [[Double]]
 }
 
+/// A version `review` cannot show.
 public enum ReviewError: Error, LocalizedError, Equatable {
     case noVersions
     case noSuchVersion(requested: Int, newest: Int)

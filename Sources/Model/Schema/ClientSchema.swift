@@ -4,6 +4,7 @@ import GRDB
 /// them, the user's `completions`, and indexes for the clients' queries. Never `updates`,
 /// memos or history.
 public enum ClientSchema {
+    /// The user's visits: never sent by a delta, carried over after a full download or an app update.
     public static let completionsTable =
         "CREATE TABLE completions (station_cd INTEGER PRIMARY KEY, date TEXT, memo TEXT, updated_at INTEGER)"
 

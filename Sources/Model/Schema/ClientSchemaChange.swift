@@ -4,9 +4,29 @@ import GRDB
 /// `version` on. The master gets the columns at once (its migration `id`); phones get them in
 /// the first version committed after it, through the `ALTER TABLE` statements their delta
 /// begins with, or with the new app's bundled database. README, "Changing the client schema".
+///
+/// For example, an English station name for visitors, shipped as client schema 2:
+///
+///     ClientSchemaChange(
+///         version: 2, id: "2026-12-stationNameEN",
+///         columns: [(.stations, MasterTable.Column("station_name_en", .text, inCSV: false, limit: .name, since: 2))],
+///         indexes: ["CREATE INDEX stations_by_english_name ON stations (station_name_en)"])
+///
+/// Appended to `ClientSchema.shipped`, it adds the column to `stations` and `stations_history`
+/// in every master on its next write; the next version committed is the first whose release
+/// has the column, and a delta from any older version begins with
+///
+///     ALTER TABLE stations ADD COLUMN station_name_en TEXT;
+///     CREATE INDEX stations_by_english_name ON stations (station_name_en);
+///     CREATE TABLE IF NOT EXISTS client_schema (version INTEGER NOT NULL);
+///     DELETE FROM client_schema;
+///     INSERT INTO client_schema (version) VALUES (2);
 public struct ClientSchemaChange: Sendable {
+    /// A column the change adds to a table.
     public struct AddedColumn: Sendable {
+        /// The master table (and client table) it is added to.
         public let table: String
+        /// The column, declared `since:` the change's version.
         public let column: MasterTable.Column
     }
 
@@ -14,6 +34,7 @@ public struct ClientSchemaChange: Sendable {
     public let version: Int
     /// The master migration's id: frozen once shipped, as every migration.
     public let id: String
+    /// The columns it adds.
     public let columns: [AddedColumn]
     /// `CREATE INDEX name ON table (…)` statements phones get with the columns.
     public let indexes: [String]

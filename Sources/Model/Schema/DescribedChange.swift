@@ -2,8 +2,11 @@ import GRDB
 
 /// One changed row in words.
 public struct DescribedChange: Codable, Sendable, Equatable {
+    /// The master table of the row.
     public var table: String
+    /// The row's key as in `updates.key_id`; for a split, `old → new`.
     public var key: String
+    /// What the change did.
     public var kind: Update.Kind
     /// The row's name (`station_name`, `line_name`, …) after the change.
     public var name: String?
@@ -53,9 +56,13 @@ public struct DescribedChange: Codable, Sendable, Equatable {
     }
 }
 
+/// One column of a changed row: its value before and after, as text (NULL as nil).
 public struct FieldChange: Codable, Sendable, Equatable {
+    /// The column.
     public var column: String
+    /// Its value before; nil for NULL or a new row.
     public var old: String?
+    /// Its value after; nil for NULL or a removed row.
     public var new: String?
 
     package init(column: String, old: String?, new: String?) {

@@ -2,9 +2,13 @@ import GRDB
 
 /// Which `updates` rows `log` shows; nil means any.
 public struct LogFilter: Sendable {
+    /// Only rows of this data version.
     public var version: Int?
+    /// Only rows of this table (`stations`, …).
     public var table: String?
+    /// Only rows of this key (`1120101`, `11302/1130201/1130202`).
     public var key: String?
+    /// Only rows of this kind.
     public var type: Update.Kind?
     /// Only rows from this bound on (inclusive), as `git log --since`.
     public var since: LogBound?
@@ -17,6 +21,7 @@ public struct LogFilter: Sendable {
     /// Newest first, as `git log`; a key's story reads oldest first.
     public var newestFirst: Bool
 
+    /// A filter; with no arguments, every row, oldest first.
     public init(version: Int? = nil, table: String? = nil, key: String? = nil, type: Update.Kind? = nil,
                 since: LogBound? = nil, until: LogBound? = nil, author: String? = nil,
                 limit: Int? = nil, newestFirst: Bool = false) {
@@ -53,6 +58,7 @@ public enum LogBound: Sendable, Equatable {
         self = .date(text)
     }
 
+    /// What a bound may be, for an error message.
     public static let expectation = "a data version (4 or v4) or a date (2026-11-24, or 2026-11-24T10:00)"
 
     /// SQL condition and arguments: `updates` rows at or after (`isLower`) or at or before this bound.

@@ -12,6 +12,7 @@ import StationSupport
 /// mode, so a reader (a release, a delta) sees one committed state from its first read
 /// to its end while imports commit beside it.
 public final class MasterDatabase: Sendable {
+    /// The master's file.
     public let path: String
     /// Who commits the versions written through this handle (kept in the master, never published).
     public let author: String?
@@ -19,6 +20,7 @@ public final class MasterDatabase: Sendable {
     /// Set when migrations are pending (a master made before stamps existed is recognised
     /// by its migration ids): the first write runs them, the stamp among them.
     private let needsStamp: Bool
+    /// How long a command waits, by default, for another process's write to finish (seconds).
     public static let busyTimeout: TimeInterval = 15
 
     private init(path: String, queue: DatabaseQueue, needsStamp: Bool, author: String?) {
@@ -51,6 +53,7 @@ public final class MasterDatabase: Sendable {
     /// Opens an existing master database; writes nothing.
     ///
     /// - Parameters:
+    ///   - path: the master's file, as `init` made it.
     ///   - busyTimeout: how long to wait for another process's write to finish.
     ///   - author: who commits the versions written through this handle.
     /// - Throws: `MasterDatabaseError.notAMaster` for any file that is not a master database
@@ -273,6 +276,7 @@ package enum MasterFileChecks {
     }
 }
 
+/// A master database that cannot be opened or written, naming the file and the fix.
 public enum MasterDatabaseError: Error, LocalizedError, Equatable {
     case missing(String)
     case alreadyExists(String)

@@ -7,6 +7,7 @@ import GRDB
 /// state with the version that superseded it (`valid_to`), so that any past version
 /// can be rebuilt (see `VersionedState`).
 public enum MasterSchema {
+    /// Every migration of the master, oldest first; each is frozen once shipped.
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("createMasterTables") { db in

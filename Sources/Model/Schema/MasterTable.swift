@@ -32,6 +32,7 @@ public struct MasterTable: Sendable, Hashable {
         /// A station's map weight (`MapWeight`).
         case weight
 
+        /// Whether `value` is in the domain.
         public func contains(_ value: Int64) -> Bool {
             switch self {
             case .code: return (1...Int64(Int32.max)).contains(value)
@@ -42,6 +43,7 @@ public struct MasterTable: Sendable, Hashable {
             }
         }
 
+        /// The domain in words, for an error message (`a prefecture code from 1 to 47`).
         public var expectation: String {
             switch self {
             case .code: return "a positive code up to \(Int32.max)"
@@ -68,8 +70,11 @@ public struct MasterTable: Sendable, Hashable {
         case url = 2_048
     }
 
+    /// A column of a master table, declared once: the master, its history twin, the client table, the CSV reader and the content hash read it.
     public struct Column: Sendable, Hashable {
+        /// The column's name, as in ekidata's header.
         public let name: String
+        /// How its values are read, stored and compared.
         public let kind: Kind
         /// For text columns: the longest value, in UTF-8 bytes.
         public let textLimit: TextLimit?
@@ -93,6 +98,7 @@ public struct MasterTable: Sendable, Hashable {
             }
         }
 
+        /// A column; `since` is the client schema version from which phones have it (1: the first).
         public init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil,
                     limit: TextLimit? = nil, since: Int = 1) {
             precondition((kind == .text) == (limit != nil), "\(name): a text column, and only a text column, has a TextLimit")
@@ -107,9 +113,11 @@ public struct MasterTable: Sendable, Hashable {
         }
     }
 
+    /// The table's name in the master and on phones.
     public let name: String
     /// The columns of the first client schema; later ones come from `ClientSchemaChange`s.
     private let declaredColumns: [Column]
+    /// The primary key's columns, in order.
     public let keyColumns: [String]
     /// `true` for companies, lines and stations: a missing row is closed (`e_status = 2`),
     /// never removed, because user records point at its code.
@@ -119,7 +127,9 @@ public struct MasterTable: Sendable, Hashable {
 
     /// ekidata's `e_status` values; a closed row stays, with `closedStatus`.
     public static let openStatus = 0
+    /// `e_status` of a row that is announced and not yet open.
     public static let notYetOpenStatus = 1
+    /// `e_status` of a closed row: closures keep the row, and its code.
     public static let closedStatus = 2
     /// Two coordinates closer than this (in degrees) are the same: snapshots rewrite
     /// `34.697960` as `34.69796` or round 15 decimals to 6.
@@ -147,10 +157,14 @@ public struct MasterTable: Sendable, Hashable {
         self.headerAliases = headerAliases
     }
 
+    /// The columns that are not part of the key.
     public var nonKeyColumns: [Column] { columns.filter { !keyColumns.contains($0.name) } }
+    /// The columns' names, in order.
     public var columnNames: [String] { columns.map(\.name) }
+    /// The twin that keeps every superseded state (`stations_history`).
     public var historyTable: String { name + "_history" }
 
+    /// The column called `name`, if the table has one.
     public func column(named name: String) -> Column? { columns.first { $0.name == name } }
 
     /// SQL that renders a row's key as the `updates.key_id` text: `11302/1130201/1130202`.
@@ -165,6 +179,7 @@ public struct MasterTable: Sendable, Hashable {
         keyColumns.map { "\(left).\($0) = \(right).\($0)" }.joined(separator: " AND ")
     }
 
+    /// The key columns for an `ORDER BY`: the order of exports, deltas and reports.
     public var keyOrder: String { keyColumns.joined(separator: ", ") }
 }
 
@@ -172,6 +187,7 @@ extension MasterTable {
     package static let longitude = Kind.coordinate(range: -180...180)
     package static let latitude = Kind.coordinate(range: -90...90)
 
+    /// ekidata's `pref.csv`: the 47 prefectures and `99 その他`.
     public static let prefectures = MasterTable(
         name: "prefectures",
         columns: [
@@ -180,6 +196,7 @@ extension MasterTable {
         ],
         keyColumns: ["pref_cd"], closesByStatus: false, headerAliases: [:])
 
+    /// ekidata's `company.csv`: the operators.
     public static let companies = MasterTable(
         name: "companies",
         columns: [
@@ -196,6 +213,7 @@ extension MasterTable {
         ],
         keyColumns: ["company_cd"], closesByStatus: true, headerAliases: [:])
 
+    /// ekidata's `line.csv`: each line of an operator.
     public static let lines = MasterTable(
         name: "lines",
         columns: [
@@ -215,6 +233,7 @@ extension MasterTable {
         ],
         keyColumns: ["line_cd"], closesByStatus: true, headerAliases: [:])
 
+    /// ekidata's `station.csv`, plus the map weight the curators add.
     public static let stations = MasterTable(
         name: "stations",
         columns: [
@@ -237,6 +256,7 @@ extension MasterTable {
         ],
         keyColumns: ["station_cd"], closesByStatus: true, headerAliases: ["add": "address"])
 
+    /// ekidata's `join.csv`: the stations next to each other on a line.
     public static let connections = MasterTable(
         name: "connections",
         columns: [
@@ -249,6 +269,7 @@ extension MasterTable {
     /// In the order their rows may reference each other: a delta and a commit write them so.
     public static let all: [MasterTable] = [prefectures, companies, lines, stations, connections]
 
+    /// The table called `name`, if there is one.
     public static func named(_ name: String) -> MasterTable? { all.first { $0.name == name } }
 
     /// A column whose value must name a row of another table.

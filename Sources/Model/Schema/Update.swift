@@ -5,6 +5,7 @@ import GRDB
 /// For `duplicate`, `tableName` holds the *original* station code and `keyID` the new one
 /// (the layout the clients' sync protocol has always used).
 public struct Update: Codable, Sendable, Equatable, FetchableRecord, TableRecord {
+    /// What a log row did to its row: ekidata's kinds, and DUPLICATE for a split.
     public enum Kind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         case insert = "INSERT"
         case update = "UPDATE"
@@ -16,14 +17,22 @@ public struct Update: Codable, Sendable, Equatable, FetchableRecord, TableRecord
         public var countKey: String { rawValue.lowercased() }
     }
 
+    /// The log's table.
     public static let databaseTableName = "updates"
 
+    /// The row's id: the order of the log.
     public var upID: Int64
+    /// What the change did.
     public var type: Kind
+    /// The master table; for a DUPLICATE, the old station code.
     public var tableName: String
+    /// The row's key (`1120101`, `11302/1130201/1130202`); for a DUPLICATE, the new station code.
     public var keyID: String
+    /// The data version that made the change.
     public var userVersion: Int
+    /// When the version was committed (ISO 8601).
     public var updateDate: String
+    /// The version's memo.
     public var memo: String?
 
     package enum CodingKeys: String, CodingKey {

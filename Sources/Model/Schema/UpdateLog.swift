@@ -3,6 +3,17 @@ import GRDB
 /// Reads the `updates` log: the one place that knows its layout (a split is a `DUPLICATE` row
 /// whose `table_name` holds the old station code and `key_id` the new one). Queries that join
 /// the log with other tables take their SQL from here.
+///
+/// For example, the rows a delta from version 3 to 7 must send for `stations`, and the splits it
+/// must carry out on the phone, inside one read transaction of the master:
+///
+///     let keys = UpdateLog.changedKeys(of: .stations, after: 3, through: 7)
+///     // SELECT DISTINCT key_id FROM updates WHERE table_name = 'stations' AND user_version > 3 …
+///     let rows = try Row.fetchAll(db, sql: VersionedState(table: .stations, version: 7).select(restrictedTo: keys))
+///     let splits = try UpdateLog.splits(db, after: 3, through: 7)
+///     // [StationSplit(old: 1141512, new: 9944001, version: 5), …]
+///
+/// The log is appended to by `VersionWriter` alone, one row per changed key and version.
 package enum UpdateLog {
     /// The newest data version (0 for an empty log).
     package static func newestVersion(_ db: Database) throws -> Int {

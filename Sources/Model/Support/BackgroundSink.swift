@@ -15,6 +15,7 @@ public final class BackgroundSink: ByteSink, @unchecked Sendable {
     private static let chunkSize = 1 << 20
     private static let maximumWaiting = 4
 
+    /// A sink that hands its bytes to `next` on its own thread.
     public init(next: ByteSink) {
         self.next = next
         pending.reserveCapacity(Self.chunkSize)

@@ -4,6 +4,7 @@ import Foundation
 /// act on (`cannot write /srv/out/.delta.sql.tmp-…: No space left on device`), with the
 /// system's error number so that a full disk is told apart.
 public struct FileError: Error, LocalizedError, Equatable {
+    /// `cannot <action>: <reason> (<hint>)`.
     public let message: String
     /// `errno` at the failure, or nil when the system did not fail (a file cut short).
     public let code: Int32?

@@ -5,6 +5,7 @@ import Foundation
 /// Foundation's `readDataToEndOfFile()` traps on EINTR, and a process that runs children
 /// receives SIGCHLD whenever one ends.
 public enum PipeReader {
+    /// Every byte until the writer closes the pipe.
     public static func readAll(_ handle: FileHandle) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)

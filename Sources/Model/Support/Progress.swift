@@ -8,6 +8,7 @@ public struct ProgressObserver: Sendable {
     /// The work is done: whatever shows progress should go before the results are printed.
     public var finish: @Sendable () -> Void
 
+    /// An observer from its three callbacks.
     public init(begin: @escaping @Sendable (String, Int?) -> Void, update: @escaping @Sendable (Int) -> Void,
                 finish: @escaping @Sendable () -> Void) {
         self.begin = begin
@@ -16,7 +17,9 @@ public struct ProgressObserver: Sendable {
     }
 }
 
+/// The progress of the work running in this task, told to `observer`.
 public enum Progress {
+    /// Who is told; nil: nobody.
     @TaskLocal public static var observer: ProgressObserver?
 
     package static func phase(_ name: String, total: Int? = nil) { observer?.begin(name, total) }

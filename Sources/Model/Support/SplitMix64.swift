@@ -3,8 +3,10 @@
 public struct SplitMix64: Sendable {
     private var state: UInt64
 
+    /// A generator whose numbers `seed` decides.
     public init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
 
+    /// The next number, uniform over `UInt64`.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         return Self.mix(state)

@@ -10,9 +10,11 @@ import StationSchema
 public struct ChangeReport: Codable, Sendable, Equatable {
     /// The version the changes make (or would make, when not committed).
     public var version: Int
+    /// Whether the version was written (not a dry run, a diff, or a batch that changed nothing).
     public var committed: Bool
     /// Table name → kind (`INSERT`, `UPDATE`, `DELETE`, `RESTORE`, `DUPLICATE`) → rows.
     public var counts: [String: [String: Int]]
+    /// What the producer wants a curator to read (connections to missing stations, …).
     public var warnings: [String]
     /// The first changes, in table order then key order.
     public var changes: [DescribedChange]
@@ -23,6 +25,7 @@ public struct ChangeReport: Codable, Sendable, Equatable {
     /// What `check` finds in this version that it did not find in the one before.
     public var findings: [CheckFinding] = []
 
+    /// Rows of `table` changed by `kind`; 0 for none.
     public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
 
     package enum CodingKeys: String, CodingKey {

@@ -22,6 +22,9 @@ public final class DescribedChangeFile {
     private static let flushSize = 1 << 20
     private static let absent = UInt32.max
 
+    /// A new, empty list in a temporary file under `directory`.
+    ///
+    /// - Throws: `FileError` when it cannot be created.
     public init(directory: String = NSTemporaryDirectory()) throws {
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         var template = Array((directory + "/station-admin-changes-XXXXXX").utf8CString)

@@ -4,9 +4,12 @@ import StationSchema
 
 /// A map extent a client may show.
 public struct MapExtent: Codable, Sendable {
+    /// What a curator calls it (`Kanto`).
     public var name: String
+    /// Its bounds, in degrees.
     public var south: Double, west: Double, north: Double, east: Double
 
+    /// An extent from its bounds.
     public init(name: String, south: Double, west: Double, north: Double, east: Double) {
         self.name = name
         self.south = south; self.west = west; self.north = north; self.east = east
@@ -23,6 +26,7 @@ public struct MapExtent: Codable, Sendable {
         ((longitude - west) / (east - west) * width, (north - latitude) / (north - south) * pixelHeight(width: width))
     }
 
+    /// The extents `weights` and the review measure: all Japan, Kanto, Tokyo's 23 wards.
     public static let examples = [
         MapExtent(name: "all Japan", south: 24.0, west: 122.9, north: 45.6, east: 146.0),
         MapExtent(name: "Kanto", south: 34.9, west: 138.4, north: 37.2, east: 140.9),
@@ -34,8 +38,11 @@ public struct MapExtent: Codable, Sendable {
 /// grid, and `covered` counts the cells (among those holding any open station) that get
 /// at least one of the top `pins` stations.
 public struct MapSpread: Codable, Sendable {
+    /// The extent's name.
     public var extent: String
+    /// Open stations in the extent.
     public var stationsInView: Int
+    /// Cells of the 8 × 8 grid that hold an open station.
     public var cellsWithStations: Int
     /// Cells reached by the top pins ordered by weight, then distance from the centre.
     public var coveredByWeight: Int

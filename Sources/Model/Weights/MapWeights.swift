@@ -7,18 +7,23 @@ import StationVersion
 
 /// What `weights` decided.
 public struct WeightReport: Codable, Sendable {
+    /// The seed: the same seed gives the same weights.
     public var seed: UInt64
     /// Weight → open stations with it, after the assignment.
     public var stationsByWeight: [Int: Int]
+    /// First-order mesh squares (~80 km) that hold open stations: each gets one 11.
     public var firstOrderSquares: Int
     /// Sampling cells (~5 km) that hold open stations.
     public var sampleCells: Int
     /// Stations that get a proposed 1–9 (`proposeMajor`), and hand weights 1–9 kept as they were.
     public var proposedMajors: Int
+    /// Hand weights 1–9 kept as they were.
     public var keptHandWeights: Int
     /// How the top pins spread over the example extents with the weights before and after.
     public var spreadBefore: [MapSpread]
+    /// The same with the new weights.
     public var spreadAfter: [MapSpread]
+    /// The version written (or that would be, for a dry run).
     public var change: ChangeReport
 
     package enum CodingKeys: String, CodingKey {

@@ -55,4 +55,28 @@ import Testing
         }
         #expect(foreign == [], "a target throws another target's error")
     }
+
+    /// Every public declaration of the library and the server says what it is in a `///` comment
+    /// (`swift package generate-documentation` shows it), except a member that implements a
+    /// protocol's requirement, whose documentation is the protocol's.
+    @Test func everyPublicDeclarationIsDocumented() throws {
+        let declaration = try NSRegularExpression(pattern: #"^\s*(@[\w.]+(\([^)]*\))?\s+)*public\s(?!import|extension)"#)
+        let requirement = try NSRegularExpression(pattern: #"var errorDescription|func encode\(to|init\(from decoder|static func [<=]|func write\(_ bytes: UnsafeRawBufferPointer\)|func finish\(\) throws"#)
+        var undocumented: [String] = [], declarations = 0
+        for (path, text) in try Self.sources() where path.hasPrefix("Model/") || path.hasPrefix("StationServe/") {
+            let lines = text.components(separatedBy: "\n")
+            for (index, line) in lines.enumerated() {
+                let range = NSRange(line.startIndex..., in: line)
+                guard declaration.firstMatch(in: line, range: range) != nil, requirement.firstMatch(in: line, range: range) == nil else { continue }
+                declarations += 1
+                var above = index - 1
+                while above >= 0, lines[above].trimmingCharacters(in: .whitespaces).hasPrefix("@") { above -= 1 }
+                if above < 0 || !lines[above].trimmingCharacters(in: .whitespaces).hasPrefix("///") {
+                    undocumented.append("\(path):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(declarations > 400, "the public declarations were not found")
+        #expect(undocumented == [], "public declarations without a /// comment")
+    }
 }
