@@ -43,16 +43,16 @@ extension MasterDatabase {
         try read { db in try Self.versions(db, limit: limit) }
     }
 
-    /// The same, in a read the caller holds.
-    package static func versions(_ db: Database, limit: Int? = nil) throws -> [VersionSummary] {
+    /// The same, in a read the caller holds; with `only`, that version alone (read by its index).
+    package static func versions(_ db: Database, limit: Int? = nil, only: Int? = nil) throws -> [VersionSummary] {
         var recorded: [Int: Row] = [:]
         if try db.tableExists("versions") {
             for row in try Row.fetchAll(db, sql: "SELECT version, committed_at, author, memo FROM versions") {
                 recorded[row[0]] = row
             }
         }
-        let counts = try UpdateLog.countsByVersion(db)
-        return try UpdateLog.firstRowOfEachVersion(db, limit: limit).map { first in
+        let counts = try UpdateLog.countsByVersion(db, only: only)
+        return try UpdateLog.firstRowOfEachVersion(db, limit: limit, only: only).map { first in
             let version = first.version
             let perTable = counts[version] ?? [:]
             var date = first.date, author: String?, memo = first.memo

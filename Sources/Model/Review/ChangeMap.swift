@@ -12,7 +12,9 @@ package enum MapProjection {
 
 /// The review page's map: the network, every changed station marked by kind with a colour and
 /// a shape of its own, a split as an arrow old → new, the findings the version introduced, and
-/// a legend whose counts are what is drawn. It opens on the extent of the changes.
+/// a legend whose counts are what is drawn. It opens on the extent of the changes. A kind with
+/// more changes than `ReviewLimits.changesPerKind`, and a network larger than its limit, are
+/// drawn as density (`DensityGrid`): a few paths, however many changes.
 package struct ChangeMap {
     package let svg: String
     package let legend: String
@@ -40,19 +42,32 @@ package struct ChangeMap {
 
     package init(_ report: ReviewReport) {
         var network = ""
-        network.reserveCapacity(report.network.count * 30)
+        network.reserveCapacity(report.network.segments.count * 30)
         var all = Extent()
-        for segment in report.network {
+        for segment in report.network.segments {
             all.include(segment.fromLongitude, segment.fromLatitude); all.include(segment.toLongitude, segment.toLatitude)
             network += "M\(Self.fmt(MapProjection.x(segment.fromLongitude))) \(Self.fmt(MapProjection.y(segment.fromLatitude)))"
                 + "L\(Self.fmt(MapProjection.x(segment.toLongitude))) \(Self.fmt(MapProjection.y(segment.toLatitude)))"
         }
+        // A network of more segments than a browser draws quickly is drawn as its density.
+        var networkLayer = "<path class=\"network\" d=\"\(network)\"/>"
+        if let density = report.network.density {
+            all.include(density)
+            networkLayer = Self.densityLayer(density, class: "network-density", kind: nil, fill: "#9fb3c8")
+        }
         var changed = Extent()
+        // Kinds with too many changes for markers: every change counted in cells of the map.
+        var densityLayers = ""
+        for kind in ReviewChange.MapKind.allCases {
+            guard let density = report.overview.density[kind] else { continue }
+            changed.include(density)
+            densityLayers += Self.densityLayer(density, class: "density", kind: kind, fill: Self.colours[kind]!)
+        }
         var links = "", markers = "", labels = "", findings = ""
         var drawn: [ReviewChange.MapKind: Int] = [:]
         var marked = Set<Int64>()
         // A split's new station is marked as the split (it is new too, which its words say).
-        for change in report.changes.filter({ $0.kind == .duplicate }) + report.changes.filter({ $0.kind != .duplicate }) {
+        for change in report.overview.markers {
             guard let code = change.station, let kind = change.mapKind, let lat = change.latitude, let lon = change.longitude else { continue }
             changed.include(lon, lat)
             let x = Self.fmt(MapProjection.x(lon)), y = Self.fmt(MapProjection.y(lat))
@@ -95,7 +110,8 @@ package struct ChangeMap {
         svg = """
             <svg id="change-map" viewBox="\(box)" data-home="\(box)" data-label-width="\(Self.fmt(MapProjection.labelWidth))" preserveAspectRatio="xMidYMid meet" role="img" aria-label="The network and the changed stations">
             <defs>\(arrows)</defs>
-            <path class="network" d="\(network)"/>
+            \(networkLayer)
+            <g class="density-layers">\(densityLayers)</g>
             <g class="links">\(links)</g>
             <g class="findings-marks">\(findings)</g>
             <g class="markers">\(markers)</g>
@@ -105,15 +121,26 @@ package struct ChangeMap {
         legend = "<div class=\"legend\" id=\"legend\">" + ReviewChange.MapKind.allCases.map { kind in
             "<label><input type=\"checkbox\" data-legend=\"\(kind.rawValue)\" checked>"
                 + "<svg class=\"swatch\" viewBox=\"-1.3 -1.3 2.6 2.6\"><path d=\"\(Self.shapes[kind]!)\" fill=\"\(Self.colours[kind]!)\"/></svg>"
-                + "\(kind.rawValue) <small data-count=\"\(kind.rawValue)\">\(drawn[kind] ?? 0)</small></label>"
+                + "\(kind.rawValue) " + (report.overview.density[kind] != nil
+                    ? "<small data-density=\"\(kind.rawValue)\">\(report.overview.mapCounts[kind] ?? 0) as density</small></label>"
+                    : "<small data-count=\"\(kind.rawValue)\">\(drawn[kind] ?? 0)</small></label>")
         }.joined()
             + "<label><input type=\"checkbox\" data-legend=\"finding\" checked><svg class=\"swatch\" viewBox=\"-1.8 -1.8 3.6 3.6\"><path class=\"finding-mark error\" d=\"\(Self.findingShape)\"/></svg>"
-            + "finding <small data-count=\"finding\">\(findingsDrawn)</small></label></div>"
+            + "finding <small data-count=\"finding\">\(findingsDrawn)</small>"
+            + (report.introducedFindings.count > findingsDrawn && report.findingPlaces.count == report.limits.findingMarks
+                ? " <small>(the first \(findingsDrawn) of \(report.introducedFindings.count))</small>" : "")
+            + "</label></div>"
     }
 
     private struct Extent {
         package var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
         package var isEmpty: Bool { minX > maxX }
+
+        package mutating func include(_ grid: DensityGrid) {
+            guard let extent = grid.extent else { return }
+            minX = min(minX, extent.minX); maxX = max(maxX, extent.maxX)
+            minY = min(minY, extent.minY); maxY = max(maxY, extent.maxY)
+        }
 
         package mutating func include(_ lon: Double, _ lat: Double) {
             minX = min(minX, MapProjection.x(lon)); maxX = max(maxX, MapProjection.x(lon))
@@ -122,4 +149,12 @@ package struct ChangeMap {
     }
 
     private static func fmt(_ value: Double) -> String { ReviewPage.fmt((value * 10).rounded() / 10) }
+
+    /// One path per band of count, fainter where fewer: the legend's checkbox of `kind` hides it.
+    private static func densityLayer(_ grid: DensityGrid, class name: String, kind: ReviewChange.MapKind?, fill: String) -> String {
+        zip(grid.bands(), DensityGrid.bandOpacities).compactMap { path, opacity in
+            path.isEmpty ? nil : "<path class=\"\(name)\"" + (kind.map { " data-kind=\"\($0.rawValue)\"" } ?? "")
+                + " fill=\"\(fill)\" fill-opacity=\"\(opacity)\" d=\"\(path)\"/>"
+        }.joined()
+    }
 }

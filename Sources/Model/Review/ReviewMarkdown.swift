@@ -24,18 +24,31 @@ public enum ReviewMarkdown {
         for table in MasterTable.all.map(\.name) {
             let changes = report.changes.filter { $0.table == table }
             guard !changes.isEmpty else { continue }
+            let total = report.overview.counts[table]?.values.reduce(0, +) ?? changes.count
             lines.append("")
-            lines.append("### \(table) (\(changes.count))")
+            lines.append("### \(table) (\(total))")
             lines.append("")
             for change in changes {
                 lines.append("- \(change.kind.rawValue) `\(change.key)` \(escape(change.title))" + (change.words.isEmpty ? "" : ": " + escape(change.words)))
+            }
+            for kind in kinds where report.overview.unlisted(table: table, kind: kind) > 0 {
+                lines.append("- … and \(report.overview.unlisted(table: table, kind: kind)) more \(kind.rawValue): "
+                    + "`station-admin log --version \(summary.version) --table \(table) --type \(kind.rawValue)`")
             }
         }
         lines.append("")
         lines.append("## Findings introduced by version \(summary.version) (\(report.introducedFindings.count))")
         lines.append("")
         if report.introducedFindings.isEmpty { lines.append("None.") }
-        for finding in report.introducedFindings {
+        let limits = report.limits
+        let shown = report.introducedFindings.count > limits.findingsListed
+            ? Dictionary(grouping: report.introducedFindings, by: \.rule).sorted { $0.key.rawValue < $1.key.rawValue }.flatMap { $0.value.prefix(limits.findingsPerRule) }
+            : report.introducedFindings
+        if shown.count < report.introducedFindings.count {
+            lines.append("The first \(limits.findingsPerRule) of each rule; `station-admin check --version \(summary.version) --rule RULE` lists the rest.")
+            lines.append("")
+        }
+        for finding in shown {
             lines.append("- **\(finding.severity.rawValue)** `\(finding.table) \(finding.key)` `\(finding.rule.rawValue)`: "
                 + escape(finding.message) + (finding.waived ? " *(waived)*" : ""))
         }

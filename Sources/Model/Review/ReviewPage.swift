@@ -38,7 +38,7 @@ public enum ReviewPage {
             </div>
             </section>
             <section id="summary"><h2>Counts</h2>\(countsTable(summary.counts))</section>
-            <section id="changes"><h2>Changes in words</h2>\(changeFilters(report.changes))\(changeTable(report.changes))</section>
+            <section id="changes"><h2>Changes in words</h2>\(changeFilters(report.changes))\(changeTable(report))</section>
             <section id="suggestions"><h2>Split suggestions</h2>\(suggestions(report.suggestions))</section>
             <section id="pins"><h2>What a phone shows</h2>
             <p>The top \(report.pinCount) pins by weight, then by distance from \
@@ -79,7 +79,10 @@ public enum ReviewPage {
         }.joined()
         html += "<li data-from=\"new\">a new install or an app update: \(full), with the carry-over of its splits</li></ul>"
         let splits = report.splits
-        if splits.isEmpty {
+        if report.splitCount > splits.count {
+            html += "<p id=\"split-moves\">\(report.splitCount) splits: on every phone, the visit records of each old station are copied to its new one "
+                + "(the old ones keep theirs; <code>station-admin log --version \(version) --type DUPLICATE</code> lists them).</p>"
+        } else if splits.isEmpty {
             html += "<p id=\"split-moves\">No split: no user record moves.</p>"
         } else {
             let olds = Set(splits.map { $0.key.components(separatedBy: " → ")[0] }).count
@@ -119,9 +122,22 @@ public enum ReviewPage {
             """
     }
 
-    private static func changeTable(_ changes: [ReviewChange]) -> String {
+    private static func changeTable(_ report: ReviewReport) -> String {
+        let changes = report.changes, version = report.summary.version
         guard !changes.isEmpty else { return "<p>No changes.</p>" }
-        var html = "<table class=\"changes\"><thead><tr><th>table</th><th>key</th><th>kind</th><th>what</th><th>change</th></tr></thead><tbody>"
+        var html = ""
+        let unlisted = MasterTable.all.flatMap { table in
+            kinds.map { (table: table.name, kind: $0, count: report.overview.unlisted(table: table.name, kind: $0)) }
+        }.filter { $0.count > 0 }
+        if !unlisted.isEmpty {
+            html += "<p id=\"unlisted\">A kind of more than \(report.limits.changesPerKind) changes lists the first \(report.limits.listedBeyond) the log recorded; "
+                + "<code>station-admin log --version \(version)</code> lists every change.</p><ul class=\"unlisted\">"
+                + unlisted.map { group in
+                    "<li data-table=\"\(group.table)\" data-kind=\"\(group.kind.rawValue)\">\(group.table) \(group.kind.rawValue): \(group.count) more, "
+                        + "<code>station-admin log --version \(version) --table \(group.table) --type \(group.kind.rawValue)</code></li>"
+                }.joined() + "</ul>"
+        }
+        html += "<table class=\"changes\"><thead><tr><th>table</th><th>key</th><th>kind</th><th>what</th><th>change</th></tr></thead><tbody>"
         for change in changes {
             html += "<tr class=\"change\" data-table=\"\(change.table)\" data-kind=\"\(change.kind.rawValue)\""
                 + (change.station.map { " data-station=\"\($0)\"" } ?? "")
@@ -132,7 +148,20 @@ public enum ReviewPage {
     }
 
     private static func findings(_ report: ReviewReport) -> String {
+        let limits = report.limits, version = report.summary.version
+        /// A long list shows the first findings of each rule, and the command that lists the rest.
         func list(_ findings: [CheckFinding]) -> String {
+            guard findings.count > limits.findingsListed else { return items(findings) }
+            var byRule: [CheckRule: [CheckFinding]] = [:]
+            for finding in findings { byRule[finding.rule, default: []].append(finding) }
+            return byRule.keys.sorted { $0.rawValue < $1.rawValue }.map { rule in
+                let all = byRule[rule]!
+                return "<h4>\(rule.rawValue) (\(all.count))</h4>" + items(Array(all.prefix(limits.findingsPerRule)))
+                    + (all.count > limits.findingsPerRule
+                        ? "<p class=\"more\">… and \(all.count - limits.findingsPerRule) more: <code>station-admin check --version \(version) --rule \(rule.rawValue)</code></p>" : "")
+            }.joined()
+        }
+        func items(_ findings: [CheckFinding]) -> String {
             "<ul class=\"findings\">" + findings.map { finding in
                 let place = report.findingPlaces[finding.identity].map { place in
                     " <button type=\"button\" class=\"to-map\" data-x=\"\(fmt(MapProjection.x(place.longitude)))\" data-y=\"\(fmt(MapProjection.y(place.latitude)))\">on the map</button>"
@@ -163,10 +192,12 @@ public enum ReviewPage {
             let pixel = extent.pixel(latitude: place[0], longitude: place[1], width: width)
             return (fmt((pixel.x * 10).rounded() / 10), fmt((pixel.y * 10).rounded() / 10))
         }
+        // One path of a square per dot, not an element each: at 1M stations the three maps have
+        // 84,000 dots, which as <rect>s were 4.3 MB and most of the time a browser took to open the page.
         var dots = ""
         for station in map.stations {
             let (x, y) = position(station)
-            dots += "<rect x=\"\(x)\" y=\"\(y)\" width=\"1.2\" height=\"1.2\"/>"
+            dots += "M\(x) \(y)h1.2v1.2h-1.2z"
         }
         var pins = ""
         for pin in map.pins {
@@ -177,7 +208,7 @@ public enum ReviewPage {
         let spread = map.spread
         return """
             <figure class="pin-map" data-extent="\(escape(extent.name))">
-            <svg viewBox="0 0 \(fmt(width)) \(fmt(height))" role="img" aria-label="Top pins over \(escape(extent.name))"><g class="dots">\(dots)</g>\(pins)</svg>
+            <svg viewBox="0 0 \(fmt(width)) \(fmt(height))" role="img" aria-label="Top pins over \(escape(extent.name))"><path class="dots" d="\(dots)"/>\(pins)</svg>
             <figcaption><b>\(escape(extent.name))</b>: \(map.pins.count) pins of \(spread.stationsInView) stations reach \
             \(spread.coveredByWeight) of the \(spread.cellsWithStations) occupied cells of an 8 × 8 grid \
             (\(spread.coveredWithoutWeights) by distance alone).<br>\
@@ -255,7 +286,7 @@ public enum ReviewPage {
         .finding.waived { opacity: .6; }
         .pin-maps { display: flex; flex-wrap: wrap; gap: 16px; }
         .pin-map { margin: 0; width: 320px; } .pin-map svg { width: 300px; background: #fff; border: 1px solid var(--line); }
-        .pin-map .dots rect { fill: #b8c4ce; }
+        .pin-map .dots { fill: #b8c4ce; }
         .pin { stroke: #fff; stroke-width: .6; }
         .w1 { color: #c62828; } .w11 { color: #ef6c00; } .w12 { color: #1565c0; } .w13 { color: #455a64; }
         code { font-size: 12px; background: #eef2f6; padding: 0 3px; border-radius: 3px; }

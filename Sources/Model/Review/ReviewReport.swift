@@ -14,9 +14,11 @@ public struct ReviewReport: Sendable {
     /// The version: number, date, author, memo, changes.
     public var summary: VersionSummary
     /// Open connections at the version: the railways draw Japan.
-    public var network: [NetworkSegment]
-    /// Every change of the version, in words, with its place on the map.
-    public var changes: [ReviewChange]
+    public var network: NetworkDrawing
+    /// The version's changes: counted, listed and drawn within `limits`.
+    public var overview: ReviewChanges
+    /// The limits the page was gathered with.
+    public var limits: ReviewLimits
     /// Findings the version brought, then the ones it inherited.
     public var introducedFindings: [CheckFinding]
     /// Findings the version kept from the one before.
@@ -35,16 +37,23 @@ public struct ReviewReport: Sendable {
     public var fullDatabaseRows: [String: Int]
     /// Of which open stations.
     public var openStations: Int
-    /// Where the map puts each introduced finding (by `FindingIdentity`), when its row has a place.
+    /// Where the map puts each introduced finding (by `FindingIdentity`), when its row has a
+    /// place: the first `ReviewLimits.findingMarks` of them.
     public var findingPlaces: [FindingIdentity: MapPlace]
+
+    /// The changes listed in words (every one, unless a group is larger than the limits).
+    public var changes: [ReviewChange] { overview.listed }
 
     /// Error-level findings no waiver accepts: a release of this version refuses while there are any.
     public var blockingFindings: [CheckFinding] {
         (introducedFindings + inheritedFindings).filter { $0.severity == .error && !$0.waived }
     }
 
-    /// The splits of the version: each copies every phone's records of its old station to its new one.
+    /// The splits of the version listed: each copies every phone's records of its old station to its new one.
     public var splits: [ReviewChange] { changes.filter { $0.kind == .duplicate } }
+
+    /// How many splits the version records, listed or not.
+    public var splitCount: Int { overview.counts[MasterTable.stations.name]?[.duplicate] ?? 0 }
 }
 
 /// A delta as the review measures it: what a phone at `from` downloads.
@@ -130,7 +139,7 @@ public enum ReviewError: Error, LocalizedError, Equatable {
 
 extension MasterDatabase {
     /// Reads what `review` shows of `version` (default: the newest), in one read.
-    public func review(version requested: Int? = nil, pins: Int = 150) throws -> ReviewReport {
+    public func review(version requested: Int? = nil, pins: Int = 150, limits: ReviewLimits = ReviewLimits()) throws -> ReviewReport {
         // One state from the version's number to its last pin. Not `read`: the version before
         // is rebuilt in temp tables for its findings.
         try readingOneState { db in
@@ -138,7 +147,7 @@ extension MasterDatabase {
             guard newest > 0 else { throw ReviewError.noVersions }
             let version = requested ?? newest
             guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
-            let summary = try Self.versions(db).first { $0.version == version }!
+            let summary = try Self.versions(db, only: version).first!
             let reader = ReviewReader(version: version, newest: newest)
             let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
             let before = version > 1
@@ -146,14 +155,14 @@ extension MasterDatabase {
             let introduced = findings.filter { !before.contains($0.identity) }
             return ReviewReport(
                 summary: summary,
-                network: try reader.network(db),
-                changes: try reader.changes(db),
+                network: try reader.network(db, limit: limits.networkSegments),
+                overview: try reader.changes(db, counts: summary.counts, limits: limits), limits: limits,
                 introducedFindings: introduced,
                 inheritedFindings: findings.filter { before.contains($0.identity) },
                 suggestions: try Self.suggestSplits(db, version: version),
                 pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins,
                 newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db), openStations: try reader.openStations(db),
-                findingPlaces: try reader.places(of: introduced, db))
+                findingPlaces: try reader.places(of: Array(introduced.prefix(limits.findingMarks)), db))
         }
     }
 }
@@ -163,157 +172,176 @@ package struct ReviewReader {
     package let version: Int
     package let newest: Int
 
-    private func state(_ table: MasterTable, version: Int, keys: String? = nil) -> String {
+    fileprivate func state(_ table: MasterTable, version: Int, keys: String? = nil) -> String {
         "(\(VersionedState(table: table, version: version, isNewest: version == newest).select(restrictedTo: keys)))"
     }
 
-    package func network(_ db: Database) throws -> [NetworkSegment] {
-        // A cursor, not `fetchAll`: at 1M stations a GRDB row per segment weighed hundreds of MiB.
-        var segments: [NetworkSegment] = []
+    package func network(_ db: Database, limit: Int) throws -> NetworkDrawing {
+        var drawing = NetworkDrawing(limit: limit)
+        // A past version's states are unions over the history: joined as subqueries they are
+        // scanned once per connection (minutes at 1M), so their places are keyed temp tables.
+        var places = state(.stations, version: version), lines = state(.lines, version: version)
+        if version != newest {
+            try db.execute(sql: """
+                DROP TABLE IF EXISTS temp.review_places; DROP TABLE IF EXISTS temp.review_lines;
+                CREATE TEMP TABLE review_places (station_cd INTEGER PRIMARY KEY, lat REAL, lon REAL);
+                INSERT INTO temp.review_places SELECT station_cd, lat, lon FROM \(places);
+                CREATE TEMP TABLE review_lines (line_cd INTEGER PRIMARY KEY, e_status INTEGER);
+                INSERT INTO temp.review_lines SELECT line_cd, e_status FROM \(lines);
+                """)
+            places = "temp.review_places"; lines = "temp.review_lines"
+        }
+        defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.review_places; DROP TABLE IF EXISTS temp.review_lines") }
         let rows = try Row.fetchCursor(db, sql: """
             SELECT a.lon, a.lat, b.lon, b.lat FROM \(state(.connections, version: version)) c
-            JOIN \(state(.lines, version: version)) l ON l.line_cd = c.line_cd
-            JOIN \(state(.stations, version: version)) a ON a.station_cd = c.station_cd1
-            JOIN \(state(.stations, version: version)) b ON b.station_cd = c.station_cd2
+            JOIN \(lines) l ON l.line_cd = c.line_cd
+            JOIN \(places) a ON a.station_cd = c.station_cd1
+            JOIN \(places) b ON b.station_cd = c.station_cd2
             WHERE l.e_status <> \(MasterTable.closedStatus)
               AND a.lon IS NOT NULL AND a.lat IS NOT NULL AND b.lon IS NOT NULL AND b.lat IS NOT NULL
             """)
         while let row = try rows.next() {
-            segments.append(NetworkSegment(fromLongitude: row[0], fromLatitude: row[1], toLongitude: row[2], toLatitude: row[3]))
+            drawing.add(NetworkSegment(fromLongitude: row[0], fromLatitude: row[1], toLongitude: row[2], toLatitude: row[3]))
         }
-        return segments
+        return drawing
     }
 
     /// Names of lines and companies before and at the version, for words like `11415 JR北陸本線`.
-    private func names(_ db: Database, _ table: MasterTable, key: String, name: String, at version: Int) throws -> [Int64: String] {
+    fileprivate func names(_ db: Database, _ table: MasterTable, key: String, name: String, at version: Int) throws -> [Int64: String] {
         Dictionary(try Row.fetchAll(db, sql: "SELECT \(key), \(name) FROM \(state(table, version: version))").map { ($0[0] as Int64, $0[1] as String) },
                    uniquingKeysWith: { a, _ in a })
     }
 
-    private func lineOperators(_ db: Database, at version: Int) throws -> [Int64: Int64] {
+    fileprivate func lineOperators(_ db: Database, at version: Int) throws -> [Int64: Int64] {
         Dictionary(try Row.fetchAll(db, sql: "SELECT line_cd, company_cd FROM \(state(.lines, version: version))").map { ($0[0] as Int64, $0[1] as Int64) },
                    uniquingKeysWith: { a, _ in a })
     }
 
-    package func changes(_ db: Database) throws -> [ReviewChange] {
-        let lineNames = try names(db, .lines, key: "line_cd", name: "line_name", at: version)
-        let companyNames = try names(db, .companies, key: "company_cd", name: "company_name", at: version)
-        let lineNamesBefore = try names(db, .lines, key: "line_cd", name: "line_name", at: version - 1)
-        let companyNamesBefore = try names(db, .companies, key: "company_cd", name: "company_name", at: version - 1)
-        let lineCompanies = try lineOperators(db, at: version), lineCompaniesBefore = try lineOperators(db, at: version - 1)
-        // Looked up as the changes name them: the names of all stations are 1M strings at scale.
-        let stationNameStatement = try db.cachedStatement(sql: "SELECT station_name FROM stations WHERE station_cd = ?")
-        var stationNames: [Int64: String?] = [:]
-        func stationName(_ code: Int64?) throws -> String {
-            guard let code else { return "?" }
-            if let known = stationNames[code] { return known ?? "?" }
-            let name = try String.fetchOne(stationNameStatement, arguments: [code])
-            stationNames[code] = name
-            return name ?? "?"
-        }
-        func named(_ column: String, _ value: DatabaseValue, before: Bool) throws -> String {
-            guard let code = Int64.fromDatabaseValue(value) else { return Self.text(value) }
-            switch column {
-            case "line_cd": return "\(code) \((before ? lineNamesBefore[code] : nil) ?? lineNames[code] ?? "?")"
-            case "company_cd": return "\(code) \((before ? companyNamesBefore[code] : nil) ?? companyNames[code] ?? "?")"
-            case "station_g_cd", "station_cd1", "station_cd2": return "\(code) \(try stationName(code))"
-            default: return Self.text(value)
+    /// The version's changes, kind by kind, never a table of them in memory: each kind is
+    /// counted (the summary's counts); a kind of no more than `changesPerKind` is described
+    /// whole, in key order, listed and marked; a larger one lists its first `listedBeyond` as the
+    /// log recorded them, and a station's is drawn as density from its place alone. A station's
+    /// update is always described, streamed in key order: what it changed decides its map kind.
+    package func changes(_ db: Database, counts: [String: [String: Int]], limits: ReviewLimits) throws -> ReviewChanges {
+        let describer = try ChangeWords(reader: self, db)
+        var gathered = ReviewChanges()
+        var listed: [(table: Int, key: KeyOrder, change: ReviewChange)] = []
+        var listedInGroup: [String: Int] = [:]
+        var markersByKind: [ReviewChange.MapKind: [ReviewChange]] = [:]
+
+        func draw(_ change: ReviewChange) {
+            guard let kind = change.mapKind, let latitude = change.latitude, let longitude = change.longitude else { return }
+            gathered.mapCounts[kind, default: 0] += 1
+            if gathered.density[kind] != nil {
+                gathered.density[kind]!.add(latitude: latitude, longitude: longitude)
+            } else if markersByKind[kind, default: []].count < limits.changesPerKind {
+                markersByKind[kind, default: []].append(change)
+            } else {
+                var grid = DensityGrid()
+                for marker in markersByKind[kind]! { grid.add(latitude: marker.latitude!, longitude: marker.longitude!) }
+                grid.add(latitude: latitude, longitude: longitude)
+                gathered.density[kind] = grid
+                markersByKind[kind] = []
             }
+        }
+        func take(_ change: ReviewChange, table: Int, listing: Bool) {
+            if listing {
+                listed.append((table, KeyOrder(change.key), change))
+                listedInGroup["\(change.table)/\(change.kind.rawValue)", default: 0] += 1
+            }
+            draw(change)
         }
 
-        var changes: [ReviewChange] = []
-        for table in MasterTable.all {
-            let keys = "(\(UpdateLog.changedKeys(of: table, in: version)))"
-            let kinds = try UpdateLog.changeKinds(db, of: table, in: version)
-            if kinds.isEmpty { continue }
-            let before = try rowsByKey(db, state(table, version: version - 1, keys: keys))
-            let after = try rowsByKey(db, state(table, version: version, keys: keys))
-            for key in kinds.keys.sorted(by: { KeyOrder($0) < KeyOrder($1) }) {
-                let kind = kinds[key]!, old = before[key], new = after[key]
-                let row = new ?? old!
-                var change = ReviewChange(table: table.name, key: key, kind: kind, title: "", words: "")
-                switch table.name {
-                case "stations":
-                    let name: String = row["station_name"]
-                    change.title = "\(name) (\(lineNames[row["line_cd"]] ?? "?"))"
-                    change.station = row["station_cd"]
-                    change.latitude = row["lat"]; change.longitude = row["lon"]
-                case "lines": change.title = row["line_name"]
-                case "companies": change.title = row["company_name"]
-                case "prefectures": change.title = row["pref_name"]
-                default:
-                    change.title = "\(lineNames[row["line_cd"]] ?? "?"): \(try stationName(row["station_cd1"])) – \(try stationName(row["station_cd2"]))"
-                }
-                var words: [String] = []
-                switch kind {
-                case .insert:
-                    words.append(table == .connections ? "connected" : "new")
-                    change.mapKind = .new
-                case .delete:
-                    words.append(table == .connections ? "disconnected" : "closed")
-                    change.mapKind = .closed
-                case .restore:
-                    words.append("restored")
-                    change.mapKind = .restored
-                default:
-                    change.mapKind = .updated
-                }
-                if let old, let new, kind != .insert {
-                    var moved: Double?
-                    for column in table.nonKeyColumns.map(\.name) where column != "e_status" {
-                        let a = old[column] as DatabaseValue, b = new[column] as DatabaseValue
-                        if column == "lat" || column == "lon" {
-                            if let x = Double.fromDatabaseValue(a), let y = Double.fromDatabaseValue(b),
-                               MasterTable.isSameCoordinate(x, y) { continue }
-                        }
-                        if a == b { continue }
-                        if (column == "lat" || column == "lon") && table == .stations {
-                            if let la: Double = old["lat"], let lo: Double = old["lon"], let na: Double = new["lat"], let no: Double = new["lon"] {
-                                moved = Geography.metres(latitude: la, longitude: lo, toLatitude: na, longitude: no)
-                                change.fromLatitude = la; change.fromLongitude = lo
-                            }
-                            continue
-                        }
-                        words.append("\(column) \(try named(column, a, before: true)) → \(try named(column, b, before: false))")
-                        if column == "station_name", change.mapKind == .updated { change.mapKind = .renamed }
-                        if column == "line_cd", table == .stations, change.mapKind == .updated || change.mapKind == .renamed,
-                           let from = Int64.fromDatabaseValue(a), let to = Int64.fromDatabaseValue(b),
-                           lineCompaniesBefore[from] != lineCompanies[to] {
-                            change.mapKind = .transferred
-                        }
+        for (tableIndex, table) in MasterTable.all.enumerated() {
+            for kind in Update.Kind.allCases where kind != .duplicate {
+                let count = counts[table.name]?[kind.rawValue] ?? 0
+                guard count > 0 else { continue }
+                gathered.counts[table.name, default: [:]][kind] = count
+                let whole = count <= limits.changesPerKind
+                let listing = whole ? count : limits.listedBeyond
+                if whole || (table == .stations && kind == .update) {
+                    try streamChanges(of: table, kind: kind, first: nil, db) { key, old, new in
+                        let change = try describer.describe(table, key: key, kind: kind, old: old, new: new)
+                        let listsIt = listedInGroup["\(table.name)/\(kind.rawValue)", default: 0] < listing
+                        take(change, table: tableIndex, listing: listsIt)
                     }
-                    if let moved {
-                        words.append("moved \(Self.distance(moved))")
-                        if change.mapKind == .updated || change.mapKind == .renamed { change.mapKind = .moved }
-                    }
+                    continue
                 }
-                change.words = words.joined(separator: "; ")
-                if table != .stations { change.mapKind = nil }
-                changes.append(change)
+                try streamChanges(of: table, kind: kind, first: listing, db) { key, old, new in
+                    let change = try describer.describe(table, key: key, kind: kind, old: old, new: new)
+                    listed.append((tableIndex, KeyOrder(change.key), change))
+                    listedInGroup["\(table.name)/\(kind.rawValue)", default: 0] += 1
+                }
+                // The rest of a large kind of stations is a place in the density of its map kind.
+                if table == .stations, let mapKind = ReviewChange.MapKind(plainKind: kind) {
+                    var grid = DensityGrid()
+                    let places = try Row.fetchCursor(db, sql: """
+                        SELECT lat, lon FROM \(state(.stations, version: kind == .delete ? version - 1 : version,
+                                                     keys: "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])))"))
+                        WHERE lat IS NOT NULL AND lon IS NOT NULL
+                        """)
+                    while let row = try places.next() { grid.add(latitude: row[0], longitude: row[1]) }
+                    gathered.mapCounts[mapKind, default: 0] += grid.total
+                    gathered.density[mapKind] = grid
+                }
             }
         }
-        for split in try UpdateLog.splits(db, after: version - 1, through: version) {
-            let ends = try Row.fetchAll(db, sql: """
-                SELECT s.station_cd, s.station_name, s.lat, s.lon, s.line_cd FROM \(state(.stations, version: version)) s
-                WHERE s.station_cd IN (?, ?)
-                """, arguments: [split.old, split.new])
-            let old = ends.first { $0["station_cd"] == split.old }, new = ends.first { $0["station_cd"] == split.new }
-            func describe(_ row: Row?, _ code: Int64) -> String {
-                guard let row else { return "\(code)" }
-                return "\(code) \(row["station_name"] as String) (\(lineNames[row["line_cd"]] ?? "?"))"
-            }
-            changes.append(ReviewChange(
-                table: "stations", key: "\(split.old) → \(split.new)", kind: .duplicate,
-                title: describe(new, split.new),
-                words: "DUPLICATE \(describe(old, split.old)) → \(describe(new, split.new)): visits of the old station count for the new one",
-                station: split.new, mapKind: .duplicate,
-                latitude: new?["lat"], longitude: new?["lon"], fromLatitude: old?["lat"], fromLongitude: old?["lon"]))
+        let splits = try UpdateLog.splits(db, after: version - 1, through: version)
+        if !splits.isEmpty { gathered.counts[MasterTable.stations.name, default: [:]][.duplicate] = splits.count }
+        let stationsIndex = MasterTable.all.firstIndex(of: .stations)!
+        for split in splits {
+            let change = try describer.describe(split, at: version, db)
+            take(change, table: stationsIndex, listing: listedInGroup["stations/\(Update.Kind.duplicate.rawValue)", default: 0]
+                < (splits.count <= limits.changesPerKind ? splits.count : limits.listedBeyond))
         }
-        return changes
+        // Tables in their order, each in key order; a table's splits after its rows.
+        gathered.listed = listed.enumerated().sorted { a, b in
+            let x = a.element, y = b.element
+            let xSplit = x.change.kind == .duplicate, ySplit = y.change.kind == .duplicate
+            if x.table != y.table { return x.table < y.table }
+            if xSplit != ySplit { return !xSplit }
+            if xSplit { return a.offset < b.offset }
+            return x.key < y.key
+        }.map(\.element.change)
+        // A split's new station is marked as the split (it is new too, which its words say).
+        gathered.markers = (markersByKind[.duplicate] ?? []) + ReviewChange.MapKind.allCases.filter { $0 != .duplicate }.flatMap { markersByKind[$0] ?? [] }
+        return gathered
     }
 
-    private func rowsByKey(_ db: Database, _ sql: String) throws -> [String: Row] {
-        Dictionary(try Row.fetchAll(db, sql: "SELECT * FROM \(sql)").map { ($0["key_id"] as String, $0) }, uniquingKeysWith: { a, _ in a })
+    /// Hands `body` each change of `kind` to `table` in the version (its first `first` as the log
+    /// recorded them, or all), in key order, with its rows before and at the version: two
+    /// cursors over the states, merged by key.
+    private func streamChanges(of table: MasterTable, kind: Update.Kind, first: Int?, _ db: Database,
+                               _ body: (_ key: String, _ old: Row?, _ new: Row?) throws -> Void) throws {
+        try db.execute(sql: """
+            DROP TABLE IF EXISTS temp.review_keys;
+            CREATE TEMP TABLE review_keys (key_id TEXT PRIMARY KEY) WITHOUT ROWID;
+            INSERT OR IGNORE INTO temp.review_keys \(UpdateLog.keys(of: table, in: version, kind: kind, first: first));
+            """)
+        defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.review_keys") }
+        func statement(at version: Int) throws -> Statement {
+            try db.makeStatement(sql: "SELECT * FROM \(state(table, version: version, keys: "temp.review_keys")) ORDER BY \(table.keyOrder)")
+        }
+        let afterStatement = try statement(at: version)
+        // Before version 1 there is nothing: no need to ask the history.
+        let before = version > 1 ? try Row.fetchCursor(try statement(at: version - 1)) : nil
+        let after = try Row.fetchCursor(afterStatement)
+        let keyIndexes = table.keyColumns.map { afterStatement.columnNames.firstIndex(of: $0)! }
+        func key(_ row: Row) -> [Int64] { keyIndexes.map { row[$0] as Int64 } }
+        var old = try before?.next()?.copy(), new = try after.next()?.copy()
+        while old != nil || new != nil {
+            var pair: (old: Row?, new: Row?)
+            if let o = old, let n = new, key(o) == key(n) {
+                pair = (o, n)
+            } else if let o = old, new == nil || key(o).lexicographicallyPrecedes(key(new!)) {
+                pair = (o, nil)
+            } else {
+                pair = (nil, new)
+            }
+            if pair.old != nil { old = try before?.next()?.copy() }
+            if pair.new != nil { new = try after.next()?.copy() }
+            try body((pair.new ?? pair.old)!["key_id"], pair.old, pair.new)
+        }
     }
 
     /// The delta a phone at each older version downloads, measured by writing it (gzip bytes
@@ -380,5 +408,143 @@ package struct ReviewReader {
 
     package static func distance(_ metres: Double) -> String {
         metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f km", metres / 1000)
+    }
+}
+
+extension ReviewChange.MapKind {
+    /// The map kind an insert, removal or restore always has; nil for an update, whose kind
+    /// depends on what it changed.
+    init?(plainKind kind: Update.Kind) {
+        switch kind {
+        case .insert: self = .new
+        case .delete: self = .closed
+        case .restore: self = .restored
+        default: return nil
+        }
+    }
+}
+
+/// Puts one change of a version in words for the review, with its place and map kind; the
+/// names it cites (lines, operators, stations) as they were before and at the version.
+struct ChangeWords {
+    private let reader: ReviewReader
+    private let lineNames: [Int64: String], companyNames: [Int64: String]
+    private let lineNamesBefore: [Int64: String], companyNamesBefore: [Int64: String]
+    private let lineCompanies: [Int64: Int64], lineCompaniesBefore: [Int64: Int64]
+    private let stationNameStatement: Statement
+    /// Looked up as the changes name them: the names of all stations are 1M strings at scale.
+    private final class StationNames { var known: [Int64: String?] = [:] }
+    private let stationNames = StationNames()
+
+    init(reader: ReviewReader, _ db: Database) throws {
+        self.reader = reader
+        lineNames = try reader.names(db, .lines, key: "line_cd", name: "line_name", at: reader.version)
+        companyNames = try reader.names(db, .companies, key: "company_cd", name: "company_name", at: reader.version)
+        lineNamesBefore = try reader.names(db, .lines, key: "line_cd", name: "line_name", at: reader.version - 1)
+        companyNamesBefore = try reader.names(db, .companies, key: "company_cd", name: "company_name", at: reader.version - 1)
+        lineCompanies = try reader.lineOperators(db, at: reader.version)
+        lineCompaniesBefore = try reader.lineOperators(db, at: reader.version - 1)
+        stationNameStatement = try db.makeStatement(sql: "SELECT station_name FROM stations WHERE station_cd = ?")
+    }
+
+    private func stationName(_ code: Int64?) throws -> String {
+        guard let code else { return "?" }
+        if let known = stationNames.known[code] { return known ?? "?" }
+        let name = try String.fetchOne(stationNameStatement, arguments: [code])
+        stationNames.known[code] = name
+        return name ?? "?"
+    }
+
+    private func named(_ column: String, _ value: DatabaseValue, before: Bool) throws -> String {
+        guard let code = Int64.fromDatabaseValue(value) else { return ReviewReader.text(value) }
+        switch column {
+        case "line_cd": return "\(code) \((before ? lineNamesBefore[code] : nil) ?? lineNames[code] ?? "?")"
+        case "company_cd": return "\(code) \((before ? companyNamesBefore[code] : nil) ?? companyNames[code] ?? "?")"
+        case "station_g_cd", "station_cd1", "station_cd2": return "\(code) \(try stationName(code))"
+        default: return ReviewReader.text(value)
+        }
+    }
+
+    /// One row's change: `old` its state before the version, `new` at it (nil where it has none).
+    func describe(_ table: MasterTable, key: String, kind: Update.Kind, old: Row?, new: Row?) throws -> ReviewChange {
+        let row = (new ?? old)!
+        var change = ReviewChange(table: table.name, key: key, kind: kind, title: "", words: "")
+        switch table.name {
+        case "stations":
+            let name: String = row["station_name"]
+            change.title = "\(name) (\(lineNames[row["line_cd"]] ?? "?"))"
+            change.station = row["station_cd"]
+            change.latitude = row["lat"]; change.longitude = row["lon"]
+        case "lines": change.title = row["line_name"]
+        case "companies": change.title = row["company_name"]
+        case "prefectures": change.title = row["pref_name"]
+        default:
+            change.title = "\(lineNames[row["line_cd"]] ?? "?"): \(try stationName(row["station_cd1"])) – \(try stationName(row["station_cd2"]))"
+        }
+        var words: [String] = []
+        switch kind {
+        case .insert:
+            words.append(table == .connections ? "connected" : "new")
+            change.mapKind = .new
+        case .delete:
+            words.append(table == .connections ? "disconnected" : "closed")
+            change.mapKind = .closed
+        case .restore:
+            words.append("restored")
+            change.mapKind = .restored
+        default:
+            change.mapKind = .updated
+        }
+        if let old, let new, kind != .insert {
+            var moved: Double?
+            for column in table.nonKeyColumns.map(\.name) where column != "e_status" {
+                let a = old[column] as DatabaseValue, b = new[column] as DatabaseValue
+                if column == "lat" || column == "lon" {
+                    if let x = Double.fromDatabaseValue(a), let y = Double.fromDatabaseValue(b),
+                       MasterTable.isSameCoordinate(x, y) { continue }
+                }
+                if a == b { continue }
+                if (column == "lat" || column == "lon") && table == .stations {
+                    if let la: Double = old["lat"], let lo: Double = old["lon"], let na: Double = new["lat"], let no: Double = new["lon"] {
+                        moved = Geography.metres(latitude: la, longitude: lo, toLatitude: na, longitude: no)
+                        change.fromLatitude = la; change.fromLongitude = lo
+                    }
+                    continue
+                }
+                words.append("\(column) \(try named(column, a, before: true)) → \(try named(column, b, before: false))")
+                if column == "station_name", change.mapKind == .updated { change.mapKind = .renamed }
+                if column == "line_cd", table == .stations, change.mapKind == .updated || change.mapKind == .renamed,
+                   let from = Int64.fromDatabaseValue(a), let to = Int64.fromDatabaseValue(b),
+                   lineCompaniesBefore[from] != lineCompanies[to] {
+                    change.mapKind = .transferred
+                }
+            }
+            if let moved {
+                words.append("moved \(ReviewReader.distance(moved))")
+                if change.mapKind == .updated || change.mapKind == .renamed { change.mapKind = .moved }
+            }
+        }
+        change.words = words.joined(separator: "; ")
+        if table != .stations { change.mapKind = nil }
+        return change
+    }
+
+    /// A split the version recorded: drawn at its new station, with an arrow from the old.
+    func describe(_ split: StationSplit, at version: Int, _ db: Database) throws -> ReviewChange {
+        let ends = try Row.fetchAll(db, sql: """
+            SELECT s.station_cd, s.station_name, s.lat, s.lon, s.line_cd FROM \(reader.state(.stations, version: version)) s
+            WHERE s.station_cd IN (?, ?)
+            """, arguments: [split.old, split.new])
+        let old = ends.first { $0["station_cd"] == split.old }, new = ends.first { $0["station_cd"] == split.new }
+        func describe(_ row: Row?, _ code: Int64) -> String {
+            guard let row else { return "\(code)" }
+            return "\(code) \(row["station_name"] as String) (\(lineNames[row["line_cd"]] ?? "?"))"
+        }
+        return ReviewChange(
+            table: "stations", key: "\(split.old) → \(split.new)", kind: .duplicate,
+            title: describe(new, split.new),
+            words: "DUPLICATE \(describe(old, split.old)) → \(describe(new, split.new)): visits of the old station count for the new one",
+            station: split.new, mapKind: .duplicate,
+            latitude: new?["lat"], longitude: new?["lon"], fromLatitude: old?["lat"], fromLongitude: old?["lon"])
     }
 }

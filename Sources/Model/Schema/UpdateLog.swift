@@ -45,6 +45,16 @@ package enum UpdateLog {
         "+table_name = '\(table.name)' AND type <> '\(Update.Kind.duplicate.rawValue)' AND user_version > \(from) AND user_version <= \(to)"
     }
 
+    /// SQL subquery: the keys of `table` that `version` changed by `kind`; with `first`, only
+    /// that many, the first the log recorded. By the index on the table's keys, so that a table
+    /// of few changes is not found by reading every row of a large version.
+    package static func keys(of table: MasterTable, in version: Int, kind: Update.Kind, first: Int? = nil) -> String {
+        """
+        SELECT key_id FROM updates WHERE table_name = '\(table.name)' AND type = '\(kind.rawValue)' AND user_version = \(version)\
+        \(first.map { " ORDER BY up_id LIMIT \($0)" } ?? "")
+        """
+    }
+
     /// How `version` changed each key of `table` (key_id → kind).
     package static func changeKinds(_ db: Database, of table: MasterTable, in version: Int) throws -> [String: Update.Kind] {
         Dictionary(try Row.fetchAll(db, sql: """
@@ -73,14 +83,15 @@ package enum UpdateLog {
             """, arguments: [String(old), String(new)]) ?? false
     }
 
-    /// Version → table → kind → rows; a split counts under stations.
-    package static func countsByVersion(_ db: Database) throws -> [Int: [String: [String: Int]]] {
+    /// Version → table → kind → rows; a split counts under stations. With `only`, that version's
+    /// rows alone are read (by the version's index), not the whole log.
+    package static func countsByVersion(_ db: Database, only: Int? = nil) throws -> [Int: [String: [String: Int]]] {
         var counts: [Int: [String: [String: Int]]] = [:]
         for row in try Row.fetchAll(db, sql: """
             SELECT user_version,
                    CASE WHEN type = '\(Update.Kind.duplicate.rawValue)' THEN '\(MasterTable.stations.name)' ELSE table_name END,
                    type, COUNT(*)
-            FROM updates GROUP BY 1, 2, 3
+            FROM updates\(only.map { " WHERE user_version = \($0)" } ?? "") GROUP BY 1, 2, 3
             """) {
             counts[row[0], default: [:]][row[1], default: [:]][row[2]] = row[3]
         }
@@ -150,10 +161,10 @@ package enum UpdateLog {
 
     /// The first row of each version, newest first: its date and memo stand for the version's
     /// when the master did not record them (versions made before `versions` existed).
-    package static func firstRowOfEachVersion(_ db: Database, limit: Int? = nil) throws -> [(version: Int, date: String, memo: String?)] {
+    package static func firstRowOfEachVersion(_ db: Database, limit: Int? = nil, only: Int? = nil) throws -> [(version: Int, date: String, memo: String?)] {
         try Row.fetchAll(db, sql: """
             SELECT user_version, update_date, memo FROM updates
-            WHERE up_id IN (SELECT MIN(up_id) FROM updates GROUP BY user_version)
+            WHERE up_id IN (SELECT MIN(up_id) FROM updates\(only.map { " WHERE user_version = \($0)" } ?? "") GROUP BY user_version)
             ORDER BY user_version DESC\(limit.map { " LIMIT \($0)" } ?? "")
             """).map { ($0[0], $0[1], $0[2]) }
     }

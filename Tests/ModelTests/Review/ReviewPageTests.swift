@@ -192,6 +192,54 @@ import Testing
         #expect(page.html.contains(">敦賀</text>") || page.html.contains(">大聖寺</text>"))
     }
 
+    /// A version larger than the limits, as at a million changes, with the limits made small
+    /// so that the real 2021 import is "large": a kind over the limit is drawn as density and
+    /// lists its first changes with the command that lists the rest; the network is density too;
+    /// a long findings list shows the first of each rule. The page still opens and runs.
+    @Test func aLargeVersionDrawsDensityListsTheFirstChangesAndSaysHowToSeeTheRest() throws {
+        let database = try realHistory()
+        var limits = ReviewLimits()
+        limits.changesPerKind = 5; limits.listedBeyond = 3; limits.networkSegments = 100
+        limits.findingsListed = 2; limits.findingsPerRule = 1; limits.findingMarks = 3
+        let report = try database.review(version: 2, limits: limits)
+        let whole = try database.review(version: 2)
+        let overview = report.overview
+
+        // Every change is counted; no kind lists more than the limits allow.
+        #expect(overview.total == report.summary.changes && overview.total == whole.changes.count)
+        for (table, kinds) in overview.counts {
+            for (kind, count) in kinds {
+                let listed = report.changes.filter { $0.table == table && $0.kind == kind }
+                #expect(listed.count == (count <= 5 ? count : 3), "\(table) \(kind.rawValue)")
+                #expect(overview.unlisted(table: table, kind: kind) == count - listed.count)
+                // The listed ones are the version's own changes, described as the whole page describes them.
+                for change in listed { #expect(whole.changes.contains(change), "\(change.key)") }
+            }
+        }
+        // New stations (17) are over the limit: density, and the cells count each one's place.
+        let newStations = try #require(overview.density[.new])
+        #expect(newStations.total == 17 && overview.mapCounts[.new] == 17 && newStations.cells.values.reduce(0, +) == 17)
+        #expect(!overview.markers.contains { $0.mapKind == .new })
+        #expect(report.network.segments.isEmpty && report.network.density!.total == whole.network.segments.count)
+
+        let page = try render(report, "review-2-large.html")
+        let html = page.html
+        #expect(html.contains("<small data-density=\"new\">17 as density</small>"))
+        #expect(matches(##"<path class="density" data-kind="new" fill="#1b8a3a" fill-opacity="[0-9.]+" d="M"##, in: html).count >= 1)
+        #expect(matches(#"<path class="network-density""#, in: html).count >= 1 && !html.contains("<path class=\"network\""))
+        #expect(page.drawn["new", default: 0] == 0)
+        let unlistedStations = overview.unlisted(table: "stations", kind: .insert)
+        #expect(html.contains("stations INSERT: \(unlistedStations) more, <code>station-admin log --version 2 --table stations --type INSERT</code>"))
+        // The first finding of each rule, and the command for the rest.
+        let rules = Set(report.introducedFindings.map(\.rule))
+        #expect(matches("<li class=\"finding ", in: html.components(separatedBy: "<details>")[0]).count == rules.count)
+        #expect(html.contains("<code>station-admin check --version 2 --rule "))
+        #expect(page.drawn["finding"] == 3)
+        // The command that lists the rest lists them.
+        let logged = try database.log(LogFilter(version: 2, table: "stations", type: .insert)).count
+        #expect(logged == overview.counts["stations"]?[.insert])
+    }
+
     @Test func aVersionWithAnUnwaivedErrorIsRefusedInItsFirstLine() throws {
         let database = try scratch.baseDatabase()
         try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["open_ymd": "2030-01-01", "close_ymd": "2020-01-01"]))])
@@ -218,7 +266,7 @@ import Testing
         let database = try reviewedDatabase()
         let report = try database.review()
         let html = ReviewPage.html(report)
-        let figures = Self.matches(#"<figure class="pin-map" data-extent="([^"]+)">\n<svg[^>]*><g class="dots">(.*?)</g>"#, in: html)
+        let figures = Self.matches(#"<figure class="pin-map" data-extent="([^"]+)">\n<svg[^>]*><path class="dots" d="([^"]*)"/>"#, in: html)
         #expect(figures.map { $0[0] } == MapExtent.examples.map(\.name))
         for (map, figure) in zip(report.pinMaps, figures) {
             let extent = map.extent
@@ -234,7 +282,9 @@ import Testing
             let drawn = map.stations.map { pixel($0[0], $0[1]) }
             #expect(Set(drawn) == Set(open), "every pixel with an open station has its dot (\(extent.name))")
             #expect(drawn.count == Set(drawn).count, "no pixel is drawn twice (\(extent.name))")
-            #expect(Self.matches("<rect ", in: figure[1]).count == drawn.count)
+            let squares = Self.matches(#"M([-0-9.]+) ([-0-9.]+)h1\.2v1\.2h-1\.2z"#, in: figure[1])
+            #expect(squares.count == drawn.count)
+            #expect(squares.allSatisfy { Double($0[0])! >= 0 && Double($0[0])! <= PinMap.width }, "every dot inside its map")
             #expect(map.spread.stationsInView == open.count)
         }
         let japan = report.pinMaps[0]
