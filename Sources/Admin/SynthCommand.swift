@@ -9,6 +9,7 @@ struct SynthCommand: ParsableCommand, ShowsProgress {
         discussion: """
             Examples: station-admin synth --stations 1000000 --seed 1 --out /tmp/s1
                       station-admin synth --from /tmp/s1 --change 1 --seed 2 --out /tmp/s2
+                      station-admin synth --stations 1000000 --scattered --out /tmp/broken
 
             \(ExitStatus.readOnly)
             """)
@@ -18,16 +19,19 @@ struct SynthCommand: ParsableCommand, ShowsProgress {
     @Option(help: ArgumentHelp("The folder to write.", valueName: "dir")) var out: String
     @Option(help: ArgumentHelp("A snapshot to change instead of generating one.", valueName: "dir")) var from: String?
     @Option(help: "With --from: the percentage of stations to change.") var change: Double = 1
+    @Flag(help: "Place each station anywhere in Japan, far from its neighbours (a broken export: about one finding per station).")
+    var scattered = false
 
     func validate() throws {
         if (stations == nil) == (from == nil) { throw ValidationError("Give either --stations N or --from DIR.") }
         if let stations, stations < 1 { throw ValidationError("--stations must be at least 1.") }
         if !(0...100).contains(change) { throw ValidationError("--change is a percentage from 0 to 100.") }
+        if scattered && from != nil { throw ValidationError("--scattered places the stations of a new snapshot; it does not go with --from.") }
     }
 
     func run() throws {
         let summary = try from.map { try SnapshotSynthesizer.next(of: $0, changePercent: change, seed: seed, into: out) }
-            ?? SnapshotSynthesizer.generate(stations: stations!, seed: seed, into: out)
+            ?? SnapshotSynthesizer.generate(stations: stations!, seed: seed, scattered: scattered, into: out)
         let rows = summary.rows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         Console.error("Wrote \(out): \(rows)")
         if !summary.changes.isEmpty {

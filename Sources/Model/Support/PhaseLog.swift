@@ -13,7 +13,9 @@ public struct PhaseLog {
     package mutating func done(_ phase: String) {
         guard Self.isOn else { return }
         let now = Date()
-        FileHandle.standardError.write(Data(String(format: "%8.3f s  phase: %@\n", now.timeIntervalSince(last), phase).utf8))
+        // The peak so far beside each phase: which one makes a command's memory.
+        let peak = Self.peakMemoryKibibytes().map { String(format: "  (peak %d MiB)", $0 / 1024) } ?? ""
+        FileHandle.standardError.write(Data(String(format: "%8.3f s  phase: %@%@\n", now.timeIntervalSince(last), phase, peak).utf8))
         last = now
     }
 }

@@ -23,9 +23,17 @@ public enum SnapshotSynthesizer {
     package static let companyHeader = ["company_cd", "rr_cd", "company_name", "company_name_k", "company_name_h", "company_name_r",
                                 "company_url", "company_type", "e_status", "e_sort"]
 
+    /// Japan's extent from Yonaguni to Wakkanai: where a scattered station may be.
+    private static let scatterLatitudes = 24.0...45.5, scatterLongitudes = 123.0...146.0
+
     /// Writes `company.csv`, `line.csv`, `station.csv`, `join.csv` and `pref.csv` for `stations` stations.
+    ///
+    /// - Parameter scattered: each station's place uniform over Japan, with no line's stations
+    ///   near each other, as a broken upstream export would give: nearly every connection is
+    ///   then too long for `check` (about one finding per station). Off, a line runs its stations
+    ///   a few hundred metres apart.
     @discardableResult
-    public static func generate(stations: Int, seed: UInt64, into folder: String) throws -> SynthSummary {
+    public static func generate(stations: Int, seed: UInt64, scattered: Bool = false, into folder: String) throws -> SynthSummary {
         precondition(stations > 0, "at least one station")
         defer { Progress.finish() }
         try prepareEmptyFolder(folder)
@@ -76,10 +84,15 @@ public enum SnapshotSynthesizer {
                 var address = SynthVocabulary.prefectures[prefecture - 1] + city + SynthVocabulary.fullWidth(random.below(9) + 1) + "丁目"
                 if random.below(200) == 0 { address += ", " + SynthVocabulary.name(&random) + "ビル" }
                 let closed = random.below(50) == 0
+                var place = (latitude: latitude, longitude: longitude)
+                if scattered {
+                    place = (Self.scatterLatitudes.lowerBound + random.unit() * (Self.scatterLatitudes.upperBound - Self.scatterLatitudes.lowerBound),
+                             Self.scatterLongitudes.lowerBound + random.unit() * (Self.scatterLongitudes.upperBound - Self.scatterLongitudes.lowerBound))
+                }
                 try stationFile.write([
                     String(code), String(code), SynthVocabulary.name(&random), "", "", String(lineCode), String(prefecture),
                     SynthVocabulary.padded(random.below(1000), 3) + "-" + SynthVocabulary.padded(random.below(10000), 4), address,
-                    SynthVocabulary.degrees(longitude), SynthVocabulary.degrees(latitude),
+                    SynthVocabulary.degrees(place.longitude), SynthVocabulary.degrees(place.latitude),
                     random.below(3) == 0 ? "19\(10 + random.below(90))-0\(random.below(9) + 1)-1\(random.below(10))" : "0000-00-00",
                     closed ? "2001-03-31" : "0000-00-00", String(closed ? MasterTable.closedStatus : MasterTable.openStatus), String(code),
                 ])

@@ -48,6 +48,28 @@ import Testing
         #expect(status.tables.first { $0.table == "stations" }?.closed == closed)
     }
 
+    /// A broken export: the same lines and stations, each station anywhere in Japan, so that
+    /// nearly every connection is too long; the well-formed snapshot of the same seed is unchanged.
+    @Test func aScatteredSnapshotMakesAboutOneFindingPerConnection() throws {
+        try SnapshotSynthesizer.generate(stations: 2_000, seed: 5, into: scratch.path("plain"))
+        let summary = try SnapshotSynthesizer.generate(stations: 2_000, seed: 5, scattered: true, into: scratch.path("scattered"))
+        let plain = try digests(scratch.path("plain")), scattered = try digests(scratch.path("scattered"))
+        #expect(plain["join.csv"] == scattered["join.csv"] && plain["station.csv"] != scattered["station.csv"])
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([scratch.path("scattered")])
+        let findings = try database.check().findings
+        let tooLong = findings.filter { $0.rule == .connectionTooLong }.count
+        let connections = summary.rows["join.csv"]!
+        // Two random places in Japan are more than 50 km apart but for a few per cent of pairs.
+        #expect(Double(tooLong) > 0.9 * Double(connections) && tooLong <= connections, "\(tooLong) of \(connections)")
+        // In the order check gives them: errors first, then rule, table and the key's integers.
+        let keys = findings.filter { $0.rule == .connectionTooLong }.map { $0.key.split(separator: "/").map { Int($0)! } }
+        #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) })
+        let plainDatabase = try MasterDatabase.create(at: scratch.path("p.sqlite"))
+        try plainDatabase.importSnapshot([scratch.path("plain")])
+        #expect(try plainDatabase.check().findings.filter { $0.rule == .connectionTooLong }.isEmpty)
+    }
+
     @Test func aNextSnapshotChangesAboutTheShareAsked() throws {
         try SnapshotSynthesizer.generate(stations: 10_000, seed: 1, into: scratch.path("s1"))
         let next = try SnapshotSynthesizer.next(of: scratch.path("s1"), changePercent: 2, seed: 2, into: scratch.path("s2"))
