@@ -28,10 +28,14 @@ public enum SnapshotSynthesizer {
 
     /// Writes `company.csv`, `line.csv`, `station.csv`, `join.csv` and `pref.csv` for `stations` stations.
     ///
-    /// - Parameter scattered: each station's place uniform over Japan, with no line's stations
-    ///   near each other, as a broken upstream export would give: nearly every connection is
-    ///   then too long for `check` (about one finding per station). Off, a line runs its stations
-    ///   a few hundred metres apart.
+    /// - Parameters:
+    ///   - stations: how many stations to write, on lines of `stationsPerLine`.
+    ///   - seed: the random seed: the same arguments give the same bytes.
+    ///   - scattered: each station's place uniform over Japan, with no line's stations near each
+    ///     other, as a broken upstream export would give: nearly every connection is then too
+    ///     long for `check` (about one finding per station). Off, a line runs its stations a few
+    ///     hundred metres apart.
+    ///   - folder: the folder to write, created if missing (an existing one must be empty).
     @discardableResult
     public static func generate(stations: Int, seed: UInt64, scattered: Bool = false, into folder: String) throws -> SynthSummary {
         precondition(stations > 0, "at least one station")
