@@ -81,12 +81,13 @@ public struct CheckTally: Sendable, Equatable {
         for finding in report.findings { counts[Count(severity: finding.severity, waived: finding.waived), default: 0] += 1 }
     }
 
-    /// Nil when an identity names a rule this binary does not have.
-    package init?(version: Int, recorded: Set<FindingIdentity>, waived: Set<FindingIdentity>) {
+    /// From counts per rule (`RecordedFindings.counts`); nil when one names a rule this binary
+    /// does not have.
+    package init?(version: Int, counts: [(rule: String, waived: Bool, count: Int)]) {
         self.version = version
-        for identity in recorded {
-            guard let rule = CheckRule(rawValue: identity.rule) else { return nil }
-            counts[Count(severity: rule.severity, waived: waived.contains(identity)), default: 0] += 1
+        for entry in counts {
+            guard let rule = CheckRule(rawValue: entry.rule) else { return nil }
+            self.counts[Count(severity: rule.severity, waived: entry.waived), default: 0] += entry.count
         }
     }
 

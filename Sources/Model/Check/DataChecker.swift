@@ -61,8 +61,8 @@ extension MasterDatabase {
     /// default limits), today's waivers applied; nil when none are recorded or a recorded rule
     /// is one this binary does not have.
     package static func recordedTally(_ db: Database, version: Int) throws -> CheckTally? {
-        guard let recorded = try RecordedFindings.identities(db, version: version) else { return nil }
-        return CheckTally(version: version, recorded: recorded, waived: try Waivers.identities(db))
+        guard let counts = try RecordedFindings.counts(db, version: version) else { return nil }
+        return CheckTally(version: version, counts: counts)
     }
 
     private static func introducedByFullCheck(_ db: Database, version: Int, limits: CheckLimits,
