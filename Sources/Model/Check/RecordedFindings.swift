@@ -18,10 +18,7 @@ package enum RecordedFindings {
     /// (a master written before the table existed, a version after which none was recorded, or
     /// a set made under other rules).
     package static func identities(_ db: Database, version: Int) throws -> Set<FindingIdentity>? {
-        guard try db.tableExists("recorded_findings"),
-              let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM recorded_findings_version"),
-              recorded[0] as Int == version, recorded[1] as String? == rules
-        else { return nil }
+        guard try isRecorded(version, db) else { return nil }
         var identities = Set<FindingIdentity>()
         let rows = try Row.fetchCursor(db, sql: "SELECT rule, table_name, key_id FROM recorded_findings")
         while let row = try rows.next() { identities.insert(FindingIdentity(rule: row[0], table: row[1], key: row[2])) }
@@ -32,15 +29,20 @@ package enum RecordedFindings {
     /// waivers) or not, counted in SQL: a million findings are never read into memory (as a set
     /// of identities they were 150 MiB and 1.3 s of an import's last line). Nil as `identities`.
     package static func counts(_ db: Database, version: Int) throws -> [(rule: String, waived: Bool, count: Int)]? {
-        guard try db.tableExists("recorded_findings"),
-              let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM recorded_findings_version"),
-              recorded[0] as Int == version, recorded[1] as String? == rules
-        else { return nil }
+        guard try isRecorded(version, db) else { return nil }
         let waived = try db.tableExists("waivers")
             ? "EXISTS (SELECT 1 FROM waivers w WHERE w.rule = r.rule AND w.table_name = r.table_name AND w.key_id = r.key_id)"
             : "0"
         return try Row.fetchAll(db, sql: "SELECT r.rule, \(waived), COUNT(*) FROM recorded_findings r GROUP BY 1, 2")
             .map { (rule: $0[0], waived: $0[1], count: $0[2]) }
+    }
+
+    /// Whether the recorded set is `version`'s, made under this binary's rules.
+    private static func isRecorded(_ version: Int, _ db: Database) throws -> Bool {
+        guard try db.tableExists("recorded_findings"),
+              let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM recorded_findings_version")
+        else { return false }
+        return recorded[0] as Int == version && recorded[1] as String? == rules
     }
 
     /// Replaces the recorded set with `findings` of `version`.

@@ -127,7 +127,7 @@ package struct ChangeMap {
         }.joined()
             + "<label><input type=\"checkbox\" data-legend=\"finding\" checked><svg class=\"swatch\" viewBox=\"-1.8 -1.8 3.6 3.6\"><path class=\"finding-mark error\" d=\"\(Self.findingShape)\"/></svg>"
             + "finding <small data-count=\"finding\">\(findingsDrawn)</small>"
-            + (report.introducedFindings.count > findingsDrawn && report.findingPlaces.count == report.limits.findingMarks
+            + (report.introducedFindings.count > report.limits.findingMarks
                 ? " <small>(the first \(findingsDrawn) of \(report.introducedFindings.count))</small>" : "")
             + "</label></div>"
     }

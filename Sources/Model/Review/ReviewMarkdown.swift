@@ -41,9 +41,7 @@ public enum ReviewMarkdown {
         lines.append("")
         if report.introducedFindings.isEmpty { lines.append("None.") }
         let limits = report.limits
-        let shown = report.introducedFindings.count > limits.findingsListed
-            ? Dictionary(grouping: report.introducedFindings, by: \.rule).sorted { $0.key.rawValue < $1.key.rawValue }.flatMap { $0.value.prefix(limits.findingsPerRule) }
-            : report.introducedFindings
+        let shown = limits.firstOfEachRule(report.introducedFindings)?.flatMap(\.first) ?? report.introducedFindings
         if shown.count < report.introducedFindings.count {
             lines.append("The first \(limits.findingsPerRule) of each rule; `station-admin check --version \(summary.version) --rule RULE` lists the rest.")
             lines.append("")

@@ -130,7 +130,7 @@ public enum ReviewPage {
             kinds.map { (table: table.name, kind: $0, count: report.overview.unlisted(table: table.name, kind: $0)) }
         }.filter { $0.count > 0 }
         if !unlisted.isEmpty {
-            html += "<p id=\"unlisted\">A kind of more than \(report.limits.changesPerKind) changes lists the first \(report.limits.listedBeyond) the log recorded; "
+            html += "<p id=\"unlisted\">A kind of more than \(report.limits.changesPerKind) changes lists its first \(report.limits.listedBeyond) here; "
                 + "<code>station-admin log --version \(version)</code> lists every change.</p><ul class=\"unlisted\">"
                 + unlisted.map { group in
                     "<li data-table=\"\(group.table)\" data-kind=\"\(group.kind.rawValue)\">\(group.table) \(group.kind.rawValue): \(group.count) more, "
@@ -151,14 +151,11 @@ public enum ReviewPage {
         let limits = report.limits, version = report.summary.version
         /// A long list shows the first findings of each rule, and the command that lists the rest.
         func list(_ findings: [CheckFinding]) -> String {
-            guard findings.count > limits.findingsListed else { return items(findings) }
-            var byRule: [CheckRule: [CheckFinding]] = [:]
-            for finding in findings { byRule[finding.rule, default: []].append(finding) }
-            return byRule.keys.sorted { $0.rawValue < $1.rawValue }.map { rule in
-                let all = byRule[rule]!
-                return "<h4>\(rule.rawValue) (\(all.count))</h4>" + items(Array(all.prefix(limits.findingsPerRule)))
-                    + (all.count > limits.findingsPerRule
-                        ? "<p class=\"more\">… and \(all.count - limits.findingsPerRule) more: <code>station-admin check --version \(version) --rule \(rule.rawValue)</code></p>" : "")
+            guard let groups = limits.firstOfEachRule(findings) else { return items(findings) }
+            return groups.map { group in
+                "<h4>\(group.rule.rawValue) (\(group.total))</h4>" + items(group.first)
+                    + (group.total > group.first.count
+                        ? "<p class=\"more\">… and \(group.total - group.first.count) more: <code>station-admin check --version \(version) --rule \(group.rule.rawValue)</code></p>" : "")
             }.joined()
         }
         func items(_ findings: [CheckFinding]) -> String {

@@ -244,11 +244,12 @@ package struct ReviewReader {
                 markersByKind[kind] = []
             }
         }
+        func list(_ change: ReviewChange, table: Int) {
+            listed.append((table, KeyOrder(change.key), change))
+            listedInGroup["\(change.table)/\(change.kind.rawValue)", default: 0] += 1
+        }
         func take(_ change: ReviewChange, table: Int, listing: Bool) {
-            if listing {
-                listed.append((table, KeyOrder(change.key), change))
-                listedInGroup["\(change.table)/\(change.kind.rawValue)", default: 0] += 1
-            }
+            if listing { list(change, table: table) }
             draw(change)
         }
 
@@ -268,9 +269,7 @@ package struct ReviewReader {
                     continue
                 }
                 try streamChanges(of: table, kind: kind, first: listing, db) { key, old, new in
-                    let change = try describer.describe(table, key: key, kind: kind, old: old, new: new)
-                    listed.append((tableIndex, KeyOrder(change.key), change))
-                    listedInGroup["\(table.name)/\(kind.rawValue)", default: 0] += 1
+                    list(try describer.describe(table, key: key, kind: kind, old: old, new: new), table: tableIndex)
                 }
                 // The rest of a large kind of stations is a place in the density of its map kind.
                 if table == .stations, let mapKind = ReviewChange.MapKind(plainKind: kind) {

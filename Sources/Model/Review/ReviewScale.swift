@@ -1,4 +1,5 @@
 import Foundation
+import StationCheck
 import StationSchema
 
 /// How much of a version the review page draws and lists one by one. Above these a page of a
@@ -8,7 +9,8 @@ public struct ReviewLimits: Sendable, Equatable {
     /// Changes of one kind (of a table, or a map kind) listed in words and drawn as markers; a
     /// kind with more lists `listedBeyond` of them, and its stations are drawn as density.
     public var changesPerKind = 2_000
-    /// How many changes a kind larger than `changesPerKind` lists: the first the log recorded.
+    /// How many changes a kind larger than `changesPerKind` lists: its first (in key order for a
+    /// station's update, else as the log recorded them, which for an import is key order too).
     public var listedBeyond = 200
     /// Open connections drawn as lines; a network with more is drawn as density.
     public var networkSegments = 50_000
@@ -21,6 +23,14 @@ public struct ReviewLimits: Sendable, Equatable {
 
     /// The limits of a default `review`.
     public init() {}
+
+    /// How a findings list is shown: nil when it is short enough to list whole; else, per rule
+    /// (in rule name order), its first `findingsPerRule` findings and how many it has.
+    public func firstOfEachRule(_ findings: [CheckFinding]) -> [(rule: CheckRule, first: [CheckFinding], total: Int)]? {
+        guard findings.count > findingsListed else { return nil }
+        return Dictionary(grouping: findings, by: \.rule).sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { (rule: $0.key, first: Array($0.value.prefix(findingsPerRule)), total: $0.value.count) }
+    }
 }
 
 /// How many of something fall in each cell of a square grid over the map (map units, as

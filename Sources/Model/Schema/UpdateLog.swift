@@ -55,13 +55,6 @@ package enum UpdateLog {
         """
     }
 
-    /// How `version` changed each key of `table` (key_id → kind).
-    package static func changeKinds(_ db: Database, of table: MasterTable, in version: Int) throws -> [String: Update.Kind] {
-        Dictionary(try Row.fetchAll(db, sql: """
-            SELECT key_id, type FROM updates WHERE \(versionRange(of: table, after: version - 1, through: version))
-            """).map { ($0[0] as String, Update.Kind(rawValue: $0[1])!) }, uniquingKeysWith: { _, last in last })
-    }
-
     /// SQL subquery: the keys of `table` that `version` changed, optionally only by `kinds`.
     package static func changedKeys(of table: MasterTable, in version: Int, kinds: [Update.Kind]? = nil) -> String {
         changedKeys(of: table, after: version - 1, through: version, kinds: kinds)
