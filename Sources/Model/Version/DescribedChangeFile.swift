@@ -15,33 +15,21 @@ import StationSupport
 public final class DescribedChangeFile {
     /// How many changes the file holds.
     public private(set) var count = 0
-    private let descriptor: Int32
-    private let directory: String
+    private let spool: SpoolFile
+    /// The record being encoded.
     private var pending: [UInt8] = []
-    private var fileSize: Int64 = 0
-    private static let flushSize = 1 << 20
     private static let absent = UInt32.max
 
     /// A new, empty list in a temporary file under `directory`.
     ///
     /// - Throws: `FileError` when it cannot be created.
     public init(directory: String = NSTemporaryDirectory()) throws {
-        let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        var template = Array((directory + "/station-admin-changes-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else {
-            throw FileError(cannot: "create a temporary file in \(directory) for the list of changes", hint: Self.hint)
-        }
-        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
-        self.descriptor = descriptor
-        self.directory = directory
-        pending.reserveCapacity(Self.flushSize + 4096)
+        spool = try SpoolFile(directory: directory, purpose: "for the list of changes")
     }
 
-    deinit { close(descriptor) }
-
     package func append(_ change: DescribedChange) throws {
-        let start = pending.count
+        pending.removeAll(keepingCapacity: true)
+        let start = 0
         pending.append(contentsOf: [0, 0, 0, 0])
         put(change.table)
         put(change.key)
@@ -56,13 +44,13 @@ public final class DescribedChangeFile {
         let length = UInt32(pending.count - start - 4)
         withUnsafeBytes(of: length.littleEndian) { pending.replaceSubrange(start..<start + 4, with: $0) }
         count += 1
-        if pending.count >= Self.flushSize { try flush() }
+        try pending.withUnsafeBytes { try spool.write($0) }
     }
 
     /// Calls `body` with each change, in the order they were appended.
     public func forEach(_ body: (DescribedChange) throws -> Void) throws {
-        try flush()
-        var reader = RecordReader(descriptor: descriptor, size: fileSize)
+        try spool.finish()
+        var reader = RecordReader(spool: spool)
         while let record = try reader.next() {
             var decoder = RecordDecoder(bytes: record)
             let table = decoder.string(), key = decoder.string(), kind = decoder.string(), name = decoder.optionalString()
@@ -72,19 +60,6 @@ public final class DescribedChangeFile {
             }
             try body(DescribedChange(table: table, key: key, kind: Update.Kind(rawValue: kind)!, name: name, fields: fields))
         }
-    }
-
-    private func flush() throws {
-        var offset = 0
-        while offset < pending.count {
-            let written = pending.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(fileSize)) }
-            guard written > 0 else {
-                throw FileError(cannot: "write the list of changes to a temporary file in \(directory)", hint: Self.hint)
-            }
-            offset += written
-            fileSize += Int64(written)
-        }
-        pending.removeAll(keepingCapacity: true)
     }
 
     private func put(_ number: UInt32) {
@@ -99,20 +74,14 @@ public final class DescribedChangeFile {
         }
     }
 
-    private static let hint = "set TMPDIR to a folder with room"
-
     /// Whole records from the file, read in large chunks.
     private struct RecordReader {
-        package let descriptor: Int32
-        package let size: Int64
+        package let spool: SpoolFile
         package var offset: Int64 = 0
         package var buffer: [UInt8] = []
         package var start = 0
 
-        package init(descriptor: Int32, size: Int64) {
-            self.descriptor = descriptor
-            self.size = size
-        }
+        package init(spool: SpoolFile) { self.spool = spool }
 
         package mutating func next() throws -> ArraySlice<UInt8>? {
             try fill(4)
@@ -130,12 +99,11 @@ public final class DescribedChangeFile {
             guard buffer.count - start < needed else { return }
             buffer.removeSubrange(0..<start)
             start = 0
-            while buffer.count < needed && offset < size {
-                let chunk = Int(min(Int64(max(needed - buffer.count, DescribedChangeFile.flushSize)), size - offset))
+            while buffer.count < needed && offset < spool.size {
+                let chunk = Int(min(Int64(max(needed - buffer.count, SpoolFile.bufferSize)), spool.size - offset))
                 let old = buffer.count
                 buffer.append(contentsOf: repeatElement(0, count: chunk))
-                let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + old, chunk, off_t(offset)) }
-                guard read > 0 else { throw FileError(cannot: "read the list of changes back") }
+                let read = try buffer.withUnsafeMutableBytes { try spool.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[old...])) }
                 buffer.removeLast(chunk - read)
                 offset += Int64(read)
             }
