@@ -32,30 +32,43 @@ struct CheckCommand: ParsableCommand {
         }
     }
 
+    /// Findings stream to a spool as the rules find them, and are printed after the counts that
+    /// head the output: a million findings take the memory of one.
     func run() throws {
         let database = try global.openDatabase()
-        var report = try database.check(version: version, limits: CheckLimits(connectionKilometres: connectionLimit, moveKilometres: moveLimit))
-        if !rule.isEmpty { report.findings = report.findings.filter { rule.contains($0.rule.rawValue) } }
+        let rules = rule.isEmpty ? Set(CheckRule.allCases) : Set(rule.compactMap(CheckRule.init(rawValue:)))
+        let limits = CheckLimits(connectionKilometres: connectionLimit, moveKilometres: moveLimit)
+        let spool = try SpoolFile()
+        let outcome: CheckOutcome
         if output.json {
-            try Console.printJSON(CheckJSON(report, waivers: try database.waivers(findings: report)))
+            var findings = Console.JSONArrayStream<CheckFinding>(spool, depth: 1)
+            outcome = try database.check(version: version, limits: limits, rules: rules) { try findings.append($0) }
+            try findings.finish()
+            try Console.printJSON(CheckJSON(outcome, waivers: try database.waivers(checked: outcome)), spooledFindings: spool)
         } else {
+            outcome = try database.check(version: version, limits: limits, rules: rules) { finding in
+                try spool.write(FindingsPrinter.line(finding).escapingControlCharacters + "\n")
+            }
             Pager.startIfWanted(disabled: global.noPager)
-            FindingsPrinter.printSummary(report)
-            for finding in report.findings { Console.line(FindingsPrinter.line(finding)) }
-            let waivers = try database.waivers(findings: report)
+            let output = FileSink.standardOutput()
+            try output.write(FindingsPrinter.summary(outcome.tally) + "\n")
+            try spool.copy(to: output)
+            let waivers = try database.waivers(checked: outcome)
             if !waivers.isEmpty {
-                print("\nWaivers (\(waivers.count)):")
+                try output.write("\nWaivers (\(waivers.count)):\n")
                 for waiver in waivers {
-                    Console.line("  \(waiver.rule) \(waiver.table) \(waiver.key): \(waiver.reason)"
+                    try output.write(("  \(waiver.rule) \(waiver.table) \(waiver.key): \(waiver.reason)"
                         + " (\(waiver.author ?? "-"), \(waiver.waivedAt.prefix(10)))"
                         + (waiver.stillFound == false ? "; stale: no finding matches it (remove it with station-admin unwaive \(waiver.rule) \(waiver.table) \(waiver.key))" : ""))
+                        .escapingControlCharacters + "\n")
                 }
             }
-            if !report.findings.filter({ !$0.waived }).isEmpty {
+            try output.finish()
+            if outcome.tally.count(.error, waived: false) + outcome.tally.count(.warning, waived: false) > 0 {
                 Console.error("Accept a finding that is right: station-admin waive RULE TABLE KEY --reason \"why\"")
             }
         }
-        if !report.blocking.isEmpty { throw ExitCode.failure }
+        if outcome.blocking > 0 { throw ExitCode.failure }
     }
 }
 
@@ -102,24 +115,25 @@ struct UnwaiveCommand: ParsableCommand {
     }
 }
 
-/// `check --json`: the findings, the counts the text's summary line gives, and every waiver
-/// with whether its rule still finds its row (a stale waiver has `still_found` false).
+/// `check --json`: the counts the text's summary line gives, the findings (spooled, and printed
+/// in their place: `Console.printJSON(_:spooledFindings:)`), and every waiver with whether its
+/// rule still finds its row (a stale waiver has `still_found` false).
 struct CheckJSON: Encodable {
     struct Counts: Encodable {
         let errors, warnings, waivedErrors, waivedWarnings, staleWaivers: Int
     }
     let version: Int
     let counts: Counts
-    let findings: [CheckFinding]
+    let findings: [CheckFinding] = []
     let waivers: [Waiver]
 
-    init(_ report: CheckReport, waivers: [Waiver]) {
-        version = report.version
+    init(_ outcome: CheckOutcome, waivers: [Waiver]) {
+        let tally = outcome.tally
+        version = tally.version
         counts = Counts(
-            errors: report.count(.error, waived: false), warnings: report.count(.warning, waived: false),
-            waivedErrors: report.count(.error, waived: true), waivedWarnings: report.count(.warning, waived: true),
+            errors: tally.count(.error, waived: false), warnings: tally.count(.warning, waived: false),
+            waivedErrors: tally.count(.error, waived: true), waivedWarnings: tally.count(.warning, waived: true),
             staleWaivers: waivers.filter { $0.stillFound == false }.count)
-        findings = report.findings
         self.waivers = waivers
     }
 }
@@ -130,10 +144,11 @@ enum FindingsPrinter {
         (finding.severity == .error ? "error: " : "warning: ") + finding.line + (finding.waived ? " [waived]" : "")
     }
 
-    static func printSummary(_ report: CheckReport) {
-        let errors = report.count(.error, waived: false), warnings = report.count(.warning, waived: false)
-        let waived = report.findings.filter(\.waived).count
-        print("Version \(report.version): \(plural(errors, "error")), \(plural(warnings, "warning"))"
-            + (waived > 0 ? ", \(waived) waived" : "") + ".")
+    /// `Version 2: 1 error, 3 warnings, 1 waived.`
+    static func summary(_ tally: CheckTally) -> String {
+        let errors = tally.count(.error, waived: false), warnings = tally.count(.warning, waived: false)
+        let waived = tally.count(.error, waived: true) + tally.count(.warning, waived: true)
+        return "Version \(tally.version): \(plural(errors, "error")), \(plural(warnings, "warning"))"
+            + (waived > 0 ? ", \(waived) waived" : "") + "."
     }
 }

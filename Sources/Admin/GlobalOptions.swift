@@ -76,6 +76,19 @@ enum Console {
         print(String(decoding: try jsonEncoder().encode(value), as: UTF8.self))
     }
 
+    /// What `printJSON(value)` prints were its `findings` the array spooled in `findings` (by a
+    /// `JSONArrayStream` one level deep): the same bytes, in the memory of a buffer.
+    static func printJSON<T: Encodable>(_ value: T, spooledFindings findings: SpoolFile) throws {
+        let whole = String(decoding: try jsonEncoder().encode(value), as: UTF8.self)
+        let emptyFindings = "\"findings\" : [\n\n  ]"
+        guard let place = whole.range(of: emptyFindings) else { preconditionFailure("the JSON has no empty findings to fill") }
+        let output = FileSink.standardOutput()
+        try output.write(String(whole[..<place.lowerBound]) + "\"findings\" : ")
+        try findings.copy(to: output)
+        try output.write(String(whole[place.upperBound...]) + "\n")
+        try output.finish()
+    }
+
     /// What `printJSON(report)` prints were `report.changes` every change in `changes`: the
     /// same bytes, encoded a batch at a time, so two million changes take the memory of a batch.
     static func printJSON(_ report: ChangeReport, listing changes: DescribedChangeFile) throws {
@@ -111,12 +124,12 @@ enum Console {
     /// encoder, and written in order: `JSONEncoder` took 55 µs a change, 2 minutes of a 1M import's listing.
     struct JSONArrayStream<Element: Encodable & Sendable> {
         static var batchSize: Int { 4096 }
-        private let output: FileSink
+        private let output: ByteSink
         private let indent: [UInt8]
         private var count = 0
         private var pending: [Element] = []
 
-        init(_ output: FileSink, depth: Int) {
+        init(_ output: ByteSink, depth: Int) {
             self.output = output
             indent = Array(String(repeating: "  ", count: depth + 1).utf8)
         }

@@ -45,14 +45,22 @@ enum ReportPrinter {
             Swift.print("Likely splits or handovers (put the ones you confirm in a plan and apply it):")
             print(report.suggestions, indent: "  ")
         }
-        if !report.findings.isEmpty {
-            let shown = 10
+        guard report.totalFindings > 0 else { return }
+        Swift.print("")
+        Swift.print("Findings this version \(report.committed ? "introduces" : "would introduce"): \(plural(report.totalFindings, "finding"))")
+        let rules = CheckRule.allCases.filter { (report.findingCounts[$0.rawValue] ?? 0) > 0 }
+        if rules.count > 1 {
+            for rule in rules { Swift.print("  \(rule.rawValue) (\(rule.severity.rawValue)): \(report.findingCounts[rule.rawValue]!)") }
             Swift.print("")
-            Swift.print("Findings this version \(report.committed ? "introduces" : "would introduce") (station-admin check):")
-            for finding in report.findings.prefix(shown) { Console.line("  " + FindingsPrinter.line(finding)) }
-            if report.findings.count > shown {
-                Swift.print("  … and \(report.findings.count - shown) more"
-                    + (report.committed ? " (station-admin check --version \(report.version))" : " (--json lists them all)"))
+        }
+        for rule in rules {
+            let shown = report.findings.filter { $0.rule == rule }
+            for finding in shown { Console.line("  " + FindingsPrinter.line(finding)) }
+            let more = report.findingCounts[rule.rawValue]! - shown.count
+            if more > 0 {
+                Swift.print("  … and \(more) more \(rule.rawValue) ("
+                    + (report.committed ? "station-admin check --version \(report.version) --rule \(rule.rawValue)" : "commit the version, then station-admin check --rule \(rule.rawValue)")
+                    + ")")
             }
         }
     }

@@ -78,7 +78,18 @@ public struct CheckTally: Sendable, Equatable {
 
     package init(_ report: CheckReport) {
         version = report.version
-        for finding in report.findings { counts[Count(severity: finding.severity, waived: finding.waived), default: 0] += 1 }
+        for finding in report.findings { add(finding) }
+    }
+
+    /// No findings yet.
+    package init(version: Int) { self.version = version }
+
+    /// Counts one more finding.
+    package mutating func add(_ finding: CheckFinding) { add(severity: finding.severity, waived: finding.waived) }
+
+    /// Counts one more finding of `severity`.
+    package mutating func add(severity: CheckRule.Severity, waived: Bool) {
+        counts[Count(severity: severity, waived: waived), default: 0] += 1
     }
 
     /// From counts per rule (`RecordedFindings.counts`); nil when one names a rule this binary
@@ -95,4 +106,23 @@ public struct CheckTally: Sendable, Equatable {
     public func count(_ severity: CheckRule.Severity, waived: Bool) -> Int {
         counts[Count(severity: severity, waived: waived)] ?? 0
     }
+}
+
+/// What a streamed `check` saw (`MasterDatabase.check(version:limits:rules:each:)`): the tally,
+/// the rules it ran, and which waivers' findings went by.
+public struct CheckOutcome: Sendable {
+    /// How many findings, by severity, waived or not.
+    public package(set) var tally: CheckTally
+    /// The rules that ran: a waiver of another rule was not looked for.
+    public let rules: Set<CheckRule>
+    /// The waivers whose finding the rules found.
+    public package(set) var waiversMet: Set<FindingIdentity> = []
+
+    package init(tally: CheckTally, rules: Set<CheckRule>) {
+        self.tally = tally
+        self.rules = rules
+    }
+
+    /// Error-level findings no waiver accepts: `release` refuses while there are any.
+    public var blocking: Int { tally.count(.error, waived: false) }
 }

@@ -5,10 +5,24 @@ import StationSchema
 
 extension MasterDatabase {
     /// Every rule over the master at `version` (default: the newest), errors first, each
-    /// finding marked waived when a curator accepted it.
+    /// finding marked waived when a curator accepted it. Holds every finding: at any size,
+    /// `check(version:limits:rules:each:)` streams them.
     ///
     /// - Throws: `CheckError.noSuchVersion` for a version the master does not have.
     public func check(version: Int? = nil, limits: CheckLimits = CheckLimits()) throws -> CheckReport {
+        var findings: [CheckFinding] = []
+        let outcome = try check(version: version, limits: limits) { findings.append($0) }
+        return CheckReport(version: outcome.tally.version, findings: findings)
+    }
+
+    /// The rules of `rules` over the master at `version` (default: the newest): each finding,
+    /// waived or not, handed to `body` as it is found, errors first, then by rule, table and key.
+    /// A million findings stream in the memory of one.
+    ///
+    /// - Returns: how many there were, and which waivers' findings went by.
+    /// - Throws: `CheckError.noSuchVersion` for a version the master does not have.
+    public func check(version: Int? = nil, limits: CheckLimits = CheckLimits(), rules: Set<CheckRule> = Set(CheckRule.allCases),
+                      each body: (CheckFinding) throws -> Void) throws -> CheckOutcome {
         // Not `read`: an older version is rebuilt in temp tables.
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
@@ -16,29 +30,69 @@ extension MasterDatabase {
             guard (1...max(newest, 1)).contains(version), newest > 0 else {
                 throw CheckError.noSuchVersion(requested: version, newest: newest)
             }
-            return try DataChecker(version: version, newest: newest, limits: limits).report(db)
+            let waivers = try Waivers.identities(db)
+            var outcome = CheckOutcome(tally: CheckTally(version: version), rules: rules)
+            try DataChecker(version: version, newest: newest, limits: limits).forEachFinding(db, rules: rules) { found, message in
+                var finding = found.finding(message())
+                finding.waived = waivers.contains(found.identity)
+                if finding.waived { outcome.waiversMet.insert(found.identity) }
+                outcome.tally.add(finding)
+                try body(finding)
+            }
+            return outcome
         }
     }
 
     /// The findings that `version` (the newest, maybe not committed yet) brings that the
-    /// version before did not have, waivers applied: what an import or a plan ends its report with.
+    /// version before did not have, waivers applied: what an import or a plan ends its report
+    /// with. The version's findings are recorded (`RecordedFindings`) as they stream by, and only
+    /// the counts and the first of each rule are kept: a version of a million findings takes the
+    /// memory of a few hundred.
     ///
-    /// When the version before's findings are recorded (under these rules and the default
-    /// limits), only the rows in the version's `CheckScope` are checked and the record carried
-    /// forward: at a million stations a 1 % import's checks take a fraction of a full pass.
-    package static func introducedFindings(_ db: Database, version: Int, limits: CheckLimits = CheckLimits()) throws -> [CheckFinding] {
-        guard limits == CheckLimits() else {
-            return try introducedByFullCheck(db, version: version, limits: limits, recorded: nil)
+    /// When the version before's findings are recorded (under these rules), only the rows in the
+    /// version's `CheckScope` are checked and the record carried forward: at a million stations a
+    /// 1 % import's checks take a fraction of a full pass.
+    package static func introducedFindings(_ db: Database, version: Int) throws -> IntroducedFindings {
+        let waived = try Waivers.identities(db)
+        var introduced = IntroducedFindings()
+        let add = { (found: FoundRow, message: () -> String) in
+            // Most masters have few waivers or none: an identity is not built to look up in none.
+            introduced.add(found, waived: !waived.isEmpty && waived.contains(found.identity), message: message)
         }
-        let recorded = try RecordedFindings.identities(db, version: version - 1)
-        guard let recorded, version > 1 else {
-            return try introducedByFullCheck(db, version: version, limits: limits, recorded: recorded)
+        if version > 1, try RecordedFindings.isRecorded(version - 1, db) {
+            let scope = try CheckScope.build(db, version: version)
+            defer { try? CheckScope.drop(db) }
+            let found = try FindingIdentityTable.temporary(db, name: "found_findings")
+            defer { try? found.drop(db) }
+            let recorded = try FindingIdentityTable.recorded(db)
+            try DataChecker(version: version, newest: version, limits: CheckLimits(), scope: scope).forEachFinding(db) { row, message in
+                try found.add(row)
+                if try !recorded.contains(row) { add(row, message) }
+            }
+            try RecordedFindings.carryForward(to: version, replacingScopeWith: found, db)
+            return introduced
         }
-        let scope = try CheckScope.build(db, version: version)
-        defer { try? CheckScope.drop(db) }
-        let found = try DataChecker(version: version, newest: version, limits: limits, scope: scope).report(db).findings
-        try RecordedFindings.carryForward(to: version, replacingScopeWith: found, db)
-        return found.filter { !recorded.contains($0.identity) }
+        // No record to start from: the version before is checked from the history, for its
+        // identities alone, and this version checked whole.
+        var before: FindingIdentityTable?
+        if version > 1 {
+            let table = try FindingIdentityTable.temporary(db, name: "findings_before")
+            try DataChecker(version: version - 1, newest: version, limits: CheckLimits()).forEachFinding(db) { row, _ in try table.add(row) }
+            before = table
+        }
+        defer { try? before?.drop(db) }
+        let recording = try FindingIdentityTable.temporary(db, name: "findings_now", appended: true)
+        defer { try? recording.drop(db) }
+        // Every row of a first version was written under the master's CHECKs, so none can be
+        // outside its domain: that rule's scan of every column was 0.7 s of a million stations.
+        var rules = Set(CheckRule.allCases)
+        if version == 1 { rules.remove(.valueOutsideDomain) }
+        try DataChecker(version: version, newest: version, limits: CheckLimits()).forEachFinding(db, rules: rules) { row, message in
+            try recording.add(row)
+            if try before?.contains(row) != true { add(row, message) }
+        }
+        try RecordedFindings.replaceAll(version: version, with: recording, db)
+        return introduced
     }
 
     /// The checks a release makes of `version`: their tally, and every error-level finding no
@@ -53,8 +107,20 @@ extension MasterDatabase {
            tally.count(.error, waived: false) == 0 {
             return (tally, [])
         }
-        let report = try DataChecker(version: version, newest: newest, limits: limits).report(db)
-        return (CheckTally(report), report.blocking)
+        // Streamed: only the blocking findings are put in words and kept.
+        let waived = try Waivers.identities(db)
+        var tally = CheckTally(version: version)
+        var blocking: [CheckFinding] = []
+        try DataChecker(version: version, newest: newest, limits: limits).forEachFinding(db) { found, message in
+            let isWaived = waived.contains(found.identity)
+            if found.rule.severity == .error && !isWaived {
+                blocking.append(found.finding(message()))
+                tally.add(blocking.last!)
+            } else {
+                tally.add(severity: found.rule.severity, waived: isWaived)
+            }
+        }
+        return (tally, blocking)
     }
 
     /// The tally of the findings recorded at `version`'s commit (the newest version's, under the
@@ -64,30 +130,34 @@ extension MasterDatabase {
         guard let counts = try RecordedFindings.counts(db, version: version) else { return nil }
         return CheckTally(version: version, counts: counts)
     }
-
-    private static func introducedByFullCheck(_ db: Database, version: Int, limits: CheckLimits,
-                                              recorded: Set<FindingIdentity>?) throws -> [CheckFinding] {
-        let now = try DataChecker(version: version, newest: version, limits: limits).report(db).findings
-        if limits == CheckLimits() { try RecordedFindings.record(now, version: version, db) }
-        guard version > 1, !now.isEmpty else { return now }
-        let before: Set<FindingIdentity>
-        if let recorded {
-            before = recorded
-        } else {
-            // Only a rule that finds something now can have introduced it: the version before is
-            // read for those rules alone (rebuilding a past version costs a pass over the history).
-            before = Set(try DataChecker(version: version - 1, newest: version, limits: limits)
-                .findings(db, rules: Set(now.map(\.rule))).map(\.identity))
-        }
-        return now.filter { !before.contains($0.identity) }
-    }
 }
+
+/// A finding as a rule hands it over: what identifies it, with its words made only when the
+/// handler asks for them. An import shows the first twenty of each rule: building a message for
+/// each of 941,176 findings was 5.3 s and 400 MiB of one.
+package struct FoundRow: Sendable {
+    package let rule: CheckRule
+    package let table: MasterTable
+    /// As `updates.key_id` (`1120101`, `11302/1130201/1130202`).
+    package let key: String
+
+    package var identity: FindingIdentity { FindingIdentity(rule: rule.rawValue, table: table.name, key: key) }
+
+    package func finding(_ message: String) -> CheckFinding { CheckFinding(rule, table, key: key, message) }
+}
+
+/// Takes each finding, in the order `check` lists them (errors first, then rule, table and key),
+/// and its message when it calls `message`, before it returns.
+package typealias FindingHandler = (_ found: FoundRow, _ message: () -> String) throws -> Void
 
 /// Runs the rules of `CheckRule` over one version's rows.
 ///
 /// The newest version is the master tables themselves; an older one is rebuilt from the
 /// history (`VersionedState`) as common table expressions named like the tables, which the
 /// rules' SQL then reads unchanged.
+///
+/// The findings stream: each rule reads its rows in key order and hands each finding over as it
+/// finds it, and the rules run in the order findings are listed, so nothing is sorted or held.
 package struct DataChecker {
     package let version: Int
     package let newest: Int
@@ -104,6 +174,13 @@ package struct DataChecker {
 
     private static let closed = MasterTable.closedStatus
 
+    /// The rules in the order their findings are listed: errors first, then as `CheckRule` declares them.
+    package static let listingOrder: [CheckRule] = CheckRule.allCases.enumerated()
+        .sorted { ($0.element.severity == .error ? 0 : 1, $0.offset) < ($1.element.severity == .error ? 0 : 1, $1.offset) }
+        .map(\.element)
+
+    /// Every finding with its message, waivers applied: for the few callers that want them all
+    /// (tests, `waive`, the review); `forEachFinding` is the way for a version of any size.
     package func report(_ db: Database) throws -> CheckReport {
         let waived = try Waivers.identities(db)
         var findings = try self.findings(db)
@@ -111,34 +188,41 @@ package struct DataChecker {
         return CheckReport(version: version, findings: findings)
     }
 
-    /// The findings of `rules` (default: all).
+    /// The findings of `rules` (default: all), in listing order.
     package func findings(_ db: Database, rules: Set<CheckRule> = Set(CheckRule.allCases)) throws -> [CheckFinding] {
+        var findings: [CheckFinding] = []
+        try forEachFinding(db, rules: rules) { found, message in findings.append(found.finding(message())) }
+        return findings
+    }
+
+    /// Hands each finding of `rules` to `handler` in listing order, as the rules find them.
+    package func forEachFinding(_ db: Database, rules: Set<CheckRule> = Set(CheckRule.allCases), _ handler: FindingHandler) throws {
         precondition(scope == nil || version == newest, "a scope is the newest version's")
         if version < newest { try materializeState(db) }
         defer { if version < newest { try? dropState(db) } }
-        var findings: [CheckFinding] = []
-        if rules.contains(.openUnderClosed) { findings += try openUnderClosed(db) }
-        if rules.contains(.datesOutOfOrder) { findings += try datesOutOfOrder(db) }
-        if rules.contains(.coordinatesOutsideJapan) { findings += try coordinatesOutsideJapan(db) }
-        if rules.contains(.closedWithoutDate) { findings += try closedWithoutDate(db) }
-        if !rules.isDisjoint(with: [.connectionTooLong, .connectionToClosedStation]) { findings += try connections(db) }
-        if rules.contains(.stationMovedFar) { findings += try stationsMovedFar(db) }
-        if rules.contains(.kanaNotKatakana) { findings += try kanaNotKatakana(db) }
-        if rules.contains(.groupDangling) { findings += try groupsDangling(db) }
-        if rules.contains(.duplicateNameOnLine) { findings += try duplicateNamesOnLines(db) }
-        if rules.contains(.lineWithoutStations) { findings += try linesWithoutStations(db) }
-        if rules.contains(.valueOutsideDomain) { findings += try valuesOutsideDomain(db) }
-        let ruleOrder = Dictionary(uniqueKeysWithValues: CheckRule.allCases.enumerated().map { ($1, $0) })
-        let tableOrder = Dictionary(uniqueKeysWithValues: MasterTable.all.enumerated().map { ($1.name, $0) })
-        // Each finding's order computed once, not in every comparison: parsing the keys there
-        // was 60 s of an import that introduced 960,000 findings.
-        // A key is at most three integers: held inline, so that a million orders allocate nothing.
-        let orders = findings.map { finding in
-            let key = KeyOrder(finding.key).parts
-            return (finding.severity == .error ? 0 : 1, ruleOrder[finding.rule]!, tableOrder[finding.table]!,
-                    key.count > 0 ? key[0] : Int64.min, key.count > 1 ? key[1] : Int64.min, key.count > 2 ? key[2] : Int64.min)
+        try withoutActuallyEscaping(handler) { handler in
+            let out = FindingOutput(handler)
+            var closedEnds: [ClosedEnd]?
+            for rule in Self.listingOrder where rules.contains(rule) {
+                switch rule {
+                case .openUnderClosed: try openUnderClosed(db, out)
+                case .datesOutOfOrder: try datesOutOfOrder(db, out)
+                case .coordinatesOutsideJapan: try coordinatesOutsideJapan(db, out)
+                case .valueOutsideDomain: try valuesOutsideDomain(db, out)
+                case .closedWithoutDate: try closedWithoutDate(db, out)
+                case .connectionTooLong:
+                    closedEnds = try connections(db, tooLong: out, collectingClosedEnds: rules.contains(.connectionToClosedStation))
+                case .stationMovedFar: try stationsMovedFar(db, out)
+                case .kanaNotKatakana: try kanaNotKatakana(db, out)
+                case .groupDangling: try groupsDangling(db, out)
+                case .duplicateNameOnLine: try duplicateNamesOnLines(db, out)
+                case .lineWithoutStations: try linesWithoutStations(db, out)
+                case .connectionToClosedStation:
+                    let ends = try closedEnds ?? connections(db, tooLong: nil, collectingClosedEnds: true)
+                    try connectionsToClosedStations(db, ends, out)
+                }
+            }
         }
-        return findings.indices.sorted { orders[$0] < orders[$1] }.map { findings[$0] }
     }
 
     private static let stateTables = [MasterTable.companies, .lines, .stations, .connections]
@@ -157,6 +241,7 @@ package struct DataChecker {
         let indexes: [(MasterTable, String, String)] = [
             (.stations, "by_code", "station_cd"), (.stations, "by_line", "line_cd, station_cd"),
             (.lines, "by_code", "line_cd"), (.companies, "by_code", "company_cd"),
+            (.connections, "by_key", "line_cd, station_cd1, station_cd2"),
         ]
         for (table, name, columns) in indexes {
             try db.execute(sql: "CREATE INDEX temp.\(Self.stateTable(table))_\(name) ON \(Self.stateTable(table)) (\(columns))")
@@ -182,15 +267,10 @@ package struct DataChecker {
         return "WITH " + tables.map { "\($0.name) AS NOT MATERIALIZED (SELECT * FROM temp.\(Self.stateTable($0)))" }.joined(separator: ",\n") + "\n"
     }
 
-    /// Each row of `sql` at this version through `transform`, read with a cursor: a rule may
-    /// scan a million rows, and only its findings are kept.
-    private func rows<T>(_ db: Database, _ sql: String, _ transform: (Row) throws -> T?) throws -> [T] {
-        var results: [T] = []
-        let cursor = try Row.fetchCursor(db, sql: state(for: sql) + sql)
-        while let row = try cursor.next() {
-            if let result = try transform(row) { results.append(result) }
-        }
-        return results
+    /// Each row of `sql` at this version, read with a cursor: a rule may scan a million rows.
+    private func forEachRow(_ db: Database, _ sql: String, arguments: StatementArguments = [], _ body: (Row) throws -> Void) throws {
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: state(for: sql) + sql), arguments: arguments)
+        while let row = try cursor.next() { try body(row) }
     }
 
     /// SQL: ` AND <column in scope>`, or nothing when every row is checked.
@@ -198,218 +278,228 @@ package struct DataChecker {
         scope.map { " AND " + $0.contains(table, column) } ?? ""
     }
 
-    private func openUnderClosed(_ db: Database) throws -> [CheckFinding] {
-        let lines = try rows(db, """
+    private func openUnderClosed(_ db: Database, _ out: FindingOutput) throws {
+        try forEachRow(db, """
             SELECT l.line_cd, l.line_name, c.company_cd, c.company_name FROM lines l
             JOIN companies c ON c.company_cd = l.company_cd
             WHERE l.e_status <> \(Self.closed) AND c.e_status = \(Self.closed)\(inScope(.lines, "l.line_cd"))
-            """) { row -> CheckFinding in
+            ORDER BY l.line_cd
+            """) { row in
             let line: Int64 = row[0], company: Int64 = row[2]
-            return CheckFinding(.openUnderClosed, .lines, key: String(line), """
+            try out.found(.openUnderClosed, .lines, String(line)) { """
                 open line \(name(row[1])) belongs to closed company \(company) \(name(row[3])) \
                 (close the line: station-admin close lines \(line); or restore the company: station-admin restore companies \(company))
-                """)
+                """ }
         }
-        let stations = try rows(db, """
+        try forEachRow(db, """
             SELECT s.station_cd, s.station_name, l.line_cd, l.line_name FROM stations s
             JOIN lines l ON l.line_cd = s.line_cd
             WHERE s.e_status <> \(Self.closed) AND l.e_status = \(Self.closed)\(inScope(.stations, "s.station_cd"))
-            """) { row -> CheckFinding in
+            ORDER BY s.station_cd
+            """) { row in
             let station: Int64 = row[0], line: Int64 = row[2]
-            return CheckFinding(.openUnderClosed, .stations, key: String(station), """
+            try out.found(.openUnderClosed, .stations, String(station)) { """
                 open station \(name(row[1])) is on closed line \(line) \(name(row[3])) \
                 (close the station: station-admin close stations \(station); move it to an open line: \
                 station-admin move-stations \(station) --to-line LINE; or restore the line: station-admin restore lines \(line))
-                """)
+                """ }
         }
-        return lines + stations
     }
 
-    private func datesOutOfOrder(_ db: Database) throws -> [CheckFinding] {
-        try rows(db, """
+    private func datesOutOfOrder(_ db: Database, _ out: FindingOutput) throws {
+        try forEachRow(db, """
             SELECT station_cd, station_name, open_ymd, close_ymd FROM stations
             WHERE open_ymd IS NOT NULL AND close_ymd IS NOT NULL AND open_ymd > close_ymd\(inScope(.stations, "station_cd"))
+            ORDER BY station_cd
             """) { row in
             let station: Int64 = row[0]
-            return CheckFinding(.datesOutOfOrder, .stations, key: String(station), """
+            try out.found(.datesOutOfOrder, .stations, String(station)) { """
                 \(name(row[1])) opens after it closes (open_ymd \(row[2] as String), close_ymd \(row[3] as String); \
                 correct one: station-admin edit stations \(station) close_ymd=YYYY-MM-DD)
-                """)
+                """ }
         }
     }
 
-    private func coordinatesOutsideJapan(_ db: Database) throws -> [CheckFinding] {
+    private func coordinatesOutsideJapan(_ db: Database, _ out: FindingOutput) throws {
         let outside = """
             lat IS NOT NULL AND lon IS NOT NULL
             AND (lat NOT BETWEEN \(JapanBounds.latitude.lowerBound) AND \(JapanBounds.latitude.upperBound)
                  OR lon NOT BETWEEN \(JapanBounds.longitude.lowerBound) AND \(JapanBounds.longitude.upperBound))
             """
         let bounds = "expected latitude 20–46 °N and longitude 122–154 °E"
-        let stations = try rows(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)\(inScope(.stations, "station_cd"))") { row in
-            let station: Int64 = row[0]
-            return CheckFinding(.coordinatesOutsideJapan, .stations, key: String(station), """
-                \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
-                correct it: station-admin edit stations \(station) lat=… lon=…)
-                """)
-        }
-        let lines = try rows(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)\(inScope(.lines, "line_cd"))") { row in
+        try forEachRow(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)\(inScope(.lines, "line_cd")) ORDER BY line_cd") { row in
             let line: Int64 = row[0]
-            return CheckFinding(.coordinatesOutsideJapan, .lines, key: String(line), """
+            try out.found(.coordinatesOutsideJapan, .lines, String(line)) { """
                 the map centre of \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
                 correct it: station-admin edit lines \(line) lat=… lon=…)
-                """)
+                """ }
         }
-        return stations + lines
+        try forEachRow(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)\(inScope(.stations, "station_cd")) ORDER BY station_cd") { row in
+            let station: Int64 = row[0]
+            try out.found(.coordinatesOutsideJapan, .stations, String(station)) { """
+                \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
+                correct it: station-admin edit stations \(station) lat=… lon=…)
+                """ }
+        }
     }
 
-    private func closedWithoutDate(_ db: Database) throws -> [CheckFinding] {
-        try rows(db, "SELECT station_cd, station_name FROM stations WHERE e_status = \(Self.closed) AND close_ymd IS NULL\(inScope(.stations, "station_cd"))") { row in
+    private func closedWithoutDate(_ db: Database, _ out: FindingOutput) throws {
+        try forEachRow(db, """
+            SELECT station_cd, station_name FROM stations
+            WHERE e_status = \(Self.closed) AND close_ymd IS NULL\(inScope(.stations, "station_cd")) ORDER BY station_cd
+            """) { row in
             let station: Int64 = row[0]
-            return CheckFinding(.closedWithoutDate, .stations, key: String(station), """
+            try out.found(.closedWithoutDate, .stations, String(station)) { """
                 closed station \(name(row[1])) has no close_ymd (the apps show when a station closed; \
                 set it: station-admin edit stations \(station) close_ymd=YYYY-MM-DD)
-                """)
+                """ }
         }
     }
 
-    /// `connection-too-long` and `connection-to-closed-station`: one pass over the connections
-    /// reading numbers only; the names are read for the few that are findings.
-    private func connections(_ db: Database) throws -> [CheckFinding] {
-        struct Edge {
-            package let line: Int64, first: Int64, second: Int64
-            package let kilometres: Double?
-            package let closedEnds: [Int64]
-        }
-        let edges = try rows(db, """
+    /// A connection of an open line with a closed end, kept by number from the pass of
+    /// `connection-too-long` until its own rule's turn.
+    private struct ClosedEnd {
+        let line: Int64, first: Int64, second: Int64
+        let firstClosed: Bool, secondClosed: Bool
+    }
+
+    /// One pass over the connections in key order: each too long is handed to `tooLong` (when
+    /// given), and those of an open line with a closed end are returned when `collectingClosedEnds`.
+    private func connections(_ db: Database, tooLong: FindingOutput?, collectingClosedEnds: Bool) throws -> [ClosedEnd] {
+        var closedEnds: [ClosedEnd] = []
+        try forEachRow(db, """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
-                   a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status
+                   a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status,
+                   l.line_name, a.station_name, b.station_name
             FROM \(scope == nil ? "connections c" : "\(CheckScope.connections) k JOIN connections c USING (line_cd, station_cd1, station_cd2)")
             JOIN stations a ON a.station_cd = c.station_cd1
             JOIN stations b ON b.station_cd = c.station_cd2
             LEFT JOIN lines l ON l.line_cd = c.line_cd
-            """) { row -> Edge? in
-            var kilometres: Double?
-            if let a = row[4] as Double?, let b = row[5] as Double?, let c = row[7] as Double?, let d = row[8] as Double? {
-                let length = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d) / 1000
-                if length > limits.connectionKilometres { kilometres = length }
+            ORDER BY c.line_cd, c.station_cd1, c.station_cd2
+            """) { row in
+            let line: Int64 = row[0], first: Int64 = row[1], second: Int64 = row[2]
+            if let tooLong, let a = row[4] as Double?, let b = row[5] as Double?, let c = row[7] as Double?, let d = row[8] as Double? {
+                let kilometres = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d) / 1000
+                if kilometres > limits.connectionKilometres {
+                    try tooLong.found(.connectionTooLong, .connections, "\(line)/\(first)/\(second)") { """
+                        \(lineName(row[10] as String?)): \(name(row[11])) – \(name(row[12])) is \(String(format: "%.1f", kilometres)) km long \
+                        (limit \(Self.kilometres(limits.connectionKilometres)) km; \
+                        if they are not neighbours: station-admin disconnect \(line) \(first) \(second); \
+                        a real long edge, such as a tunnel under a strait: waive it)
+                        """ }
+                }
             }
-            let lineOpen = (row[3] as Int?).map { $0 != Self.closed } ?? false
-            let first: Int64 = row[1], second: Int64 = row[2]
-            let closedEnds = lineOpen ? [(first, row[6] as Int), (second, row[9] as Int)].filter { $0.1 == Self.closed }.map(\.0) : []
-            guard kilometres != nil || !closedEnds.isEmpty else { return nil }
-            return Edge(line: row[0], first: first, second: second, kilometres: kilometres, closedEnds: closedEnds)
+            guard collectingClosedEnds, let lineStatus = row[3] as Int?, lineStatus != Self.closed else { return }
+            let firstClosed = row[6] as Int == Self.closed, secondClosed = row[9] as Int == Self.closed
+            if firstClosed || secondClosed {
+                closedEnds.append(ClosedEnd(line: line, first: first, second: second, firstClosed: firstClosed, secondClosed: secondClosed))
+            }
         }
-        guard !edges.isEmpty else { return [] }
-        let lineNames = try names(db, table: "lines", key: "line_cd", name: "line_name", of: Set(edges.map(\.line)))
-        let stationNames = try names(db, table: "stations", key: "station_cd", name: "station_name", of: Set(edges.flatMap { [$0.first, $0.second] }))
-        var findings: [CheckFinding] = []
-        for edge in edges {
+        return closedEnds
+    }
+
+    private func connectionsToClosedStations(_ db: Database, _ closedEnds: [ClosedEnd], _ out: FindingOutput) throws {
+        for edge in closedEnds {
             let (line, first, second) = (edge.line, edge.first, edge.second)
-            let key = "\(line)/\(first)/\(second)"
-            let lineName = lineNames[line].map { name($0) } ?? "(no such line)"
-            let stationName = { (station: Int64) in name(stationNames[station] ?? "") }
-            let description = "\(lineName): \(stationName(first)) – \(stationName(second))"
-            if let kilometres = edge.kilometres {
-                findings.append(CheckFinding(.connectionTooLong, .connections, key: key, """
-                    \(description) is \(String(format: "%.1f", kilometres)) km long (limit \(Self.kilometres(limits.connectionKilometres)) km; \
-                    if they are not neighbours: station-admin disconnect \(line) \(first) \(second); \
-                    a real long edge, such as a tunnel under a strait: waive it)
-                    """))
-            }
-            if !edge.closedEnds.isEmpty {
-                findings.append(CheckFinding(.connectionToClosedStation, .connections, key: key, """
-                    open line \(description) runs to closed \(edge.closedEnds.map { "\($0) \(stationName($0))" }.joined(separator: " and ")) \
-                    (remove it: station-admin disconnect \(line) \(first) \(second); or restore the station)
-                    """))
+            try out.found(.connectionToClosedStation, .connections, "\(line)/\(first)/\(second)") {
+                // Read here, for the findings whose words are asked for.
+                let stationName = { (station: Int64) in
+                    self.name((try? self.name(db, table: .stations, key: station)) ?? "")
+                }
+                let ends = [(first, edge.firstClosed), (second, edge.secondClosed)].filter(\.1).map { "\($0.0) \(stationName($0.0))" }
+                return """
+                    open line \(lineName(try? name(db, table: .lines, key: line))): \(stationName(first)) – \(stationName(second)) \
+                    runs to closed \(ends.joined(separator: " and ")) (remove it: station-admin disconnect \(line) \(first) \(second); \
+                    or restore the station)
+                    """
             }
         }
-        return findings
     }
 
-    /// The names of the given rows of `table` at `version`, a few thousand keys per query.
-    private func names(_ db: Database, table: String, key: String, name: String, of keys: Set<Int64>) throws -> [Int64: String] {
-        var names: [Int64: String] = [:]
-        let sorted = keys.sorted()
-        for start in stride(from: 0, to: sorted.count, by: 4096) {
-            let chunk = sorted[start..<min(start + 4096, sorted.count)].map(String.init).joined(separator: ", ")
-            _ = try rows(db, "SELECT \(key), \(name) FROM \(table) WHERE \(key) IN (\(chunk))") { row -> Void? in
-                names[row[0]] = row[1]
-                return nil
-            }
-        }
-        return names
+    /// The name of one line or station at this version.
+    private func name(_ db: Database, table: MasterTable, key: Int64) throws -> String? {
+        let (keyColumn, nameColumn) = table == .lines ? ("line_cd", "line_name") : ("station_cd", "station_name")
+        var found: String?
+        try forEachRow(db, "SELECT \(nameColumn) FROM \(table.name) WHERE \(keyColumn) = ?", arguments: [key]) { found = $0[0] }
+        return found
     }
 
-    private func stationsMovedFar(_ db: Database) throws -> [CheckFinding] {
-        guard version > 1 else { return [] }  // the first version moves nothing
+    private func lineName(_ text: String?) -> String { text.map { name($0) } ?? "(no such line)" }
+
+    private func stationsMovedFar(_ db: Database, _ out: FindingOutput) throws {
+        guard version > 1 else { return }  // the first version moves nothing
         let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
         let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: "(\(changedInVersion))")
         let now = VersionedState(table: .stations, version: version, isNewest: version == newest)
             .select(restrictedTo: "(\(changedInVersion))")
-        let rows = try Row.fetchAll(db, sql: """
+        let cursor = try Row.fetchCursor(db, sql: """
             SELECT n.station_cd, n.station_name, b.lat, b.lon, n.lat, n.lon
             FROM (\(now)) n JOIN (\(before)) b ON b.key_id = n.key_id
             WHERE b.lat IS NOT NULL AND b.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
+            ORDER BY n.station_cd
             """)
-        return rows.compactMap { row in
+        while let row = try cursor.next() {
             let station: Int64 = row[0]
             let kilometres = Geography.metres(latitude: row[2], longitude: row[3], toLatitude: row[4], longitude: row[5]) / 1000
-            guard kilometres > limits.moveKilometres else { return nil }
-            return CheckFinding(.stationMovedFar, .stations, key: String(station), """
+            guard kilometres > limits.moveKilometres else { continue }
+            try out.found(.stationMovedFar, .stations, String(station)) { """
                 \(name(row[1])) moved \(String(format: "%.1f", kilometres)) km in version \(version) \
                 (\(Self.degrees(row[2])), \(Self.degrees(row[3])) → \(Self.degrees(row[4])), \(Self.degrees(row[5])); limit \(Self.kilometres(limits.moveKilometres)) km; \
                 if the new place is wrong: station-admin edit stations \(station) lat=… lon=…; if the station really moved: waive it)
-                """)
+                """ }
         }
     }
 
-    private func kanaNotKatakana(_ db: Database) throws -> [CheckFinding] {
+    private func kanaNotKatakana(_ db: Database, _ out: FindingOutput) throws {
         let readings: [(MasterTable, String, String)] = [
             (.companies, "company_cd", "company_name_k"), (.lines, "line_cd", "line_name_k"), (.stations, "station_cd", "station_name_k"),
         ]
-        var findings: [CheckFinding] = []
         for (table, keyColumn, column) in readings {
-            findings += try rows(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL\(inScope(table, keyColumn))") { row in
+            try forEachRow(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL\(inScope(table, keyColumn)) ORDER BY \(keyColumn)") { row in
                 let key: Int64 = row[0], reading: String = row[1]
                 let strangers = Katakana.characters(notAllowedIn: reading)
-                guard !strangers.isEmpty else { return nil }
-                let shown = strangers.prefix(5).map { String($0).escapingControlCharacters }.joined(separator: " ")
-                return CheckFinding(.kanaNotKatakana, table, key: String(key), """
-                    \(column) \(name(reading)) has \(strangers.count) character\(strangers.count == 1 ? "" : "s") that \
-                    \(strangers.count == 1 ? "is" : "are") not katakana (\(shown)\(strangers.count > 5 ? " …" : ""); \
-                    expected katakana, ー, ・ and spaces; station-admin edit \(table.name) \(key) \(column)=…)
-                    """)
+                guard !strangers.isEmpty else { return }
+                try out.found(.kanaNotKatakana, table, String(key)) {
+                    let shown = strangers.prefix(5).map { String($0).escapingControlCharacters }.joined(separator: " ")
+                    return """
+                        \(column) \(name(reading)) has \(strangers.count) character\(strangers.count == 1 ? "" : "s") that \
+                        \(strangers.count == 1 ? "is" : "are") not katakana (\(shown)\(strangers.count > 5 ? " …" : ""); \
+                        expected katakana, ー, ・ and spaces; station-admin edit \(table.name) \(key) \(column)=…)
+                        """
+                }
             }
         }
-        return findings
     }
 
-    private func groupsDangling(_ db: Database) throws -> [CheckFinding] {
-        try rows(db, """
+    private func groupsDangling(_ db: Database, _ out: FindingOutput) throws {
+        try forEachRow(db, """
             SELECT s.station_cd, s.station_name, s.station_g_cd FROM stations s
             WHERE s.station_g_cd IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stations g WHERE g.station_cd = s.station_g_cd)\(inScope(.stations, "s.station_cd"))
+            ORDER BY s.station_cd
             """) { row in
             let station: Int64 = row[0], group: Int64 = row[2]
-            return CheckFinding(.groupDangling, .stations, key: String(station), """
+            try out.found(.groupDangling, .stations, String(station)) { """
                 \(name(row[1]))'s station_g_cd \(group) names no station (a group is named after one of its \
                 stations; a station alone is its own group: station-admin edit stations \(station) station_g_cd=\(station))
-                """)
+                """ }
         }
     }
 
     /// One pass over the open stations in line order, the first of each name remembered per
     /// line (a self-join on line and name visited every station of a line once per station: 2.4 s
     /// at a million stations, against 0.9 s). Names compare as bytes, as SQLite compares text.
-    private func duplicateNamesOnLines(_ db: Database) throws -> [CheckFinding] {
+    /// The findings come in line order: they are held (by number and name) and listed in key order.
+    private func duplicateNamesOnLines(_ db: Database, _ out: FindingOutput) throws {
         var currentLine: Int64?
         var firstOfName: [[UInt8]: Int64] = [:]
+        var duplicates: [(station: Int64, line: Int64, first: Int64, name: String)] = []
         // In scope, whole lines are read (a finding depends on every open station of its line)
         // and the findings of the stations in scope kept.
         let scoped = scope.map { scope in (
             column: ", \(scope.contains(.stations, "station_cd"))",
             lines: " AND line_cd IN (SELECT DISTINCT s.line_cd FROM \(CheckScope.stations) k CROSS JOIN stations s ON s.station_cd = k.station_cd)"
         ) }
-        return try rows(db, """
+        try forEachRow(db, """
             SELECT station_cd, station_name, line_cd\(scoped?.column ?? "") FROM stations
             WHERE e_status <> \(Self.closed)\(scoped?.lines ?? "") ORDER BY line_cd, station_cd
             """) { row in
@@ -420,35 +510,38 @@ package struct DataChecker {
             }
             guard let other = firstOfName[Array(stationName.utf8)] else {
                 firstOfName[Array(stationName.utf8)] = station
-                return nil
+                return
             }
-            if scoped != nil && !(row[3] as Bool) { return nil }
-            return CheckFinding(.duplicateNameOnLine, .stations, key: String(station), """
-                \(name(stationName)) is the second open station of that name on line \(line) (the first is \(other); \
-                close the one that is wrong: station-admin close stations \(station); or rename it)
-                """)
+            if scoped != nil && !(row[3] as Bool) { return }
+            duplicates.append((station, line, other, stationName))
+        }
+        for duplicate in duplicates.sorted(by: { $0.station < $1.station }) {
+            try out.found(.duplicateNameOnLine, .stations, String(duplicate.station)) { """
+                \(name(duplicate.name)) is the second open station of that name on line \(duplicate.line) (the first is \(duplicate.first); \
+                close the one that is wrong: station-admin close stations \(duplicate.station); or rename it)
+                """ }
         }
     }
 
-    private func linesWithoutStations(_ db: Database) throws -> [CheckFinding] {
-        try rows(db, """
+    private func linesWithoutStations(_ db: Database, _ out: FindingOutput) throws {
+        try forEachRow(db, """
             SELECT l.line_cd, l.line_name FROM lines l
             WHERE l.e_status <> \(Self.closed)
             AND NOT EXISTS (SELECT 1 FROM stations s WHERE s.line_cd = l.line_cd AND s.e_status <> \(Self.closed))\(inScope(.lines, "l.line_cd"))
+            ORDER BY l.line_cd
             """) { row in
             let line: Int64 = row[0]
-            return CheckFinding(.lineWithoutStations, .lines, key: String(line), """
+            try out.found(.lineWithoutStations, .lines, String(line)) { """
                 open line \(name(row[1])) has no open station (the apps list it empty; \
                 close it: station-admin close lines \(line); or add its stations)
-                """)
+                """ }
         }
     }
 
     /// Rows whose values break their column's CHECK: only rows written before the master had
     /// the constraints (the `checkDomains` migration kept them). Prefectures have no scope and
     /// are few: they are read whole, and their findings always found afresh.
-    private func valuesOutsideDomain(_ db: Database) throws -> [CheckFinding] {
-        var findings: [CheckFinding] = []
+    private func valuesOutsideDomain(_ db: Database, _ out: FindingOutput) throws {
         for table in MasterTable.all {
             let checked = table.columns.filter { $0.domainCheck != nil }
             let outside = checked.map { "NOT (\($0.domainCheck!))" }
@@ -460,22 +553,23 @@ package struct DataChecker {
             default: scope = inScope(table, table.keyColumns[0])
             }
             let columns = outside.enumerated().map { "(\($1)) AS outside_\($0)" } + checked.map(\.name)
-            findings += try rows(db, """
+            try forEachRow(db, """
                 SELECT \(table.keyText()) AS key_id, \(columns.joined(separator: ", ")) FROM \(table.name)
-                WHERE (\(outside.joined(separator: " OR ")))\(scope)
+                WHERE (\(outside.joined(separator: " OR ")))\(scope) ORDER BY \(table.keyColumns.joined(separator: ", "))
                 """) { row in
                 let key: String = row["key_id"]
-                let outsideColumns = checked.indices.filter { row["outside_\($0)"] as Bool? == true }.map { checked[$0] }
-                let values = outsideColumns.map { column in
-                    "\(column.name) \(FieldChange.text(row[column.name]).map(name) ?? "NULL") (expected \(column.domainExpectation))"
+                try out.found(.valueOutsideDomain, table, key) {
+                    let outsideColumns = checked.indices.filter { row["outside_\($0)"] as Bool? == true }.map { checked[$0] }
+                    let values = outsideColumns.map { column in
+                        "\(column.name) \(FieldChange.text(row[column.name]).map(name) ?? "NULL") (expected \(column.domainExpectation))"
+                    }
+                    let mend = table == .connections
+                        ? "remove it: station-admin disconnect \(key.split(separator: "/").joined(separator: " "))"
+                        : "mend it: station-admin edit \(table.name) \(key) \(outsideColumns.first?.name ?? "column")=…"
+                    return "\(values.joined(separator: "; ")); \(mend)"
                 }
-                let mend = table == .connections
-                    ? "remove it: station-admin disconnect \(key.split(separator: "/").joined(separator: " "))"
-                    : "mend it: station-admin edit \(table.name) \(key) \(outsideColumns.first?.name ?? "column")=…"
-                return CheckFinding(.valueOutsideDomain, table, key: key, "\(values.joined(separator: "; ")); \(mend)")
             }
         }
-        return findings
     }
 
     private func name(_ text: String) -> String { text.escapingControlCharacters }
@@ -485,6 +579,31 @@ package struct DataChecker {
 
     private static func kilometres(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// Where a rule's findings go: the caller's handler, and (in debug builds) a check that they
+/// come in listing order, which is what lets a caller stream them.
+private final class FindingOutput {
+    private let handler: FindingHandler
+    #if DEBUG
+    private var last: (Int, Int, [Int64])?
+    private static let ranks = Dictionary(uniqueKeysWithValues: DataChecker.listingOrder.enumerated().map { ($1, $0) })
+    #endif
+
+    init(_ handler: @escaping FindingHandler) { self.handler = handler }
+
+    func found(_ rule: CheckRule, _ table: MasterTable, _ key: String, message: () -> String) throws {
+        #if DEBUG
+        let order = (Self.ranks[rule]!, MasterTable.all.firstIndex(of: table)!, KeyOrder(key).parts)
+        if let last {
+            precondition((last.0, last.1) < (order.0, order.1)
+                || ((last.0, last.1) == (order.0, order.1) && last.2.lexicographicallyPrecedes(order.2)),
+                "\(rule.rawValue) \(table.name) \(key) came out of listing order")
+        }
+        last = order
+        #endif
+        try handler(FoundRow(rule: rule, table: table, key: key), message)
     }
 }
 

@@ -127,8 +127,11 @@ extension MasterDatabase {
                     arguments: StatementArguments(parts)) ?? false
                 guard exists else { throw WaiverError.noSuchRow(table: table, key: key) }
                 let newest = try Self.dataVersion(db)
-                let found = try DataChecker(version: newest, newest: newest, limits: CheckLimits()).findings(db, rules: [rule])
-                guard found.contains(where: { $0.identity == identity }) else { throw WaiverError.notFound(identity) }
+                var found = false
+                try DataChecker(version: newest, newest: newest, limits: CheckLimits()).forEachFinding(db, rules: [rule]) { row, _ in
+                    if row.identity == identity { found = true }
+                }
+                guard found else { throw WaiverError.notFound(identity) }
             }
         }
         try write { db in
@@ -150,6 +153,19 @@ extension MasterDatabase {
             try db.execute(sql: "DELETE FROM waivers WHERE rule = ? AND table_name = ? AND key_id = ?", arguments: [rule, table, key])
             guard db.changesCount > 0 else { throw WaiverError.notWaived(FindingIdentity(rule: rule, table: table, key: key)) }
             return ((), true)
+        }
+    }
+
+    /// Every waiver, each saying whether a streamed check found its row (nil for a waiver of a
+    /// rule that check did not run).
+    public func waivers(checked outcome: CheckOutcome) throws -> [Waiver] {
+        try read { db in
+            try Waivers.all(db).map { waiver in
+                var waiver = waiver
+                waiver.stillFound = CheckRule(rawValue: waiver.rule).map(outcome.rules.contains) == true
+                    ? outcome.waiversMet.contains(waiver.identity) : nil
+                return waiver
+            }
         }
     }
 

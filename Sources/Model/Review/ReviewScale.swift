@@ -17,7 +17,7 @@ public struct ReviewLimits: Sendable, Equatable {
     /// Findings listed one by one; above, the first `findingsPerRule` of each rule are.
     public var findingsListed = 500
     /// How many findings of each rule a long list shows.
-    public var findingsPerRule = 20
+    public var findingsPerRule = IntroducedFindings.shownPerRule
     /// Introduced findings marked on the map (one query each for its place).
     public var findingMarks = 2_000
 

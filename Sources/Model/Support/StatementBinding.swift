@@ -32,15 +32,20 @@ package enum StatementBinding {
         case .double(let number):
             sqlite3_bind_double(handle, index, number)
         case .string(let string):
-            var string = string
-            string.withUTF8 { bytes in
-                _ = sqlite3_bind_text(handle, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                                      Int32(bytes.count), transient)
-            }
+            bind(text: string, at: index, handle)
         case .blob(let data):
             data.withUnsafeBytes { bytes in
                 _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transient)
             }
+        }
+    }
+
+    /// Binds `text` by its byte length (copied by SQLite).
+    package static func bind(text: String, at index: Int32, _ handle: SQLiteStatement) {
+        var text = text
+        text.withUTF8 { bytes in
+            _ = sqlite3_bind_text(handle, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                                  Int32(bytes.count), transient)
         }
     }
 

@@ -22,14 +22,26 @@ public struct ChangeReport: Codable, Sendable, Equatable {
     public var totalChanges: Int
     /// Likely splits and handovers among the stations this batch closes and adds.
     public var suggestions: [SplitSuggestion] = []
-    /// What `check` finds in this version that it did not find in the one before.
+    /// What `check` finds in this version that it did not find in the one before: the first
+    /// `IntroducedFindings.shownPerRule` of each rule (`findingCounts` says how many there are).
     public var findings: [CheckFinding] = []
+    /// Rule → how many findings of it this version introduces, every rule listed (0 for none).
+    public var findingCounts: [String: Int] = Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, 0) })
+
+    /// The findings this version introduces: their counts and the first of each rule.
+    package mutating func setFindings(_ introduced: IntroducedFindings) {
+        findings = introduced.first
+        for rule in CheckRule.allCases { findingCounts[rule.rawValue] = introduced.counts[rule] ?? 0 }
+    }
+
+    /// How many findings this version introduces.
+    public var totalFindings: Int { findingCounts.values.reduce(0, +) }
 
     /// Rows of `table` changed by `kind`; 0 for none.
     public func count(_ table: String, _ kind: Update.Kind) -> Int { counts[table]?[kind.rawValue] ?? 0 }
 
     package enum CodingKeys: String, CodingKey {
-        case version, committed, counts, warnings, changes, totalChanges, suggestions, findings
+        case version, committed, counts, warnings, changes, totalChanges, suggestions, findings, findingCounts
     }
 
     /// The JSON contract (docs/json.md): every table and kind in `counts`, 0 for none.
@@ -47,5 +59,6 @@ public struct ChangeReport: Codable, Sendable, Equatable {
         try container.encode(totalChanges, forKey: .totalChanges)
         try container.encode(suggestions, forKey: .suggestions)
         try container.encode(findings, forKey: .findings)
+        try container.encode(findingCounts, forKey: .findingCounts)
     }
 }

@@ -147,7 +147,7 @@ package struct PendingVersion {
         var report = ChangeReport(
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
-        if total > 0 { report.findings = try MasterDatabase.introducedFindings(db, version: number) }
+        if total > 0 { report.setFindings(try MasterDatabase.introducedFindings(db, version: number)) }
         phases.done("findings introduced")
         try StagingTables.drop(db)
         return report
