@@ -179,6 +179,8 @@ def main():
     parser.add_argument("--history-only", action="store_true", help="only the release cost against history length")
     parser.add_argument("--serve-only", action="store_true", help="only `serve` against nginx, with wrk")
     parser.add_argument("--serve-seconds", type=int, default=10, help="wrk's duration for each serve row")
+    parser.add_argument("--scenarios", help="only the main table's scenarios whose names contain one of these "
+                        "comma-separated words (e.g. scattered,change); no history or serve tables then")
     args = parser.parse_args()
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -257,6 +259,9 @@ def main():
                  f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('run-release/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
                  None, "sqldiff --primarykey | gzip"),
     ]
+    if args.scenarios:
+        wanted = args.scenarios.split(",")
+        scenarios = [scenario for scenario in scenarios if any(word in scenario.name for word in wanted)]
     print(f"# {n:,} stations; median of {args.runs} runs after a warm-up, ours and the anchor alternated", flush=True)
     print("| scenario | ours (s) | anchor | anchor (s) | ratio | our peak memory (MiB) |")
     print("|---|---:|---|---:|---:|---:|", flush=True)
@@ -264,6 +269,8 @@ def main():
         ours, anchor, peak = measure(scenario, args.runs)
         label = scenario.anchor_label.replace("|", "\\|")
         print(f"| {scenario.name} | {ours:.2f} | {label} | {anchor:.2f} | {ours / anchor:.2f} | {peak:.0f} |", flush=True)
+    if args.scenarios:
+        return
     ours_gz, anchor_gz = os.path.getsize(path("delta.sql.gz")), os.path.getsize(path("sqldiff.sql.gz"))
     print(f"\ndelta gzip bytes: ours {ours_gz:,}, sqldiff | gzip {anchor_gz:,} (ratio {ours_gz / anchor_gz:.2f})")
     if args.history:

@@ -27,7 +27,7 @@ struct ReviewCommand: ParsableCommand {
         let path = output ?? "reviews/review-\(report.summary.version).\(markdown ? "md" : "html")"
         if path == "-" { return print(text, terminator: "") }
         try ReviewFile.write(text, to: path)
-        Console.error("Wrote \(path) (\(report.overview.total) changes, \(report.introducedFindings.count) new findings, "
+        Console.error("Wrote \(path) (\(report.overview.total) changes, \(report.introducedFindings.total) new findings, "
             + "\(report.suggestions.count) suggestions).")
     }
 }

@@ -89,7 +89,7 @@ package struct ChangeMap {
             labels += "<text class=\"label\" data-station=\"\(code)\" x=\"\(x)\" y=\"\(y)\">\(ReviewPage.escape(name))</text>"
         }
         var findingsDrawn = 0
-        for finding in report.introducedFindings {
+        for finding in report.introducedFindings.leading {
             guard let place = report.findingPlaces[finding.identity] else { continue }
             changed.include(place.longitude, place.latitude)
             let x = Self.fmt(MapProjection.x(place.longitude)), y = Self.fmt(MapProjection.y(place.latitude))
@@ -127,8 +127,8 @@ package struct ChangeMap {
         }.joined()
             + "<label><input type=\"checkbox\" data-legend=\"finding\" checked><svg class=\"swatch\" viewBox=\"-1.8 -1.8 3.6 3.6\"><path class=\"finding-mark error\" d=\"\(Self.findingShape)\"/></svg>"
             + "finding <small data-count=\"finding\">\(findingsDrawn)</small>"
-            + (report.introducedFindings.count > report.limits.findingMarks
-                ? " <small>(the first \(findingsDrawn) of \(report.introducedFindings.count))</small>" : "")
+            + (report.introducedFindings.total > report.limits.findingMarks
+                ? " <small>(the first \(findingsDrawn) of \(report.introducedFindings.total))</small>" : "")
             + "</label></div>"
     }
 

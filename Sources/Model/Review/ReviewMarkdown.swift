@@ -11,7 +11,7 @@ public enum ReviewMarkdown {
         lines.append("# Version \(summary.version)" + (summary.memo.map { ": " + escape($0) } ?? ""))
         lines.append("")
         lines.append("\(escape(summary.date)) · \(escape(summary.author ?? "unknown author")) · \(summary.changes) changes · "
-            + "\(report.introducedFindings.count) new findings · \(report.suggestions.count) split suggestions")
+            + "\(report.introducedFindings.total) new findings · \(report.suggestions.count) split suggestions")
         lines.append("")
         let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
         lines.append("| table | " + kinds.map(\.rawValue).joined(separator: " | ") + " |")
@@ -37,12 +37,12 @@ public enum ReviewMarkdown {
             }
         }
         lines.append("")
-        lines.append("## Findings introduced by version \(summary.version) (\(report.introducedFindings.count))")
+        lines.append("## Findings introduced by version \(summary.version) (\(report.introducedFindings.total))")
         lines.append("")
         if report.introducedFindings.isEmpty { lines.append("None.") }
         let limits = report.limits
-        let shown = limits.firstOfEachRule(report.introducedFindings)?.flatMap(\.first) ?? report.introducedFindings
-        if shown.count < report.introducedFindings.count {
+        let shown = report.introducedFindings.listed
+        if shown.count < report.introducedFindings.total {
             lines.append("The first \(limits.findingsPerRule) of each rule; `station-admin check --version \(summary.version) --rule RULE` lists the rest.")
             lines.append("")
         }
@@ -51,7 +51,7 @@ public enum ReviewMarkdown {
                 + escape(finding.message) + (finding.waived ? " *(waived)*" : ""))
         }
         lines.append("")
-        lines.append("\(report.inheritedFindings.count) findings were already there before (`station-admin check --version \(summary.version)`).")
+        lines.append("\(report.inheritedFindings.total) findings were already there before (`station-admin check --version \(summary.version)`).")
         if !report.suggestions.isEmpty {
             lines.append("")
             lines.append("## Split suggestions")

@@ -23,7 +23,7 @@ public enum ReviewPage {
             <header>
             <h1>Version \(summary.version) <small>\(escape(summary.memo ?? "(no memo)"))</small></h1>
             <p class="meta">\(escape(summary.date)) · \(escape(summary.author ?? "unknown author")) · \
-            \(summary.changes) changes · \(report.introducedFindings.count) new findings · \(report.suggestions.count) split suggestions</p>
+            \(summary.changes) changes · \(report.introducedFindings.total) new findings · \(report.suggestions.count) split suggestions</p>
             </header>
             <main>
             \(verdict(report))
@@ -57,16 +57,17 @@ public enum ReviewPage {
     /// The first screen: can this version ship, what phones download, what the splits move.
     private static func verdict(_ report: ReviewReport) -> String {
         let version = report.summary.version
-        let blocking = report.blockingFindings
+        let blocking = report.blockingCount
         let command = version == report.newest ? "station-admin release" : "station-admin release --version \(version)"
-        var html = "<section id=\"verdict\" class=\"verdict \(blocking.isEmpty ? "releasable" : "refused")\">"
-        if blocking.isEmpty {
+        var html = "<section id=\"verdict\" class=\"verdict \(blocking == 0 ? "releasable" : "refused")\">"
+        if blocking == 0 {
             html += "<h2 id=\"verdict-text\">Releasable: <code>\(command)</code> would publish version \(version)</h2>"
         } else {
-            html += "<h2 id=\"verdict-text\">Refused: \(blocking.count) error\(blocking.count == 1 ? "" : "s") not waived; "
+            let named = report.firstBlocking.prefix(ReviewFindings.firstBlockingKept)
+            html += "<h2 id=\"verdict-text\">Refused: \(blocking) error\(blocking == 1 ? "" : "s") not waived; "
                 + "<code>\(command)</code> would stop until each is fixed or waived</h2><ul class=\"blocking\">"
-                + blocking.prefix(10).map { "<li><code>\($0.table) \(escape($0.key))</code> <code>\($0.rule.rawValue)</code> \(escape($0.message))</li>" }.joined()
-                + (blocking.count > 10 ? "<li>… and \(blocking.count - 10) more (station-admin check)</li>" : "") + "</ul>"
+                + named.map { "<li><code>\($0.table) \(escape($0.key))</code> <code>\($0.rule.rawValue)</code> \(escape($0.message))</li>" }.joined()
+                + (blocking > named.count ? "<li>… and \(blocking - named.count) more (station-admin check)</li>" : "") + "</ul>"
         }
         if version != report.newest {
             html += "<p>Version \(version) is not the newest (\(report.newest)): a plain <code>station-admin release</code> publishes \(report.newest).</p>"
@@ -148,11 +149,12 @@ public enum ReviewPage {
     }
 
     private static func findings(_ report: ReviewReport) -> String {
-        let limits = report.limits, version = report.summary.version
+        let version = report.summary.version
         /// A long list shows the first findings of each rule, and the command that lists the rest.
-        func list(_ findings: [CheckFinding]) -> String {
-            guard let groups = limits.firstOfEachRule(findings) else { return items(findings) }
-            return groups.map { group in
+        func list(_ findings: ReviewFindings) -> String {
+            let listing = findings.listing
+            if let all = listing.all { return items(all) }
+            return listing.groups.map { group in
                 "<h4>\(group.rule.rawValue) (\(group.total))</h4>" + items(group.first)
                     + (group.total > group.first.count
                         ? "<p class=\"more\">… and \(group.total - group.first.count) more: <code>station-admin check --version \(version) --rule \(group.rule.rawValue)</code></p>" : "")
@@ -168,9 +170,9 @@ public enum ReviewPage {
                     + escape(finding.message) + (finding.waived ? " <em>(waived)</em>" : "") + place + "</li>"
             }.joined() + "</ul>"
         }
-        var html = "<h3>Introduced by version \(report.summary.version) (\(report.introducedFindings.count))</h3>"
+        var html = "<h3>Introduced by version \(report.summary.version) (\(report.introducedFindings.total))</h3>"
         html += report.introducedFindings.isEmpty ? "<p>None: this version brings no new finding.</p>" : list(report.introducedFindings)
-        html += "<details><summary>Already there before (\(report.inheritedFindings.count))</summary>\(list(report.inheritedFindings))</details>"
+        html += "<details><summary>Already there before (\(report.inheritedFindings.total))</summary>\(list(report.inheritedFindings))</details>"
         return html
     }
 

@@ -19,10 +19,10 @@ public struct ReviewReport: Sendable {
     public var overview: ReviewChanges
     /// The limits the page was gathered with.
     public var limits: ReviewLimits
-    /// Findings the version brought, then the ones it inherited.
-    public var introducedFindings: [CheckFinding]
+    /// Findings the version brought.
+    public var introducedFindings: ReviewFindings
     /// Findings the version kept from the one before.
-    public var inheritedFindings: [CheckFinding]
+    public var inheritedFindings: ReviewFindings
     /// Splits the version seems to call for and does not record.
     public var suggestions: [SplitSuggestion]
     /// What a phone shows at three extents: the top pins by weight, then distance.
@@ -38,16 +38,17 @@ public struct ReviewReport: Sendable {
     /// Of which open stations.
     public var openStations: Int
     /// Where the map puts each introduced finding (by `FindingIdentity`), when its row has a
-    /// place: the first `ReviewLimits.findingMarks` of them.
+    /// place: the first `ReviewLimits.findingMarks` of them (`ReviewFindings.leading`).
     public var findingPlaces: [FindingIdentity: MapPlace]
 
     /// The changes listed in words (every one, unless a group is larger than the limits).
     public var changes: [ReviewChange] { overview.listed }
 
-    /// Error-level findings no waiver accepts: a release of this version refuses while there are any.
-    public var blockingFindings: [CheckFinding] {
-        (introducedFindings + inheritedFindings).filter { $0.severity == .error && !$0.waived }
-    }
+    /// How many error-level findings no waiver accepts: a release of this version refuses while there are any.
+    public var blockingCount: Int { introducedFindings.blockingCount + inheritedFindings.blockingCount }
+
+    /// The first of them, introduced ones first (`ReviewFindings.firstBlockingKept` of each list).
+    public var firstBlocking: [CheckFinding] { introducedFindings.firstBlocking + inheritedFindings.firstBlocking }
 
     /// The splits of the version listed: each copies every phone's records of its old station to its new one.
     public var splits: [ReviewChange] { changes.filter { $0.kind == .duplicate } }
@@ -149,21 +150,42 @@ extension MasterDatabase {
             guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
             let summary = try Self.versions(db, only: version).first!
             let reader = ReviewReader(version: version, newest: newest)
-            let findings = try DataChecker(version: version, newest: newest, limits: CheckLimits()).report(db).findings
-            let before = version > 1
-                ? Set(try DataChecker(version: version - 1, newest: newest, limits: CheckLimits()).findings(db).map(\.identity)) : []
-            let introduced = findings.filter { !before.contains($0.identity) }
+            let (introduced, inherited) = try Self.reviewFindings(db, version: version, newest: newest, limits: limits)
             return ReviewReport(
                 summary: summary,
                 network: try reader.network(db, limit: limits.networkSegments),
                 overview: try reader.changes(db, counts: summary.counts, limits: limits), limits: limits,
                 introducedFindings: introduced,
-                inheritedFindings: findings.filter { before.contains($0.identity) },
+                inheritedFindings: inherited,
                 suggestions: try Self.suggestSplits(db, version: version),
                 pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins,
                 newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db), openStations: try reader.openStations(db),
-                findingPlaces: try reader.places(of: Array(introduced.prefix(limits.findingMarks)), db))
+                findingPlaces: try reader.places(of: introduced.leading, db))
         }
+    }
+
+    /// The version's findings, as they stream from the rules, told into those it brought and
+    /// those the version before had (whose identities are gathered in a temp table first).
+    private static func reviewFindings(_ db: Database, version: Int, newest: Int,
+                                       limits: ReviewLimits) throws -> (introduced: ReviewFindings, inherited: ReviewFindings) {
+        let waived = try Waivers.identities(db)
+        var before: FindingIdentityTable?
+        if version > 1 {
+            let table = try FindingIdentityTable.temporary(db, name: "review_findings_before")
+            try DataChecker(version: version - 1, newest: newest, limits: CheckLimits()).forEachFinding(db) { row, _ in try table.add(row) }
+            before = table
+        }
+        defer { try? before?.drop(db) }
+        var introduced = ReviewFindings(limits: limits), inherited = ReviewFindings(limits: limits)
+        try DataChecker(version: version, newest: newest, limits: CheckLimits()).forEachFinding(db) { row, message in
+            let isWaived = !waived.isEmpty && waived.contains(row.identity)
+            if try before?.contains(row) == true {
+                inherited.add(row, waived: isWaived, message: message)
+            } else {
+                introduced.add(row, waived: isWaived, message: message)
+            }
+        }
+        return (introduced, inherited)
     }
 }
 

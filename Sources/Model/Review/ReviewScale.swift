@@ -23,14 +23,6 @@ public struct ReviewLimits: Sendable, Equatable {
 
     /// The limits of a default `review`.
     public init() {}
-
-    /// How a findings list is shown: nil when it is short enough to list whole; else, per rule
-    /// (in rule name order), its first `findingsPerRule` findings and how many it has.
-    public func firstOfEachRule(_ findings: [CheckFinding]) -> [(rule: CheckRule, first: [CheckFinding], total: Int)]? {
-        guard findings.count > findingsListed else { return nil }
-        return Dictionary(grouping: findings, by: \.rule).sorted { $0.key.rawValue < $1.key.rawValue }
-            .map { (rule: $0.key, first: Array($0.value.prefix(findingsPerRule)), total: $0.value.count) }
-    }
 }
 
 /// How many of something fall in each cell of a square grid over the map (map units, as

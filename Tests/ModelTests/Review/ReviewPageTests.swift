@@ -156,7 +156,7 @@ import Testing
         let html = page.html
         #expect(html.range(of: "id=\"verdict\"")!.lowerBound < html.range(of: "id=\"findings\"")!.lowerBound)
         #expect(html.range(of: "id=\"findings\"")!.lowerBound < html.range(of: "id=\"changes\"")!.lowerBound)
-        #expect(matches("<li class=\"finding ", in: html.components(separatedBy: "<details>")[0]).count == report.introducedFindings.count)
+        #expect(matches("<li class=\"finding ", in: html.components(separatedBy: "<details>")[0]).count == report.introducedFindings.total)
     }
 
     @Test func theImportsPageSaysItShipsWhatPhonesGetAndDrawsTheFindings() throws {
@@ -170,7 +170,7 @@ import Testing
         #expect(page.html.contains("<li data-from=\"new\">a new install or an app update: the full database: 10866 stations (10478 open), 617 lines, 10190 connections"))
         #expect(page.html.contains("<p id=\"split-moves\">No split: no user record moves.</p>"))
         // Every introduced finding with a place is drawn and has its way to the map.
-        #expect(report.introducedFindings.count == 5 && page.drawn["finding"] == 5)
+        #expect(report.introducedFindings.total == 5 && page.drawn["finding"] == 5)
         #expect(matches(#"<button type="button" class="to-map""#, in: page.html).count == 5)
         #expect(page.drawn["new"] == 17 && page.drawn["closed"]! > 0 && page.drawn["renamed"]! > 0)
     }
@@ -231,7 +231,7 @@ import Testing
         let unlistedStations = overview.unlisted(table: "stations", kind: .insert)
         #expect(html.contains("stations INSERT: \(unlistedStations) more, <code>station-admin log --version 2 --table stations --type INSERT</code>"))
         // The first finding of each rule, and the command for the rest.
-        let rules = Set(report.introducedFindings.map(\.rule))
+        let rules = Set(report.introducedFindings.counts.keys)
         #expect(matches("<li class=\"finding ", in: html.components(separatedBy: "<details>")[0]).count == rules.count)
         #expect(html.contains("<code>station-admin check --version 2 --rule "))
         #expect(page.drawn["finding"] == 3)
