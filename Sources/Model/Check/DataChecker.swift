@@ -91,7 +91,7 @@ extension MasterDatabase {
             try recording.add(row)
             if try before?.contains(row) != true { add(row, message) }
         }
-        try RecordedFindings.replaceAll(version: version, with: recording, db)
+        try RecordedFindings.replaceAll(version: version, with: recording, before: before, db)
         return introduced
     }
 

@@ -8,7 +8,10 @@ import StationSupport
 /// and checks only the rows it changed (`CheckScope`).
 ///
 /// Only the newest version's set is kept, under the default limits (those of every import),
-/// with the rules that made it: a set made by other rules is not carried forward.
+/// with the rules that made it: a set made by other rules is not carried forward. The set of the
+/// version before it is kept too (`recorded_findings_before`), so that a review of the newest
+/// version tells what it introduced without rebuilding the version before (5.7 s and a check
+/// pass at a million stations).
 package enum RecordedFindings {
     /// The rules a set was made under; a binary with other rules checks every row again.
     package static let rules = "\(revision):" + CheckRule.allCases.map(\.rawValue).joined(separator: ",")
@@ -41,20 +44,48 @@ package enum RecordedFindings {
 
     /// Whether the recorded set is `version`'s, made under this binary's rules.
     package static func isRecorded(_ version: Int, _ db: Database) throws -> Bool {
-        guard try db.tableExists("recorded_findings"),
-              let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM recorded_findings_version")
+        try isStamped(version, "recorded_findings", db)
+    }
+
+    /// Whether the set kept beside the newest version's is `version`'s (the version before the
+    /// newest), made under this binary's rules.
+    package static func isRecordedBefore(_ version: Int, _ db: Database) throws -> Bool {
+        try isStamped(version, before, db)
+    }
+
+    /// The identities kept as `version`'s set beside the newest version's, or nil when they are
+    /// not `version`'s.
+    package static func identitiesBefore(_ db: Database, version: Int) throws -> Set<FindingIdentity>? {
+        guard try isRecordedBefore(version, db) else { return nil }
+        return Set(try Row.fetchAll(db, sql: "SELECT rule, table_name, key_id FROM \(before)")
+            .map { FindingIdentity(rule: $0[0], table: $0[1], key: $0[2]) })
+    }
+
+    private static let before = "recorded_findings_before"
+
+    private static func isStamped(_ version: Int, _ table: String, _ db: Database) throws -> Bool {
+        guard try db.tableExists(table),
+              let recorded = try Row.fetchOne(db, sql: "SELECT version, rules FROM \(table)_version")
         else { return false }
         return recorded[0] as Int == version && recorded[1] as String? == rules
     }
 
     /// Makes the recorded set `version`'s, and only `found` (a version's whole set, gathered as
-    /// its findings streamed by).
-    package static func replaceAll(version: Int, with found: FindingIdentityTable, _ db: Database) throws {
+    /// its findings streamed by); the version before's set is `before` (none for a first version).
+    package static func replaceAll(version: Int, with found: FindingIdentityTable, before: FindingIdentityTable?, _ db: Database) throws {
         guard try db.tableExists("recorded_findings") else { return }
         try found.flush()
+        if try db.tableExists(Self.before) {
+            try before?.flush()
+            try db.execute(sql: "DELETE FROM \(Self.before)")
+            if let before {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(Self.before) (rule, table_name, key_id) SELECT rule, table_name, key_id FROM \(before.name)")
+            }
+            try stamp(version - 1, Self.before, db)
+        }
         try db.execute(sql: "DELETE FROM recorded_findings")
         try db.execute(sql: "INSERT OR IGNORE INTO recorded_findings (rule, table_name, key_id) SELECT rule, table_name, key_id FROM \(found.name)")
-        try stamp(version, db)
+        try stamp(version, "recorded_findings", db)
     }
 
     /// Makes the recorded set `version`'s: the findings of the rows in `CheckScope` replaced by
@@ -62,14 +93,19 @@ package enum RecordedFindings {
     /// version before's), the rest carried over.
     package static func carryForward(to version: Int, replacingScopeWith found: FindingIdentityTable, _ db: Database) throws {
         try found.flush()
+        if try db.tableExists(before) {
+            try db.execute(sql: "DELETE FROM \(before); INSERT INTO \(before) SELECT rule, table_name, key_id FROM recorded_findings")
+            try stamp(version - 1, before, db)
+        }
         try db.execute(sql: "DELETE FROM recorded_findings WHERE \(CheckScope.foundAfresh)")
         try db.execute(sql: "INSERT OR IGNORE INTO recorded_findings (rule, table_name, key_id) SELECT rule, table_name, key_id FROM \(found.name)")
-        try stamp(version, db)
+        try stamp(version, "recorded_findings", db)
     }
 
-    private static func stamp(_ version: Int, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM recorded_findings_version")
-        try db.execute(sql: "INSERT INTO recorded_findings_version (version, rules) VALUES (?, ?)", arguments: [version, rules])
+    /// Marks `table`'s set as `version`'s, under this binary's rules.
+    private static func stamp(_ version: Int, _ table: String, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM \(table)_version")
+        try db.execute(sql: "INSERT INTO \(table)_version (version, rules) VALUES (?, ?)", arguments: [version, rules])
     }
 }
 
@@ -105,6 +141,11 @@ package final class FindingIdentityTable {
     /// The recorded set (`main.recorded_findings`), as it stands.
     package static func recorded(_ db: Database) throws -> FindingIdentityTable {
         try FindingIdentityTable(db, name: "main.recorded_findings")
+    }
+
+    /// The set kept beside the recorded one: the version before's (`RecordedFindings.isRecordedBefore`).
+    package static func recordedBefore(_ db: Database) throws -> FindingIdentityTable {
+        try FindingIdentityTable(db, name: "main.recorded_findings_before")
     }
 
     fileprivate init(_ db: Database, name: String, probed: Bool = true) throws {

@@ -165,12 +165,15 @@ extension MasterDatabase {
     }
 
     /// The version's findings, as they stream from the rules, told into those it brought and
-    /// those the version before had (whose identities are gathered in a temp table first).
+    /// those the version before had: for the newest version, as the import recorded them; else
+    /// gathered in a temp table first, from the version before rebuilt.
     private static func reviewFindings(_ db: Database, version: Int, newest: Int,
                                        limits: ReviewLimits) throws -> (introduced: ReviewFindings, inherited: ReviewFindings) {
         let waived = try Waivers.identities(db)
         var before: FindingIdentityTable?
-        if version > 1 {
+        if version > 1, version == newest, try RecordedFindings.isRecordedBefore(version - 1, db) {
+            before = try FindingIdentityTable.recordedBefore(db)
+        } else if version > 1 {
             let table = try FindingIdentityTable.temporary(db, name: "review_findings_before")
             try DataChecker(version: version - 1, newest: newest, limits: CheckLimits()).forEachFinding(db) { row, _ in try table.add(row) }
             before = table

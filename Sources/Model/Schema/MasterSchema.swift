@@ -110,6 +110,19 @@ public enum MasterSchema {
                 CREATE TABLE client_schemas (schema_version INTEGER PRIMARY KEY, first_data_version INTEGER NOT NULL)
                 """)
         }
+        // Curator data: the findings of the version before the newest, kept when the newest's are
+        // recorded (RecordedFindings), so that its review needs no rebuild of the version before.
+        migrator.registerMigration("recordFindingsBefore") { db in
+            try db.execute(sql: """
+                CREATE TABLE recorded_findings_before (
+                    rule TEXT NOT NULL,
+                    table_name TEXT NOT NULL,
+                    key_id TEXT NOT NULL,
+                    PRIMARY KEY (rule, table_name, key_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE recorded_findings_before_version (version INTEGER NOT NULL, rules TEXT);
+                """)
+        }
         for change in ClientSchema.changes {
             migrator.registerMigration(change.id) { db in try change.migrate(db) }
         }

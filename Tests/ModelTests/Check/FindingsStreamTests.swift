@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationCheck
 import StationImport
+import StationReview
 import StationSchema
 import StationSynth
 import Testing
@@ -39,6 +40,17 @@ import Testing
         #expect(second.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }))
         #expect(second.findings == introduced.first)
         #expect(try database.read { db in try RecordedFindings.identities(db, version: 2) } == Set(now.map(\.identity)))
+
+        // The review of the newest version tells introduced from inherited by the set kept for
+        // the version before, as a rebuild of that version does.
+        let reviewed = try database.review()
+        #expect(reviewed.introducedFindings.counts == introduced.counts && reviewed.introducedFindings.total == introduced.total)
+        #expect(reviewed.inheritedFindings.total == now.count - introduced.total)
+        try database.queue.write { try $0.execute(sql: "DELETE FROM recorded_findings_before_version") }
+        let rebuilt = try database.review()
+        #expect(rebuilt.introducedFindings.counts == reviewed.introducedFindings.counts)
+        #expect(rebuilt.introducedFindings.listed == reviewed.introducedFindings.listed)
+        #expect(rebuilt.inheritedFindings.listed == reviewed.inheritedFindings.listed)
     }
 
     @Test func theCommandLineNamesTheRestAndCheckStreamsThemAll() throws {

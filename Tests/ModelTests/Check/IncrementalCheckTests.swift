@@ -62,6 +62,9 @@ import Testing
             let now = Set(full.findings.map(\.identity))
             let recorded = try database.read { db in try RecordedFindings.identities(db, version: report.version) }
             #expect(recorded == now, "seed \(seed) version \(report.version): carried forward \(diff(recorded ?? [], now))")
+            // Beside it, the version before's set, for the review of the newest version.
+            let kept = try database.read { db in try RecordedFindings.identitiesBefore(db, version: report.version - 1) }
+            #expect(kept == before, "seed \(seed) version \(report.version): kept as before \(diff(kept ?? [], before))")
             // The report counts every introduced finding and words the first of each rule.
             let introduced = full.findings.filter { !before.contains($0.identity) }
             let expected = IntroducedFindings(introduced)
