@@ -38,7 +38,7 @@ struct CheckCommand: ParsableCommand {
         let database = try global.openDatabase()
         let rules = rule.isEmpty ? Set(CheckRule.allCases) : Set(rule.compactMap(CheckRule.init(rawValue:)))
         let limits = CheckLimits(connectionKilometres: connectionLimit, moveKilometres: moveLimit)
-        let spool = try SpoolFile()
+        let spool = try SpoolFile(purpose: "for the findings")
         let outcome: CheckOutcome
         if output.json {
             var findings = Console.JSONArrayStream<CheckFinding>(spool, depth: 1)

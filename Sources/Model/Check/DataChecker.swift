@@ -34,7 +34,7 @@ extension MasterDatabase {
             var outcome = CheckOutcome(tally: CheckTally(version: version), rules: rules)
             try DataChecker(version: version, newest: newest, limits: limits).forEachFinding(db, rules: rules) { found, message in
                 var finding = found.finding(message())
-                finding.waived = waivers.contains(found.identity)
+                finding.waived = Waivers.accept(found, among: waivers)
                 if finding.waived { outcome.waiversMet.insert(found.identity) }
                 outcome.tally.add(finding)
                 try body(finding)
@@ -56,14 +56,13 @@ extension MasterDatabase {
         let waived = try Waivers.identities(db)
         var introduced = IntroducedFindings()
         let add = { (found: FoundRow, message: () -> String) in
-            // Most masters have few waivers or none: an identity is not built to look up in none.
-            introduced.add(found, waived: !waived.isEmpty && waived.contains(found.identity), message: message)
+            introduced.add(found, waived: Waivers.accept(found, among: waived), message: message)
         }
         if version > 1, try RecordedFindings.isRecorded(version - 1, db) {
             let scope = try CheckScope.build(db, version: version)
             defer { try? CheckScope.drop(db) }
-            let found = try FindingIdentityTable.temporary(db, name: "found_findings")
-            defer { try? found.drop(db) }
+            let found = try FindingIdentityTable.temporary(db, name: "found_findings", appended: true)
+            defer { try? found.drop() }
             let recorded = try FindingIdentityTable.recorded(db)
             try DataChecker(version: version, newest: version, limits: CheckLimits(), scope: scope).forEachFinding(db) { row, message in
                 try found.add(row)
@@ -74,15 +73,12 @@ extension MasterDatabase {
         }
         // No record to start from: the version before is checked from the history, for its
         // identities alone, and this version checked whole.
-        var before: FindingIdentityTable?
-        if version > 1 {
-            let table = try FindingIdentityTable.temporary(db, name: "findings_before")
-            try DataChecker(version: version - 1, newest: version, limits: CheckLimits()).forEachFinding(db) { row, _ in try table.add(row) }
-            before = table
-        }
-        defer { try? before?.drop(db) }
+        let before = version > 1
+            ? try FindingIdentityTable.gathered(db, name: "findings_before", from: DataChecker(version: version - 1, newest: version, limits: CheckLimits()))
+            : nil
+        defer { try? before?.drop() }
         let recording = try FindingIdentityTable.temporary(db, name: "findings_now", appended: true)
-        defer { try? recording.drop(db) }
+        defer { try? recording.drop() }
         // Every row of a first version was written under the master's CHECKs, so none can be
         // outside its domain: that rule's scan of every column was 0.7 s of a million stations.
         var rules = Set(CheckRule.allCases)
@@ -112,7 +108,7 @@ extension MasterDatabase {
         var tally = CheckTally(version: version)
         var blocking: [CheckFinding] = []
         try DataChecker(version: version, newest: newest, limits: limits).forEachFinding(db) { found, message in
-            let isWaived = waived.contains(found.identity)
+            let isWaived = Waivers.accept(found, among: waived)
             if found.rule.severity == .error && !isWaived {
                 blocking.append(found.finding(message()))
                 tally.add(blocking.last!)
@@ -178,22 +174,6 @@ package struct DataChecker {
     package static let listingOrder: [CheckRule] = CheckRule.allCases.enumerated()
         .sorted { ($0.element.severity == .error ? 0 : 1, $0.offset) < ($1.element.severity == .error ? 0 : 1, $1.offset) }
         .map(\.element)
-
-    /// Every finding with its message, waivers applied: for the few callers that want them all
-    /// (tests, `waive`, the review); `forEachFinding` is the way for a version of any size.
-    package func report(_ db: Database) throws -> CheckReport {
-        let waived = try Waivers.identities(db)
-        var findings = try self.findings(db)
-        for index in findings.indices where waived.contains(findings[index].identity) { findings[index].waived = true }
-        return CheckReport(version: version, findings: findings)
-    }
-
-    /// The findings of `rules` (default: all), in listing order.
-    package func findings(_ db: Database, rules: Set<CheckRule> = Set(CheckRule.allCases)) throws -> [CheckFinding] {
-        var findings: [CheckFinding] = []
-        try forEachFinding(db, rules: rules) { found, message in findings.append(found.finding(message())) }
-        return findings
-    }
 
     /// Hands each finding of `rules` to `handler` in listing order, as the rules find them.
     package func forEachFinding(_ db: Database, rules: Set<CheckRule> = Set(CheckRule.allCases), _ handler: FindingHandler) throws {

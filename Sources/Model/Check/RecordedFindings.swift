@@ -138,6 +138,14 @@ package final class FindingIdentityTable {
         return try FindingIdentityTable(db, name: "temp.\(name)", probed: !appended)
     }
 
+    /// A new temp table `name` holding the identities of every finding `checker` finds.
+    package static func gathered(_ db: Database, name: String, from checker: DataChecker) throws -> FindingIdentityTable {
+        let table = try temporary(db, name: name)
+        try checker.forEachFinding(db) { found, _ in try table.add(found) }
+        try table.flush()
+        return table
+    }
+
     /// The recorded set (`main.recorded_findings`), as it stands.
     package static func recorded(_ db: Database) throws -> FindingIdentityTable {
         try FindingIdentityTable(db, name: "main.recorded_findings")
@@ -188,7 +196,8 @@ package final class FindingIdentityTable {
         return code == SQLITE_ROW
     }
 
-    package func drop(_ db: Database) throws {
+    /// Drops a temp table; the master's tables are kept.
+    package func drop() throws {
         if name.hasPrefix("temp.") { try db.execute(sql: "DROP TABLE IF EXISTS \(name)") }
     }
 

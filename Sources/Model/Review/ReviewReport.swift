@@ -170,18 +170,18 @@ extension MasterDatabase {
     private static func reviewFindings(_ db: Database, version: Int, newest: Int,
                                        limits: ReviewLimits) throws -> (introduced: ReviewFindings, inherited: ReviewFindings) {
         let waived = try Waivers.identities(db)
-        var before: FindingIdentityTable?
+        let before: FindingIdentityTable?
         if version > 1, version == newest, try RecordedFindings.isRecordedBefore(version - 1, db) {
             before = try FindingIdentityTable.recordedBefore(db)
-        } else if version > 1 {
-            let table = try FindingIdentityTable.temporary(db, name: "review_findings_before")
-            try DataChecker(version: version - 1, newest: newest, limits: CheckLimits()).forEachFinding(db) { row, _ in try table.add(row) }
-            before = table
+        } else {
+            before = version > 1
+                ? try FindingIdentityTable.gathered(db, name: "review_findings_before", from: DataChecker(version: version - 1, newest: newest, limits: CheckLimits()))
+                : nil
         }
-        defer { try? before?.drop(db) }
+        defer { try? before?.drop() }
         var introduced = ReviewFindings(limits: limits), inherited = ReviewFindings(limits: limits)
         try DataChecker(version: version, newest: newest, limits: CheckLimits()).forEachFinding(db) { row, message in
-            let isWaived = !waived.isEmpty && waived.contains(row.identity)
+            let isWaived = Waivers.accept(row, among: waived)
             if try before?.contains(row) == true {
                 inherited.add(row, waived: isWaived, message: message)
             } else {
