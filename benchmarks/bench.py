@@ -99,40 +99,74 @@ def release_pipeline(master, out, base_database, schema_from):
 
 
 def history_benchmark(stations, lengths, runs):
-    """Release cost against history length: masters of 1 … max(lengths) versions at `stations`
-    stations, each version 1% of the stations changed; the release of the newest version timed
-    at each length. With no delta from version 0, the cost follows the changes since the oldest
-    client version, not the whole history."""
+    """Release cost against history length, as weekly releases make it: a master of 1 … max(lengths)
+    versions at `stations` stations, each version 1% of the stations changed and released into one
+    folder as it is made (untimed, --no-verify). At each length N, the release of version N is timed
+    into a copy of the folder holding releases 1 … N − 1. A release renders the deltas from its
+    checkpoints and joins the rest (README, "What a release renders and what it joins"); the second
+    table compares what each phone downloads with the delta rendered for it alone."""
     label = f"{stations // 1000}k"
     run([ADMIN, "synth", "--stations", str(stations), "--seed", "11", "--out", path("history", "s1")])
     master = path("history", "master.sqlite")
+    folder = path("history", "folder")
     run([ADMIN, "init", "--db", master])
     run([ADMIN, "import", "--db", master, path("history", "s1")])
-    print(f"\n# release cost against history length, {stations:,} stations, each version 1% changed; median of {runs} runs")
-    print("| versions | deltas written | release, no verify (s) | per delta beyond the 1-version release (ms) | our peak memory (MiB) |")
-    print("|---:|---:|---:|---:|---:|", flush=True)
+    print(f"\n# release cost against history length, {stations:,} stations, each version 1% changed and released; median of {runs} runs")
+    print("| versions | deltas rendered | deltas joined | release, no verify (s) | ratio to 1 version | our peak memory (MiB) |")
+    print("|---:|---:|---:|---:|---:|---:|", flush=True)
     version = 1
     base = None  # the release with no delta: the database alone
+    last = None
     for length in lengths:
         while version < length:
+            run([ADMIN, "release", "--db", master, "--out", folder, "--no-verify", "--skip-checks", "--version", str(version)])
             previous, following = path("history", f"s{version}"), path("history", f"s{version + 1}")
             run([ADMIN, "synth", "--from", previous, "--change", "1", "--seed", str(100 + version), "--out", following])
             run([ADMIN, "import", "--db", master, following])
             shutil.rmtree(previous)
             version += 1
+        out = path("history", "out")
         times, peaks = [], []
         for attempt in range(runs + 1):
-            wall, peak = timed(f"rm -rf {path('history', 'out')} && {ADMIN} release --db {master} --out {path('history', 'out')} --no-verify")
+            copy = f"rm -rf {out} && " + (f"cp -a {folder} {out}" if os.path.exists(folder) else "true")
+            run(copy, shell=True)
+            wall, peak = timed(f"{ADMIN} release --db {master} --out {out} --no-verify --version {length}")
             if attempt > 0:
                 times.append(wall)
                 peaks.append(peak)
-        with open(path("history", "out", "manifest.json")) as f:
-            deltas = len(json.load(f)["versions"][-1]["deltas"])
+        with open(os.path.join(out, "manifest.json")) as f:
+            deltas = json.load(f)["versions"][-1]["deltas"]
+        joined = sum(1 for delta in deltas if delta.get("via") is not None)
         median = statistics.median(times)
         if not deltas:
             base = median
-        per_delta = f"{(median - base) / deltas * 1000:.0f}" if deltas and base is not None else "–"
-        print(f"| {length} | {deltas} | {median:.2f} | {per_delta} | {max(peaks):.0f} |", flush=True)
+        ratio = f"{median / base:.2f}" if base else "–"
+        print(f"| {length} | {len(deltas) - joined} | {joined} | {median:.2f} ({min(times):.2f}–{max(times):.2f}) | {ratio} | {max(peaks):.0f} |", flush=True)
+        last = (length, deltas, out)
+    if last and last[0] > 1:
+        download_ratios(master, *last)
+
+
+def download_ratios(master, version, deltas, out):
+    """What each phone downloads from release `version` against the delta rendered for it alone."""
+    print(f"\n# what a phone downloads from release {version}: its file against the delta from its version rendered alone (gzip bytes)")
+    print("| from | steps | downloaded | rendered alone | ratio |")
+    print("|---:|---:|---:|---:|---:|")
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    by_version = {entry["version"]: {d["from"]: d for d in entry["deltas"]} for entry in manifest["versions"]}
+
+    def steps(delta):
+        return 1 if delta.get("via") is None else 1 + steps(by_version[delta["via"]][delta["from"]])
+    ratios = []
+    for delta in deltas:
+        alone = path("history", "alone.sql.gz")
+        run([ADMIN, "delta", "--db", master, "--from", str(delta["from"]), "--to", str(version), "--gzip", "--output", alone])
+        size = os.path.getsize(alone)
+        ratio = delta["file"]["bytes"] / size
+        ratios.append(ratio)
+        if delta.get("via") is not None or delta["from"] % 10 == 1:
+            print(f"| {delta['from']} | {steps(delta)} | {delta['file']['bytes']:,} | {size:,} | {ratio:.3f} |")
+    print(f"\nevery phone: {min(ratios):.3f}–{max(ratios):.3f}", flush=True)
 
 
 class Scenario:

@@ -47,7 +47,8 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         table.append(["content hash", released.contentHash])
         for delta in released.deltas {
             table.append(["delta-from-\(delta.from).sql.gz", "\(delta.file.bytes.formattedBytes) gzip, \(delta.sqlBytes.formattedBytes) SQL, "
-                + "\(plural(delta.statements.values.flatMap(\.values).reduce(0, +) + delta.duplicates, "statement")), \(delta.duplicates) DUPLICATE"])
+                + "\(plural(delta.statements.values.flatMap(\.values).reduce(0, +) + delta.duplicates, "statement")), \(delta.duplicates) DUPLICATE"
+                + (delta.via.map { " (joined through \($0): its delta-from-\(delta.from), then delta-from-\($0))" } ?? "")])
         }
         if let carryOver = released.carryOver {
             table.append([CarryOverScript.fileName, "\(carryOver.bytes.formattedBytes): what a phone runs after a full download or an app update"])

@@ -10,9 +10,10 @@ public struct Manifest: Codable, Sendable, Equatable {
     public static let fileName = "manifest.json"
     /// 2: with `lineage` and `downloads`; no delta from version 0, none larger than the database.
     /// 3: each version has a carry-over script, and each full download names it.
+    /// 4: a delta may be joined from an older version's delta and one of its own (`via`).
     public var format = Manifest.currentFormat
     /// The format this code writes.
-    public static let currentFormat = 3
+    public static let currentFormat = 4
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
     public var lineage: String?
@@ -176,4 +177,37 @@ public struct ReleasedDelta: Codable, Sendable, Equatable {
     public var statements: [String: [String: Int]]
     /// Splits the delta carries out on the phone.
     public var duplicates: Int
+    /// nil for a delta rendered from the master. Else the version through which it was joined
+    /// (`DeltaChainPlan`): the file is version `via`'s delta from `from`, then this version's
+    /// delta from `via`, as one gzip member; its SQL is theirs one after the other, and so are
+    /// its statements and splits.
+    public var via: Int?
+
+    /// A delta as a release records it.
+    public init(from: Int, to: Int, file: ReleasedFile, sqlBytes: Int, sqlSha256: String,
+                statements: [String: [String: Int]], duplicates: Int, via: Int?) {
+        self.from = from
+        self.to = to
+        self.file = file
+        self.sqlBytes = sqlBytes
+        self.sqlSha256 = sqlSha256
+        self.statements = statements
+        self.duplicates = duplicates
+        self.via = via
+    }
+
+    private enum CodingKeys: String, CodingKey { case from, to, file, sqlBytes, sqlSha256, statements, duplicates, via }
+
+    /// Every key present, `null` for a delta rendered from the master (docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(from, forKey: .from)
+        try container.encode(to, forKey: .to)
+        try container.encode(file, forKey: .file)
+        try container.encode(sqlBytes, forKey: .sqlBytes)
+        try container.encode(sqlSha256, forKey: .sqlSha256)
+        try container.encode(statements, forKey: .statements)
+        try container.encode(duplicates, forKey: .duplicates)
+        try container.encode(via, forKey: .via)
+    }
 }

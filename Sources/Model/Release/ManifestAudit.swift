@@ -60,14 +60,15 @@ package struct ManifestAudit {
         }
         var listed = ReleaseLayout.folderFiles
         for released in manifest.versions {
-            try audit(released, format: manifest.format, listed: &listed, problem)
+            try audit(released, in: manifest, listed: &listed, problem)
         }
         problems += unlisted(listed: listed)
         return problems
     }
 
-    private func audit(_ released: ReleasedVersion, format: Int, listed: inout Set<String>,
+    private func audit(_ released: ReleasedVersion, in manifest: Manifest, listed: inout Set<String>,
                        _ problem: (String, String?, String) -> Void) throws {
+        let format = manifest.format
         let version = released.version
         let field = "versions[\(version)]"
         var filesOK = true
@@ -96,6 +97,9 @@ package struct ManifestAudit {
             if deltaPaths[delta.from] != nil { problem("\(field).\(name)", delta.file.path, "a second delta from \(delta.from)") }
             deltaPaths[delta.from] = delta.file.path
             try file(delta.file, "\(name).file", expected: ReleaseLayout.delta(from: delta.from, to: version))
+            if let via = delta.via, let reason = Self.joinProblem(delta, via: via, of: released, in: manifest) {
+                problem("\(field).\(name).via", delta.file.path, reason)
+            }
         }
         let froms = released.downloads.map(\.from)
         if froms.sorted() != Array(1..<max(version, 1)) {
@@ -142,6 +146,27 @@ package struct ManifestAudit {
                         "\(released.rows[table].map(String.init) ?? "missing"), but the database holds \(counts.rows[table].map { "\($0) rows" } ?? "no such table")")
             }
         }
+    }
+
+    /// Why a joined delta is not the join of the two deltas it names (`DeltaJoiner`), or nil:
+    /// version `via` must list a delta from `from`, this version one from `via`, and the file's
+    /// size and SQL must be theirs together.
+    private static func joinProblem(_ delta: ReleasedDelta, via: Int, of released: ReleasedVersion, in manifest: Manifest) -> String? {
+        guard delta.from < via, via < released.version else {
+            return "\(via) (expected a version between \(delta.from) and \(released.version))"
+        }
+        guard let first = manifest.version(via)?.deltas.first(where: { $0.from == delta.from }) else {
+            return "\(via), but version \(via) lists no delta from \(delta.from) (expected the delta this one starts with)"
+        }
+        guard let second = released.deltas.first(where: { $0.from == via }) else {
+            return "\(via), but version \(released.version) lists no delta from \(via) (expected the delta this one ends with)"
+        }
+        let bytes = GzipJoin.joinedSize([first.file.bytes, second.file.bytes])
+        if delta.file.bytes != bytes || delta.sqlBytes != first.sqlBytes + second.sqlBytes {
+            return "\(via), but its \(delta.file.bytes) bytes (\(delta.sqlBytes) of SQL) are not the join of \(first.file.path) and \(second.file.path) "
+                + "(expected \(bytes) bytes, \(first.sqlBytes + second.sqlBytes) of SQL)"
+        }
+        return nil
     }
 
     /// Why a listed file is not what its entry says, or nil.

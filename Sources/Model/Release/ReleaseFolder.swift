@@ -37,9 +37,9 @@ package struct ReleaseFolder {
     package func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 
     /// The manifest, checked against the folder (`ManifestAudit`: every field, path and file,
-    /// SHA-256 included, and nothing unlisted).
+    /// the SHA-256 of the versions `hashing` names, and nothing unlisted).
     /// - Throws: `ReleaseError` when the folder or manifest is missing, corrupt or disagrees.
-    package func loadManifest() throws -> Manifest {
+    package func loadManifest(hashing: @escaping (Int) -> Bool = { _ in true }) throws -> Manifest {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReleaseError.missingFolder(path)
@@ -51,7 +51,7 @@ package struct ReleaseFolder {
         } catch {
             throw ReleaseError.corruptManifest(manifestPath, reason: Self.describe(error))
         }
-        try requireAgreement(manifest, hashing: { _ in true })
+        try requireAgreement(manifest, hashing: hashing)
         return manifest
     }
 
@@ -65,8 +65,8 @@ package struct ReleaseFolder {
     /// a lock file and what dead releases left (removed first by `removeLeftovers`).
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
-    package func loadManifestIfPresent() throws -> Manifest? {
-        if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest() }
+    package func loadManifestIfPresent(hashing: @escaping (Int) -> Bool = { _ in true }) throws -> Manifest? {
+        if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest(hashing: hashing) }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) }) { throw ReleaseError.notOurs(url(stranger)) }
         return nil

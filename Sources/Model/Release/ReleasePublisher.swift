@@ -17,6 +17,9 @@ public struct ReleaseOptions: Sendable {
     public var skipChecks = false
     /// The limits the checks run with.
     public var checkLimits = CheckLimits()
+    /// Every how many releases a checkpoint falls (`DeltaChainPlan`): tests set it low to reach
+    /// several levels with a few versions.
+    public var checkpointSpacing = DeltaChainPlan.defaultSpacing
     /// How long to wait while another process writes the same release folder.
     public var lockTimeout: TimeInterval = 600
     /// Told once when the release waits for another process's lock (for a message on stderr).
@@ -78,7 +81,9 @@ extension MasterDatabase {
         defer { withExtendedLifetime(lock) {} }
         let completed = try folder.completeInterruptedPublish()
         let leftovers = try folder.removeLeftovers()
-        let existing = try folder.loadManifestIfPresent()
+        // Sizes only: an older file is hashed when it is read (a delta this release joins);
+        // `verify` hashes every file.
+        let existing = try folder.loadManifestIfPresent(hashing: { _ in false })
         try folder.requireLineage(lineage, of: existing)
         // Known now when asked for; else once the build has read the newest version.
         if let version = options.version { try folder.requireOwnership(of: version, manifest: existing) }
@@ -89,7 +94,8 @@ extension MasterDatabase {
         var published = false
         defer { if !published { try? FileManager.default.removeItem(atPath: buildFolder.path) } }
         let (released, checks) = try ReleaseError.translating(folder.path) {
-            try build(version: options.version, into: buildFolder, checks: options.skipChecks ? nil : options.checkLimits, step: step)
+            try build(version: options.version, into: buildFolder, beside: (folder, existing?.versions ?? []),
+                      spacing: options.checkpointSpacing, checks: options.skipChecks ? nil : options.checkLimits, step: step)
         }
         try folder.requireOwnership(of: released.version, manifest: existing)
         var verification: VerificationReport?
@@ -120,11 +126,12 @@ extension MasterDatabase {
             completedInterruptedVersion: completed, removedLeftovers: leftovers)
     }
 
-    /// Builds a version into `building/N/`: the client database and the deltas from one state
-    /// of the master; then, outside the read transaction, the database's indexes, gzip and hashes.
+    /// Builds a version into `building/N/`: the client database and the deltas `DeltaChainPlan`
+    /// renders, from one state of the master; then, outside the read transaction, the database's
+    /// indexes, gzip and hashes, and the deltas joined from the releases in `published`.
     /// With `checks`, refuses a version that has error-level findings no waiver accepts.
-    private func build(version requested: Int?, into building: ReleaseFolder, checks: CheckLimits?,
-                       step: (ReleaseStep) throws -> Void) throws -> (ReleasedVersion, CheckTally?) {
+    private func build(version requested: Int?, into building: ReleaseFolder, beside published: (folder: ReleaseFolder, versions: [ReleasedVersion]),
+                       spacing: Int, checks: CheckLimits?, step: (ReleaseStep) throws -> Void) throws -> (ReleasedVersion, CheckTally?) {
         var phases = PhaseLog()
         try FileManager.default.createDirectory(atPath: building.path, withIntermediateDirectories: true)
         // The version folder is named once the version is known (inside the read transaction).
@@ -133,6 +140,7 @@ extension MasterDatabase {
         var carryOver: ReleasedFile?
         var clientSchema = 1
         var twinReadsTheFile = false
+        var plan = DeltaChainPlan(rendered: [], joinable: [:], full: [])
         func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReleaseError.nothingImported }
@@ -151,13 +159,16 @@ extension MasterDatabase {
             twinReadsTheFile = try version == newest && ClientSchema.declaresTheMastersTypes(db)
             try step(.clientTablesBuilt)
             // Version 0 is no client: a new install downloads the database.
+            plan = DeltaChainPlan.make(version: version, released: published.versions, spacing: spacing) { delta in
+                GzipJoin.isJoinable(published.folder.url(delta.file.path))
+            }
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-            if version > 1 {
+            if let oldest = plan.rendered.first, let newestFrom = plan.rendered.last {
                 Progress.phase("rendering the deltas' statements")
-                let writer = try DeltaWriter.prepare(db, from: 1, through: version - 1, to: version, newest: newest)
-                Progress.phase("writing deltas", total: version - 1)
-                for from in 1..<version {
-                    Progress.update(from - 1)
+                let writer = try DeltaWriter.prepare(db, from: oldest, through: newestFrom, to: version, newest: newest)
+                Progress.phase("writing deltas", total: plan.rendered.count)
+                for (index, from) in plan.rendered.enumerated() {
+                    Progress.update(index)
                     let deltaPath = ReleaseLayout.delta(from: from, to: version)
                     written.append((from, deltaPath, try Self.writeDelta(
                         db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
@@ -207,21 +218,40 @@ extension MasterDatabase {
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: ReleaseLayout.databaseGzip(version), bytes: gzipped.bytes, sha256: gzipped.sha256)
         var deltas: [ReleasedDelta] = []
-        var downloads: [ClientDownload] = []
+        func fullDownload(_ from: Int) -> ClientDownload {
+            ClientDownload(from: from, kind: .full, path: databaseGzip.path, carryOver: carryOver?.path)
+        }
+        var downloads = plan.full.map(fullDownload)
         for (from, deltaPath, delta) in written {
             // A delta larger than the whole database is of no use to anyone: not published.
             if delta.gzipBytes > databaseGzip.bytes {
                 try FileManager.default.removeItem(atPath: building.url(deltaPath))
-                downloads.append(ClientDownload(from: from, kind: .full, path: databaseGzip.path, carryOver: carryOver?.path))
+                downloads.append(fullDownload(from))
                 continue
             }
             deltas.append(ReleasedDelta(
                 from: from, to: version,
                 file: ReleasedFile(path: deltaPath, bytes: delta.gzipBytes, sha256: delta.gzipSha256),
                 sqlBytes: delta.sqlBytes, sqlSha256: delta.sqlSha256,
-                statements: delta.summary.everyStatementCount, duplicates: delta.summary.duplicates))
+                statements: delta.summary.everyStatementCount, duplicates: delta.summary.duplicates, via: nil))
             downloads.append(ClientDownload(from: from, kind: .delta, path: deltaPath))
         }
+        if !plan.joinable.isEmpty {
+            Progress.phase("joining deltas through older releases", total: plan.joinable.count)
+            let joined = try DeltaJoiner(published: published, building: building, version: version, own: deltas)
+                .join(plan.joinable, upTo: databaseGzip.bytes)
+            phases.done("deltas joined")
+            for (from, delta) in joined {
+                if let delta {
+                    deltas.append(delta)
+                    downloads.append(ClientDownload(from: from, kind: .delta, path: delta.file.path))
+                } else {
+                    downloads.append(fullDownload(from))
+                }
+            }
+        }
+        deltas.sort { $0.from < $1.from }
+        downloads.sort { $0.from < $1.from }
         return (ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
             rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads,

@@ -88,12 +88,14 @@ package struct ReleaseVerifier {
             } else {
                 report.failures.append("version \(version) has no carry-over script: phones that download the database would lose their splits; release it again")
             }
-            if let delta = released.deltas.first(where: { $0.from == from }) {
+            let delta = released.deltas.first(where: { $0.from == from })
+            if let delta {
                 if let records = try apply(delta, to: phone, base: base, target: released, into: &report) { compare(records, "delta") }
                 deltasChecked.append(from)
             }
-            if report.failures.count == failuresBefore, deltasChecked.last == from {
-                report.passed.append("delta \(from) → \(version): \(Self.deltaPassed), content as version \(version)'s, guard refuses other versions")
+            if report.failures.count == failuresBefore, let delta {
+                let joined = delta.via.map { " (joined through \($0))" } ?? ""
+                report.passed.append("delta \(from) → \(version)\(joined): \(Self.deltaPassed), content as version \(version)'s, guard refuses other versions")
             }
         }
         if version > 1 && report.failures.isEmpty {
@@ -153,7 +155,19 @@ package struct ReleaseVerifier {
     private func apply(_ delta: ReleasedDelta, to phone: String, base: String, target: ReleasedVersion,
                        into report: inout VerificationReport) throws -> [Int64: SyntheticCompletions.Record]? {
         let name = "delta \(delta.from) → \(delta.to)"
-        let sql = try Gunzip.read(folder.url(delta.file.path))
+        // Inflated as one gzip member, as the simplest phone decoder does; a joined delta too.
+        let sql: Data
+        do {
+            sql = try Gunzip.inflate(try Data(contentsOf: URL(fileURLWithPath: folder.url(delta.file.path))), name: delta.file.path)
+        } catch {
+            report.failures.append("\(name): \(delta.file.path) does not inflate as one gzip member (\(error.localizedDescription))")
+            return nil
+        }
+        if sql.count != delta.sqlBytes || FileDigest.sha256(sql) != delta.sqlSha256 {
+            report.failures.append("\(name): \(delta.file.path) inflates to \(sql.count) bytes of SQL with sha256 \(FileDigest.sha256(sql)), "
+                + "the manifest says \(delta.sqlBytes) bytes with sha256 \(delta.sqlSha256)")
+            return nil
+        }
         let script = path("apply-\(delta.from).sql")
         try (Data("BEGIN;\n".utf8) + sql + Data("COMMIT;\n".utf8)).write(to: URL(fileURLWithPath: script))
         let result = try SQLiteShell.run(script: script, database: phone)

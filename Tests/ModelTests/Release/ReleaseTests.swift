@@ -166,9 +166,14 @@ import Testing
         try database.release(ReleaseOptions(outputFolder: folder, verify: false))
         let manifest = folder + "/manifest.json"
 
+        // A release checks the older files' sizes (and hashes those it joins, DeltaChainTests);
+        // `verify` hashes every file, so a byte changed in place is its to find.
         let delta = folder + "/2/delta-from-1.sql.gz"
         var bytes = try Data(contentsOf: URL(fileURLWithPath: delta))
         bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: delta))
+        #expect(throws: ReleaseError.self) { try database.verifyRelease(folder: folder) }
+        bytes.removeLast()
         try bytes.write(to: URL(fileURLWithPath: delta))
         let manifestBefore = try FileDigest.sha256(ofFile: manifest)
         do {

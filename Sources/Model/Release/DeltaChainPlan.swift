@@ -1,0 +1,93 @@
+import Foundation
+
+/// Which deltas a release renders from the master, and which it joins from an earlier release's
+/// delta and one of its own, so that its cost does not grow with the history behind it.
+///
+/// Rendering the delta from every older version makes a release's time grow with the number of
+/// versions (each delta holds every change since its version). Instead, with the releases already
+/// in the folder numbered 1, 2, … in order, a release at position p renders only the deltas
+/// from the versions that are *checkpoints* of p, and from versions after the newest release:
+///
+/// - level 0: every release since the last multiple of `spacing`;
+/// - level 1: every release at a multiple of `spacing` since the last multiple of `spacing`²;
+/// - level 2: every multiple of `spacing`² since the last multiple of `spacing`³; and so on.
+///
+/// That is at most `spacing` − 1 versions a level, and log_spacing(p) levels. The delta from any
+/// other version v is joined (`GzipJoin`): the delta from v that an earlier checkpoint release a
+/// published, then this release's delta from a, where a is the oldest checkpoint after v. v was a
+/// checkpoint of a one level down, so a phone's file passes through at most one version a level
+/// (taking the smallest join instead lets the steps grow with history: 391 steps in 400 releases
+/// in `DeltaChainTests`). Each step costs a phone the rows changed on both sides of it, and one
+/// delta's fixed lines (the guard, about 300 bytes of gzip).
+///
+/// Which versions are checkpoints decides only what is fast; every join is made only from files
+/// the manifest lists, and a version no checkpoint has a delta from is rendered. A folder's first
+/// release, with nothing to join, renders every delta.
+package struct DeltaChainPlan: Equatable {
+    /// The versions whose deltas this release renders, ascending.
+    package var rendered: [Int]
+    /// For each other version a delta can be joined for: the checkpoints, of `rendered`, whose
+    /// release has a delta from it, ascending; the first is joined through unless its own delta
+    /// is not published.
+    package var joinable: [Int: [Int]]
+    /// The versions that download the database: a checkpoint's release already sent them the
+    /// database, so the delta from them would be no smaller than it.
+    package var full: [Int]
+
+    /// The default spacing of checkpoints.
+    package static let defaultSpacing = 10
+
+    /// The plan of the release of `version`, into a folder whose manifest lists `released`
+    /// (the releases of other versions are ignored but those older than `version`).
+    /// `canJoin` tells whether an earlier release's delta file can be joined (`GzipJoin.isJoinable`).
+    package static func make(version: Int, released: [ReleasedVersion], spacing: Int = defaultSpacing,
+                             canJoin: (ReleasedDelta) -> Bool) -> DeltaChainPlan {
+        precondition(spacing >= 2, "a spacing of checkpoints below 2")
+        let earlier = released.filter { $0.version < version }.sorted { $0.version < $1.version }
+        let checkpoints = checkpointPositions(releases: earlier.count, spacing: spacing).map { earlier[$0 - 1].version }.sorted()
+        let isCheckpoint = Set(checkpoints)
+        let newestReleased = earlier.last?.version ?? 0
+        var plan = DeltaChainPlan(rendered: [], joinable: [:], full: [])
+        let deltas = Dictionary(uniqueKeysWithValues: earlier.map { released in
+            (released.version, Dictionary(released.deltas.map { ($0.from, $0) }, uniquingKeysWith: { first, _ in first }))
+        })
+        for from in 1..<max(version, 1) {
+            if from > newestReleased || isCheckpoint.contains(from) {
+                plan.rendered.append(from)
+                continue
+            }
+            let vias = checkpoints.filter { via in
+                via > from && deltas[via]![from].map(canJoin) == true
+            }
+            if !vias.isEmpty {
+                plan.joinable[from] = vias
+            } else if let newer = earlier.first(where: { $0.version > from }),
+                      newer.downloads.contains(where: { $0.from == from && $0.kind == .full }) {
+                plan.full.append(from)
+            } else {
+                plan.rendered.append(from)
+            }
+        }
+        plan.rendered.sort()
+        return plan
+    }
+
+    /// The positions (1-based, among `releases` earlier releases) that the next release renders a
+    /// delta from: at each level L, the multiples of spacing^L after the last multiple of spacing^(L+1).
+    package static func checkpointPositions(releases: Int, spacing: Int) -> Set<Int> {
+        var positions: Set<Int> = []
+        var step = 1
+        while step <= releases {
+            let (next, overflow) = step.multipliedReportingOverflow(by: spacing)
+            let since = overflow ? 0 : releases / next * next
+            var position = since + step
+            while position <= releases {
+                positions.insert(position)
+                position += step
+            }
+            if overflow { break }
+            step = next
+        }
+        return positions
+    }
+}

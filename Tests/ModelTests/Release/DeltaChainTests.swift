@@ -1,0 +1,195 @@
+import Foundation
+import StationCurate
+import StationDelta
+import StationLog
+import StationRelease
+import StationSchema
+import StationSupport
+import Testing
+
+/// A release renders the deltas from its checkpoints only and joins the others from an older
+/// release's delta and one of its own (`DeltaChainPlan`, `GzipJoin`): what it renders stays
+/// bounded as history grows, and every phone still gets one gzip file that brings it to the newest
+/// version with every split's credit.
+@Suite struct DeltaChainTests {
+    let scratch = Scratch()
+
+    // MARK: The plan
+
+    @Test func theCheckpointsAreTheMultiplesOfEachLevelSinceTheLastOfTheLevelAbove() {
+        #expect(DeltaChainPlan.checkpointPositions(releases: 0, spacing: 10) == [])
+        #expect(DeltaChainPlan.checkpointPositions(releases: 7, spacing: 10) == Set(1...7))
+        #expect(DeltaChainPlan.checkpointPositions(releases: 49, spacing: 10) == Set(41...49).union([10, 20, 30, 40]))
+        #expect(DeltaChainPlan.checkpointPositions(releases: 50, spacing: 10) == [10, 20, 30, 40, 50])
+        #expect(DeltaChainPlan.checkpointPositions(releases: 157, spacing: 10) == Set(151...157).union([110, 120, 130, 140, 150, 100]))
+        #expect(DeltaChainPlan.checkpointPositions(releases: 7, spacing: 2) == [7, 6, 4])
+    }
+
+    /// Releases 1 … 400, each of the version after the last, simulated on manifests: a release
+    /// renders at most (spacing − 1) deltas a level, and a phone's file passes through at most one
+    /// checkpoint a level.
+    @Test func whatAReleaseRendersAndAPhonesStepsStayLogarithmic() {
+        let spacing = 10
+        var released: [ReleasedVersion] = []
+        var steps: [Int: [Int: Int]] = [:]  // version → from → the deltas joined into its file
+        var mostRendered = 0
+        for version in 1...400 {
+            let plan = DeltaChainPlan.make(version: version, released: released, spacing: spacing) { _ in true }
+            #expect(plan.full.isEmpty)
+            #expect(Set(plan.rendered).union(plan.joinable.keys) == Set(1..<version))
+            mostRendered = max(mostRendered, plan.rendered.count)
+            var deltas: [ReleasedDelta] = plan.rendered.map { Self.delta(from: $0, to: version, via: nil) }
+            steps[version] = Dictionary(uniqueKeysWithValues: plan.rendered.map { ($0, 1) })
+            for (from, vias) in plan.joinable {
+                let via = vias[0]
+                steps[version]![from] = steps[via]![from]! + 1
+                deltas.append(Self.delta(from: from, to: version, via: via))
+            }
+            released.append(Self.version(version, deltas: deltas))
+        }
+        // 400 releases: levels 0, 1 and 2.
+        #expect(mostRendered <= 3 * (spacing - 1) + 1)
+        #expect(steps.values.flatMap(\.values).max() == 3)
+    }
+
+    @Test func aVersionThatAnOlderReleaseSentTheDatabaseGetsItAgain() {
+        var versions = (1...3).map { version in Self.version(version, deltas: (1..<version).map { Self.delta(from: $0, to: version, via: nil) }) }
+        // Releases 2 and 3 sent version 1 the database.
+        for index in 1...2 {
+            versions[index].deltas.removeAll { $0.from == 1 }
+            versions[index].downloads[0] = ClientDownload(from: 1, kind: .full, path: "\(index + 1)/stations.sqlite.gz")
+        }
+        let plan = DeltaChainPlan.make(version: 4, released: versions, spacing: 2) { _ in true }
+        #expect(plan.full == [1])
+        #expect(plan.rendered == [2, 3])
+    }
+
+    // MARK: Releases on disk
+
+    /// The base (v1), then nine curated versions, each released into one folder with checkpoints
+    /// every 2 releases (levels 0 to 3 in ten releases); a split at v5 that every chain from
+    /// before it must carry; the newest verified with sqlite3.
+    func tenReleases() throws -> (MasterDatabase, String, [ReleaseResult]) {
+        let database = try scratch.baseDatabase()
+        let folder = scratch.path("release")
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.skipChecks = true
+        options.checkpointSpacing = 2
+        var results = [try database.release(options)]
+        for version in 2...10 {
+            if version == 5 {
+                try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: 11201,
+                                                             values: ["station_name": "八戸（青い森）"], connectTo: [1120102]))], memo: "split")
+            } else {
+                // Every other version renames the same station: rows changed on both sides of a step.
+                var batch = ChangeBatch()
+                batch.put(.stations, stationRow(version % 2 == 0 ? 1120102 : 1120103 + Int64(version), name: "駅\(version)", line: 11201))
+                try database.commit(batch, memo: "v\(version)")
+            }
+            options.verify = version == 10
+            results.append(try database.release(options))
+        }
+        return (database, folder, results)
+    }
+
+    @Test func everyPhoneGetsOneGzipMemberThatBringsItToTheNewestVersionWithItsSplits() throws {
+        let (database, folder, results) = try tenReleases()
+        let newest = try #require(results.last)
+        // Release 10 renders from its checkpoints (releases 8 and 9 … see the plan), joins the rest.
+        let joined = newest.released.deltas.filter { $0.via != nil }
+        #expect(newest.released.deltas.map(\.from) == Array(1...9))
+        #expect(newest.released.deltas.filter { $0.via == nil }.map(\.from) == [8, 9])
+        #expect(joined.count == 7)
+        #expect(newest.released.downloads.allSatisfy { $0.kind == .delta })
+
+        // sqlite3 applied each, guard included, on a phone holding records split at v5.
+        let verification = try #require(newest.verification)
+        #expect(verification.failures == [])
+        #expect(verification.deltasPassed == 9)
+        #expect(verification.passed.contains { $0.hasPrefix("delta 1 → 10 (joined through ") })
+
+        func file(_ path: String) -> String { (folder as NSString).appendingPathComponent(path) }
+        let manifest = try ReleaseFolder(path: folder).loadManifest()
+        for delta in joined {
+            let via = try #require(delta.via)
+            let first = try #require(manifest.version(via)?.deltas.first { $0.from == delta.from })
+            let second = try #require(newest.released.deltas.first { $0.from == via })
+            // One member whose SQL is the two parts' one after the other.
+            let sql = try Gunzip.inflate(Data(contentsOf: URL(fileURLWithPath: file(delta.file.path))), name: delta.file.path)
+            #expect(sql == (try Gunzip.read(file(first.file.path))) + (try Gunzip.read(file(second.file.path))))
+            #expect(FileDigest.sha256(sql) == delta.sqlSha256)
+            #expect(delta.duplicates == first.duplicates + second.duplicates)
+            // Against the delta rendered for this phone alone: the issue's 1.2×, and since these
+            // deltas change a few rows, one delta's fixed lines a step (about 300 bytes of gzip).
+            let direct = try database.writeDelta(from: delta.from, to: 10, gzip: true, into: .file(scratch.path("direct-\(delta.from).sql.gz")))
+            let steps = Self.steps(delta, in: manifest)
+            #expect(Double(delta.file.bytes) <= 1.2 * Double(direct.gzipBytes) + Double(400 * (steps - 1)), "from \(delta.from): \(delta.file.bytes) vs \(direct.gzipBytes)")
+        }
+        // The phone at 1 holds the split's credit after its joined delta.
+        let phone = try scratch.phone(from: file("1/stations.sqlite"), name: "phone-1.sqlite", completions: [(1120101, "2020-02-02", "八戸", 7)])
+        #expect(try scratch.apply(delta: file("10/delta-from-1.sql.gz"), to: phone).status == 0)
+        #expect(try sqlite3Query("SELECT station_cd, date FROM completions ORDER BY station_cd", database: phone)
+            == "1120101|2020-02-02\n9920607|2020-02-02")
+        #expect(try sqlite3Query("PRAGMA user_version", database: phone) == "10")
+    }
+
+    @Test func anOlderDeltaChangedSinceItWasReleasedIsNeverJoined() throws {
+        let (database, folder, results) = try tenReleases()
+        // A byte of each checkpoint's delta from 1 changed, its size kept (release 11 joins
+        // through 8 or 10).
+        for changed in ["8/delta-from-1.sql.gz", "10/delta-from-1.sql.gz"] {
+            let path = (folder as NSString).appendingPathComponent(changed)
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes[bytes.count / 2] ^= 0xFF
+            try bytes.write(to: URL(fileURLWithPath: path))
+        }
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
+        try database.commit(batch, memo: "v11")
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.checkpointSpacing = 2
+        options.skipChecks = true
+        #expect {
+            try database.release(options)
+        } throws: { error in
+            let words = "\(error.localizedDescription)"
+            return words.contains(#".deltas[from 1].file ""#) && words.contains("sha256") && words.contains("the file changed since it was released")
+        }
+        // Nothing was published: the manifest still ends at 10.
+        #expect(try ReleaseFolder(path: folder).loadManifest(hashing: { _ in false }).newest == results.last?.released.version)
+    }
+
+    @Test func theAuditNamesAJoinThatIsNotWhatItSays() throws {
+        let (_, folder, _) = try tenReleases()
+        let manifestPath = (folder as NSString).appendingPathComponent(Manifest.fileName)
+        var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+        let index = try #require(manifest.versions.last?.deltas.firstIndex { $0.from == 1 })
+        manifest.versions[manifest.versions.count - 1].deltas[index].via = 9
+        try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
+        #expect {
+            try ReleaseFolder(path: folder).loadManifest()
+        } throws: { error in
+            "\(error.localizedDescription)".contains(#"versions[10].deltas[from 1].via "10/delta-from-1.sql.gz": 9, but its"#)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// How many rendered deltas a delta's file is made of.
+    static func steps(_ delta: ReleasedDelta, in manifest: Manifest) -> Int {
+        guard let via = delta.via, let first = manifest.version(via)?.deltas.first(where: { $0.from == delta.from }) else { return 1 }
+        return steps(first, in: manifest) + 1
+    }
+
+    static func delta(from: Int, to: Int, via: Int?) -> ReleasedDelta {
+        ReleasedDelta(from: from, to: to, file: ReleasedFile(path: "\(to)/delta-from-\(from).sql.gz", bytes: 100, sha256: ""),
+                      sqlBytes: 1000, sqlSha256: "", statements: [:], duplicates: 0, via: via)
+    }
+
+    static func version(_ version: Int, deltas: [ReleasedDelta]) -> ReleasedVersion {
+        let file = ReleasedFile(path: "\(version)/stations.sqlite", bytes: 1, sha256: "")
+        return ReleasedVersion(version: version, database: file, databaseGzip: file, rows: [:], contentHash: "",
+                               deltas: deltas, carryOver: nil,
+                               downloads: deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }, clientSchema: 1)
+    }
+}
