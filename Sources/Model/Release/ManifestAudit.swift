@@ -34,17 +34,28 @@ package enum ReleaseLayout {
 /// - `newest` is the highest listed version; versions are listed once, in order.
 /// - Every path is relative, normalised and inside the folder, reaches a regular file through
 ///   real folders (no link), and is where `ReleaseLayout` puts it; the file has the size (and,
-///   when `hashing`, the SHA-256) its entry says.
+///   at `Depth.hashes`, the SHA-256) its entry says.
 /// - Each delta goes from an older version (1 to V − 1) to its own version V.
 /// - `downloads` names each older version 1 … V − 1 once: a delta entry names the delta from that
 ///   version, a full entry that version's gzip database and its carry-over script.
-/// - `rows` are the database's row counts, table by table, and its `user_version` is V.
+/// - `rows` are the database's row counts, table by table, and its `user_version` is V (at
+///   `Depth.contents` and deeper).
 /// - Nothing else is in the folder but `manifest.json`, the lock file and what a killed release
 ///   left before publishing (`isLeftover`).
 package struct ManifestAudit {
+    /// How deeply a version's files are read.
+    package enum Depth: Comparable {
+        /// Paths, kinds and sizes.
+        case sizes
+        /// And the database's `user_version` and rows.
+        case contents
+        /// And every file's SHA-256.
+        case hashes
+    }
+
     package let folder: ReleaseFolder
-    /// Versions whose files are hashed (SHA-256); the others only have their size checked.
-    package let hashing: (Int) -> Bool
+    /// How deeply each version's files are read.
+    package let depth: (Int) -> Depth
 
     package func problems(_ manifest: Manifest) throws -> [ManifestProblem] {
         var problems: [ManifestProblem] = []
@@ -79,7 +90,7 @@ package struct ManifestAudit {
                 return
             }
             listed.insert(entry.path)
-            if let reason = fileProblem(entry, expected: expected, hash: hashing(version)) {
+            if let reason = fileProblem(entry, expected: expected, hash: depth(version) >= .hashes) {
                 problem("\(field).\(name).path", entry.path, reason)
                 filesOK = false
             }
@@ -130,7 +141,7 @@ package struct ManifestAudit {
             }
         }
         // The rows are read only from a file that is where it should be (and, hashing, ours).
-        if filesOK {
+        if filesOK, depth(version) >= .contents {
             let counts: (version: Int, rows: [String: Int])
             do {
                 counts = try Self.rows(ofDatabase: folder.url(released.database.path))
@@ -279,7 +290,7 @@ public enum ReleaseFolderReader {
         } catch {
             throw ReleaseError.corruptManifest(folder.manifestPath, reason: error.localizedDescription)
         }
-        try folder.requireAgreement(manifest, hashing: { _ in false })
+        try folder.requireAgreement(manifest, depth: { _ in .contents })
         return manifest
     }
 }

@@ -37,9 +37,9 @@ package struct ReleaseFolder {
     package func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 
     /// The manifest, checked against the folder (`ManifestAudit`: every field, path and file,
-    /// the SHA-256 of the versions `hashing` names, and nothing unlisted).
+    /// each version as deeply as `depth` says, and nothing unlisted).
     /// - Throws: `ReleaseError` when the folder or manifest is missing, corrupt or disagrees.
-    package func loadManifest(hashing: @escaping (Int) -> Bool = { _ in true }) throws -> Manifest {
+    package func loadManifest(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReleaseError.missingFolder(path)
@@ -51,13 +51,13 @@ package struct ReleaseFolder {
         } catch {
             throw ReleaseError.corruptManifest(manifestPath, reason: Self.describe(error))
         }
-        try requireAgreement(manifest, hashing: hashing)
+        try requireAgreement(manifest, depth: depth)
         return manifest
     }
 
     /// - Throws: `ReleaseError.manifestDisagrees` with every problem `ManifestAudit` finds.
-    package func requireAgreement(_ manifest: Manifest, hashing: @escaping (Int) -> Bool) throws {
-        let problems = try ManifestAudit(folder: self, hashing: hashing).problems(manifest)
+    package func requireAgreement(_ manifest: Manifest, depth: @escaping (Int) -> ManifestAudit.Depth) throws {
+        let problems = try ManifestAudit(folder: self, depth: depth).problems(manifest)
         if !problems.isEmpty { throw ReleaseError.manifestDisagrees(manifestPath, problems) }
     }
 
@@ -65,8 +65,8 @@ package struct ReleaseFolder {
     /// a lock file and what dead releases left (removed first by `removeLeftovers`).
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
-    package func loadManifestIfPresent(hashing: @escaping (Int) -> Bool = { _ in true }) throws -> Manifest? {
-        if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest(hashing: hashing) }
+    package func loadManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest? {
+        if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest(depth: depth) }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) }) { throw ReleaseError.notOurs(url(stranger)) }
         return nil

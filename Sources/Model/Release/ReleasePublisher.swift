@@ -74,6 +74,7 @@ extension MasterDatabase {
     @discardableResult
     public func release(_ options: ReleaseOptions = ReleaseOptions()) throws -> ReleaseResult {
         defer { Progress.finish() }
+        var phases = PhaseLog()
         let folder = try ReleaseFolder.prepare(options.outputFolder)
         try stampIfNeeded()
         guard let lineage = try lineage() else { throw ReleaseError.masterWithoutLineage(path) }
@@ -81,12 +82,13 @@ extension MasterDatabase {
         defer { withExtendedLifetime(lock) {} }
         let completed = try folder.completeInterruptedPublish()
         let leftovers = try folder.removeLeftovers()
-        // Sizes only: an older file is hashed when it is read (a delta this release joins);
-        // `verify` hashes every file.
-        let existing = try folder.loadManifestIfPresent(hashing: { _ in false })
+        // Sizes only, so that a release does not slow down as the folder grows: an older file is
+        // hashed when it is read (a delta this release joins); `verify` reads every file.
+        let existing = try folder.loadManifestIfPresent(depth: { _ in .sizes })
         try folder.requireLineage(lineage, of: existing)
         // Known now when asked for; else once the build has read the newest version.
         if let version = options.version { try folder.requireOwnership(of: version, manifest: existing) }
+        phases.done("release folder locked and its manifest checked")
         let step: (ReleaseStep) throws -> Void = { try options.onStep?($0) }
 
         let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -105,6 +107,7 @@ extension MasterDatabase {
             if !verification!.failures.isEmpty { throw ReleaseError.verificationFailed(verification!.failures) }
         }
         try step(.verified)
+        phases = PhaseLog()
 
         var manifest = existing ?? Manifest(lineage: lineage, newest: released.version, versions: [])
         manifest.lineage = lineage
@@ -117,10 +120,11 @@ extension MasterDatabase {
             if done == .intentWritten { published = true }
             try step(done)
         }
-        // The published folder keeps the manifest's contract. Its hashes are not read again: the
-        // older versions' were checked when the manifest was loaded, the new one's computed from
-        // the bytes as they were written.
-        try folder.requireAgreement(manifest, hashing: { _ in false })
+        // The published folder keeps the manifest's contract. No hash is read again: the new
+        // files' were computed from the bytes as they were written; the older versions' sizes
+        // are checked as when the manifest was loaded.
+        try folder.requireAgreement(manifest, depth: { $0 == released.version ? .contents : .sizes })
+        phases.done("published, and the folder checked again")
         return ReleaseResult(
             released: released, manifest: manifest, verification: verification, checks: checks,
             completedInterruptedVersion: completed, removedLeftovers: leftovers)
@@ -140,7 +144,7 @@ extension MasterDatabase {
         var carryOver: ReleasedFile?
         var clientSchema = 1
         var twinReadsTheFile = false
-        var plan = DeltaChainPlan(rendered: [], joinable: [:], full: [])
+        var plan = DeltaChainPlan(rendered: [], joinable: [:])
         func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReleaseError.nothingImported }
@@ -163,17 +167,32 @@ extension MasterDatabase {
                 GzipJoin.isJoinable(published.folder.url(delta.file.path))
             }
             var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-            if let oldest = plan.rendered.first, let newestFrom = plan.rendered.last {
+            func render(_ froms: [Int]) throws {
+                guard let oldest = froms.first, let newestFrom = froms.last else { return }
                 Progress.phase("rendering the deltas' statements")
                 let writer = try DeltaWriter.prepare(db, from: oldest, through: newestFrom, to: version, newest: newest)
-                Progress.phase("writing deltas", total: plan.rendered.count)
-                for (index, from) in plan.rendered.enumerated() {
+                Progress.phase("writing deltas", total: froms.count)
+                for (index, from) in froms.enumerated() {
                     Progress.update(index)
                     let deltaPath = ReleaseLayout.delta(from: from, to: version)
                     written.append((from, deltaPath, try Self.writeDelta(
                         db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
                 }
                 try writer.finish(db)
+            }
+            try render(plan.rendered)
+            // A join larger than a database (the newest release's, this one's being unknown yet)
+            // is rendered instead: rows changed back and forth on both sides of the step make the
+            // join large and the delta itself small (connections added, then removed).
+            if let databaseBytes = published.versions.last(where: { $0.version < version })?.databaseGzip.bytes {
+                let own = Dictionary(written.map { ($0.from, $0.delta.gzipBytes) }, uniquingKeysWith: { first, _ in first })
+                let olderDeltas = Dictionary(published.versions.map { ($0.version, $0.deltas) }, uniquingKeysWith: { first, _ in first })
+                let large = plan.joinable.filter { from, vias in
+                    guard let via = vias.first(where: { own[$0] != nil }), let first = olderDeltas[via]?.first(where: { $0.from == from }) else { return true }
+                    return GzipJoin.joinedSize([first.file.bytes, own[via]!]) > databaseBytes
+                }.keys.sorted()
+                for from in large { plan.joinable[from] = nil }
+                try render(large)
             }
             try step(.deltasWritten)
             // Phones that download the database or update the app run this after it.
@@ -221,7 +240,7 @@ extension MasterDatabase {
         func fullDownload(_ from: Int) -> ClientDownload {
             ClientDownload(from: from, kind: .full, path: databaseGzip.path, carryOver: carryOver?.path)
         }
-        var downloads = plan.full.map(fullDownload)
+        var downloads: [ClientDownload] = []
         for (from, deltaPath, delta) in written {
             // A delta larger than the whole database is of no use to anyone: not published.
             if delta.gzipBytes > databaseGzip.bytes {

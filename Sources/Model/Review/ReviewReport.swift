@@ -141,27 +141,36 @@ public enum ReviewError: Error, LocalizedError, Equatable {
 extension MasterDatabase {
     /// Reads what `review` shows of `version` (default: the newest), in one read.
     public func review(version requested: Int? = nil, pins: Int = 150, limits: ReviewLimits = ReviewLimits()) throws -> ReviewReport {
-        // One state from the version's number to its last pin. Not `read`: the version before
-        // is rebuilt in temp tables for its findings.
-        try readingOneState { db in
+        // One state from the version's number to its last pin, on two connections: the findings of
+        // the newest version on a twin, on the second core, while this one reads the changes, the
+        // network and the pins. Not `read`: a past version's findings rebuild the version before
+        // in temp tables, which only this connection may write.
+        try readingOneState(alongside: { db -> (introduced: ReviewFindings, inherited: ReviewFindings)? in
+            let newest = try Self.dataVersion(db)
+            let version = requested ?? newest
+            guard newest > 0, version == newest, try version == 1 || RecordedFindings.isRecordedBefore(version - 1, db) else { return nil }
+            return try Self.reviewFindings(db, version: version, newest: newest, limits: limits)
+        }, handing: { db, twin in
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReviewError.noVersions }
             let version = requested ?? newest
             guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
             let summary = try Self.versions(db, only: version).first!
             let reader = ReviewReader(version: version, newest: newest)
-            let (introduced, inherited) = try Self.reviewFindings(db, version: version, newest: newest, limits: limits)
+            let network = try reader.network(db, limit: limits.networkSegments)
+            let overview = try reader.changes(db, counts: summary.counts, limits: limits)
+            let suggestions = try Self.suggestSplits(db, version: version)
+            let pinMaps = try reader.pinMaps(db, pins: pins)
+            let (introduced, inherited) = try twin?.wait() ?? Self.reviewFindings(db, version: version, newest: newest, limits: limits)
             return ReviewReport(
-                summary: summary,
-                network: try reader.network(db, limit: limits.networkSegments),
-                overview: try reader.changes(db, counts: summary.counts, limits: limits), limits: limits,
+                summary: summary, network: network, overview: overview, limits: limits,
                 introducedFindings: introduced,
                 inheritedFindings: inherited,
-                suggestions: try Self.suggestSplits(db, version: version),
-                pinMaps: try reader.pinMaps(db, pins: pins), pinCount: pins,
+                suggestions: suggestions,
+                pinMaps: pinMaps, pinCount: pins,
                 newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db), openStations: try reader.openStations(db),
                 findingPlaces: try reader.places(of: introduced.leading, db))
-        }
+        })
     }
 
     /// The version's findings, as they stream from the rules, told into those it brought and

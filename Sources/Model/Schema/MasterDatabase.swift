@@ -189,6 +189,19 @@ public final class MasterDatabase: Sendable {
         }
     }
 
+    /// `readingOneState(alongside:)`, with the twin handed to `body`, which may wait for it
+    /// before it ends: what the twin found, and what `body` reads after, are of one state.
+    package func readingOneState<T, Twin: Sendable>(alongside: @escaping @Sendable (Database) throws -> Twin,
+                                                    handing body: (Database, BackgroundTask<Twin>?) throws -> T) throws -> T {
+        var twin: BackgroundTask<Twin>?
+        do {
+            return try readingOneState(attaching: nil, beginning: { db in twin = try startTwin(of: db, alongside) }, { db in try body(db, twin) })
+        } catch {
+            _ = try? twin?.wait()
+            throw error
+        }
+    }
+
     private func startTwin<Twin: Sendable>(of db: Database, _ work: @escaping @Sendable (Database) throws -> Twin) throws -> BackgroundTask<Twin>? {
         var configuration = Self.configuration(label: "twin")
         configuration.readonly = true

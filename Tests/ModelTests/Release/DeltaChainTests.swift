@@ -28,14 +28,15 @@ import Testing
     /// Releases 1 … 400, each of the version after the last, simulated on manifests: a release
     /// renders at most (spacing − 1) deltas a level, and a phone's file passes through at most one
     /// checkpoint a level.
-    @Test func whatAReleaseRendersAndAPhonesStepsStayLogarithmic() {
-        let spacing = 10
+    @Test(arguments: [DeltaChainPlan.defaultSpacing, 10])
+    func whatAReleaseRendersAndAPhonesStepsStayLogarithmic(spacing: Int) {
+        var levels = 0, step = 1
+        while step <= 399 { levels += 1; step *= spacing }
         var released: [ReleasedVersion] = []
         var steps: [Int: [Int: Int]] = [:]  // version → from → the deltas joined into its file
         var mostRendered = 0
         for version in 1...400 {
             let plan = DeltaChainPlan.make(version: version, released: released, spacing: spacing) { _ in true }
-            #expect(plan.full.isEmpty)
             #expect(Set(plan.rendered).union(plan.joinable.keys) == Set(1..<version))
             mostRendered = max(mostRendered, plan.rendered.count)
             var deltas: [ReleasedDelta] = plan.rendered.map { Self.delta(from: $0, to: version, via: nil) }
@@ -47,21 +48,26 @@ import Testing
             }
             released.append(Self.version(version, deltas: deltas))
         }
-        // 400 releases: levels 0, 1 and 2.
-        #expect(mostRendered <= 3 * (spacing - 1) + 1)
-        #expect(steps.values.flatMap(\.values).max() == 3)
+        // 400 releases: levels 0, 1 and 2 with a spacing of 10; 0 to 4 with 4.
+        #expect(mostRendered <= levels * (spacing - 1))
+        #expect(steps.values.flatMap(\.values).max() == levels)
     }
 
-    @Test func aVersionThatAnOlderReleaseSentTheDatabaseGetsItAgain() {
+    @Test func aVersionNoCheckpointHasADeltaFromIsRendered() {
         var versions = (1...3).map { version in Self.version(version, deltas: (1..<version).map { Self.delta(from: $0, to: version, via: nil) }) }
-        // Releases 2 and 3 sent version 1 the database.
-        for index in 1...2 {
-            versions[index].deltas.removeAll { $0.from == 1 }
-            versions[index].downloads[0] = ClientDownload(from: 1, kind: .full, path: "\(index + 1)/stations.sqlite.gz")
-        }
+        // Release 3 sent version 1 the database (a change undone since may make its delta small
+        // again); with a spacing of 2, release 4's checkpoints are 2 and 3.
+        versions[2].deltas.removeAll { $0.from == 1 }
+        versions[2].downloads[0] = ClientDownload(from: 1, kind: .full, path: "3/stations.sqlite.gz")
+        #expect(DeltaChainPlan.checkpointPositions(releases: 3, spacing: 2) == [2, 3])
+        #expect(DeltaChainPlan.make(version: 4, released: versions, spacing: 2) { _ in true }.joinable == [1: [2]])
+        versions[1].deltas.removeAll { $0.from == 1 }
         let plan = DeltaChainPlan.make(version: 4, released: versions, spacing: 2) { _ in true }
-        #expect(plan.full == [1])
-        #expect(plan.rendered == [2, 3])
+        #expect(plan.rendered == [1, 2, 3])
+        #expect(plan.joinable.isEmpty)
+        // Nor is a file that cannot be joined.
+        #expect(DeltaChainPlan.make(version: 5, released: versions + [Self.version(4, deltas: (1...3).map { Self.delta(from: $0, to: 4, via: nil) })],
+                                    spacing: 2) { _ in false }.rendered == [1, 2, 3, 4])
     }
 
     // MARK: Releases on disk
@@ -156,7 +162,7 @@ import Testing
             return words.contains(#".deltas[from 1].file ""#) && words.contains("sha256") && words.contains("the file changed since it was released")
         }
         // Nothing was published: the manifest still ends at 10.
-        #expect(try ReleaseFolder(path: folder).loadManifest(hashing: { _ in false }).newest == results.last?.released.version)
+        #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
     @Test func theAuditNamesAJoinThatIsNotWhatItSays() throws {

@@ -56,6 +56,8 @@ import Testing
         }
     }
 
+    static let seenByVerifyAlone: Set<String> = ["rows-one-more"]
+
     static let cases: [(name: String, expected: String, tamper: @Sendable (inout [String: Any], String) throws -> Void)] = [
         ("download-outside", #"versions[3].downloads[from 1].path "../../etc/passwd": leads outside the release folder (expected a path inside it)"#,
          { manifest, _ in setDownload(&manifest, from: 1, kind: "delta", path: "../../etc/passwd") }),
@@ -108,7 +110,10 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("\(copy)/manifest.json: the manifest disagrees with the release folder"), "\(result.stderr)")
         #expect(result.stderr.contains("\n  " + tamper.expected), "\(result.stderr)")
-        // A release into such a folder is refused too, and the folder is left as it was.
+        // A release into such a folder is refused too, and the folder is left as it was; but for
+        // an older version's rows, which a release does not read (it checks the older versions'
+        // sizes, so as not to slow down as the folder grows).
+        if Self.seenByVerifyAlone.contains(name) { return }
         let before = try FileManager.default.contentsOfDirectory(atPath: copy).sorted()
         #expect(throws: ReleaseError.self) { try database.release(ReleaseOptions(outputFolder: copy, version: 1, verify: false)) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: copy).sorted() == before)
