@@ -76,16 +76,20 @@ package enum UpdateLog {
             """, arguments: [String(old), String(new)]) ?? false
     }
 
-    /// Version → table → kind → rows; a split counts under stations. With `only`, that version's
-    /// rows alone are read (by the version's index), not the whole log.
+    /// Version → table → kind → rows; a split counts under stations. Read from `version_counts`,
+    /// kept as each version is written; counted from the log (with `only`, that version's rows
+    /// alone, by the version's index) in a master opened read-only before the migration that keeps them.
     package static func countsByVersion(_ db: Database, only: Int? = nil) throws -> [Int: [String: [String: Int]]] {
         var counts: [Int: [String: [String: Int]]] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        let sql = try db.tableExists("version_counts")
+            ? "SELECT version, table_name, type, count FROM version_counts\(only.map { " WHERE version = \($0)" } ?? "")"
+            : """
             SELECT user_version,
                    CASE WHEN type = '\(Update.Kind.duplicate.rawValue)' THEN '\(MasterTable.stations.name)' ELSE table_name END,
                    type, COUNT(*)
             FROM updates\(only.map { " WHERE user_version = \($0)" } ?? "") GROUP BY 1, 2, 3
-            """) {
+            """
+        for row in try Row.fetchAll(db, sql: sql) {
             counts[row[0], default: [:]][row[1], default: [:]][row[2]] = row[3]
         }
         return counts

@@ -5,7 +5,8 @@ import StationSupport
 
 /// Commits what is staged in `temp.staged_*` as data version `version`:
 /// superseded row states go to `<table>_history`, new states to the master tables,
-/// and one `updates` row per changed key (then the DUPLICATEs) to the log.
+/// and one `updates` row per changed key (then the DUPLICATEs) to the log, counted per table and
+/// kind in `version_counts`.
 ///
 /// It is the only code that writes master rows, so imports and curated changes
 /// keep history and log alike. It runs inside the caller's transaction.
@@ -33,6 +34,10 @@ package struct VersionWriter {
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
             SELECT 'DUPLICATE', CAST(old_cd AS TEXT), CAST(new_cd AS TEXT), ?, ?, ? FROM temp.staged_duplicates ORDER BY seq
             """, [version, date, memo], db)
+        try db.execute(sql: """
+            INSERT INTO version_counts (version, table_name, type, count)
+            SELECT ?, '\(MasterTable.stations.name)', 'DUPLICATE', COUNT(*) FROM temp.staged_duplicates HAVING COUNT(*) > 0
+            """, arguments: [version])
     }
 
     private func write(_ table: MasterTable, _ db: Database) throws {
@@ -43,6 +48,10 @@ package struct VersionWriter {
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
             SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
             """, [version, date, memo], db)
+        try db.execute(sql: """
+            INSERT INTO version_counts (version, table_name, type, count)
+            SELECT ?, '\(table.name)', kind, COUNT(*) FROM \(staged) GROUP BY kind
+            """, arguments: [version])
     }
 
     /// Old states of the staged rows to history, new states to the master (a file loaded

@@ -2,12 +2,14 @@ import Foundation
 import GRDB
 import StationCheck
 import StationCurate
+import StationImport
 import StationLog
 import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
 import StationSynth
+import StationWeights
 import Testing
 
 /// The master's schema agrees with `MasterTable`, each column's domain is a CHECK that SQLite
@@ -99,6 +101,38 @@ import Testing
             try db.execute(sql: "UPDATE prefectures SET pref_cd = 99 WHERE pref_cd = 13")
             return .rollback
         }
+    }
+
+    /// The counts each version keeps (`version_counts`) are the log's, by table and kind, splits
+    /// under stations: after imports, a plan with splits, weights and a closure; and a master made
+    /// before they were kept gets them from its log when it next migrates.
+    @Test func theCountsKeptPerVersionAreTheLogs() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "2019"))
+        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
+        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        _ = try database.assignWeights(seed: 1, proposeMajor: true, memo: nil, dryRun: false)
+        // The same column names, so that rows compare by their values.
+        let counted = """
+            SELECT user_version AS version, CASE WHEN type = 'DUPLICATE' THEN 'stations' ELSE table_name END AS table_name,
+                   type, COUNT(*) AS count
+            FROM updates GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+            """
+        let kept = "SELECT version, table_name, type, count FROM version_counts ORDER BY 1, 2, 3"
+        let log = try database.read { try Row.fetchAll($0, sql: counted) }
+        #expect(log.count > 8)
+        #expect(log.contains { $0[2] == "DUPLICATE" })
+        #expect(try database.read { try Row.fetchAll($0, sql: kept) } == log)
+        #expect(try database.versions().sorted { $0.version < $1.version }.map(\.changes) == log.reduce(into: [Int: Int]()) { $0[$1[0], default: 0] += $1[3] }.sorted { $0.key < $1.key }.map(\.value))
+
+        let queue = try DatabaseQueue(path: database.path)
+        try queue.write { try $0.execute(sql: "DROP TABLE version_counts; DELETE FROM grdb_migrations WHERE identifier = 'keepVersionCounts'") }
+        try queue.close()
+        let reopened = try MasterDatabase.open(at: database.path)
+        try reopened.apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "3"]))], memo: "migrates")
+        let after = try reopened.read { try Row.fetchAll($0, sql: counted) }
+        #expect(after.count == log.count + 1)
+        #expect(try reopened.read { try Row.fetchAll($0, sql: kept) } == after)
     }
 
     /// A master made before the CHECKs, with a weight 0 written then: the migration keeps the row
