@@ -141,15 +141,17 @@ public enum ReviewError: Error, LocalizedError, Equatable {
 extension MasterDatabase {
     /// Reads what `review` shows of `version` (default: the newest), in one read.
     public func review(version requested: Int? = nil, pins: Int = 150, limits: ReviewLimits = ReviewLimits()) throws -> ReviewReport {
-        // One state from the version's number to its last pin, on two connections: the findings of
-        // the newest version on a twin, on the second core, while this one reads the changes, the
-        // network and the pins. Not `read`: a past version's findings rebuild the version before
+        // One state from the version's number to its last pin, on two connections: the network
+        // and findings of the newest version on a twin, on the second core, while this one reads
+        // the counts, the changes, the suggestions and the pins. Not `read`: a past version's findings rebuild the version before
         // in temp tables, which only this connection may write.
-        try readingOneState(alongside: { db -> (introduced: ReviewFindings, inherited: ReviewFindings)? in
+        try readingOneState(alongside: { db -> TwinReading? in
             let newest = try Self.dataVersion(db)
             let version = requested ?? newest
-            guard newest > 0, version == newest, try version == 1 || RecordedFindings.isRecordedBefore(version - 1, db) else { return nil }
-            return try Self.reviewFindings(db, version: version, newest: newest, limits: limits)
+            guard newest > 0, version == newest else { return nil }
+            let network = try ReviewReader(version: version, newest: newest).network(db, limit: limits.networkSegments)
+            guard try version == 1 || RecordedFindings.isRecordedBefore(version - 1, db) else { return TwinReading(findings: nil, network: network) }
+            return TwinReading(findings: try Self.reviewFindings(db, version: version, newest: newest, limits: limits), network: network)
         }, handing: { db, twin in
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReviewError.noVersions }
@@ -157,11 +159,12 @@ extension MasterDatabase {
             guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
             let summary = try Self.versions(db, only: version).first!
             let reader = ReviewReader(version: version, newest: newest)
-            let network = try reader.network(db, limit: limits.networkSegments)
             let overview = try reader.changes(db, counts: summary.counts, limits: limits)
             let suggestions = try Self.suggestSplits(db, version: version)
             let pinMaps = try reader.pinMaps(db, pins: pins)
-            let (introduced, inherited) = try twin?.wait() ?? Self.reviewFindings(db, version: version, newest: newest, limits: limits)
+            let twinReading = try twin?.wait()
+            let network = try twinReading?.network ?? reader.network(db, limit: limits.networkSegments)
+            let (introduced, inherited) = try twinReading?.findings ?? Self.reviewFindings(db, version: version, newest: newest, limits: limits)
             return ReviewReport(
                 summary: summary, network: network, overview: overview, limits: limits,
                 introducedFindings: introduced,
@@ -171,6 +174,14 @@ extension MasterDatabase {
                 newest: newest, deltas: try reader.deltas(db), fullDatabaseRows: try reader.rowCounts(db), openStations: try reader.openStations(db),
                 findingPlaces: try reader.places(of: introduced.leading, db))
         })
+    }
+
+    /// What the twin connection reads of the newest version: its network, and its findings when
+    /// the version before's are kept (else they need temp tables, which only the main connection
+    /// may write).
+    private struct TwinReading: Sendable {
+        var findings: (introduced: ReviewFindings, inherited: ReviewFindings)?
+        var network: NetworkDrawing
     }
 
     /// The version's findings, as they stream from the rules, told into those it brought and
