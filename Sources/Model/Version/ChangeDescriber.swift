@@ -8,16 +8,18 @@ package struct ChangeDescriber {
     package let version: Int
 
     package func counts(_ db: Database, tables: [MasterTable]) throws -> [String: [String: Int]] {
+        // As `VersionWriter` kept them when it wrote the version (counting the staged rows again
+        // took 0.47 s of a 1M import).
+        let kept = try UpdateLog.countsByVersion(db, only: version)[version] ?? [:]
         var counts: [String: [String: Int]] = [:]
         for table in tables {
             var perKind = Dictionary(uniqueKeysWithValues: [Update.Kind.insert, .update, .delete, .restore].map { ($0.rawValue, 0) })
-            for row in try Row.fetchAll(db, sql: "SELECT kind, COUNT(*) FROM \(StagingTables.stagedTable(table)) GROUP BY kind") {
-                perKind[row[0]] = row[1]
-            }
+            for (kind, count) in kept[table.name] ?? [:] where kind != Update.Kind.duplicate.rawValue { perKind[kind] = count }
             counts[table.name] = perKind
         }
-        let duplicates = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.staged_duplicates") ?? 0
-        if duplicates > 0 { counts["stations", default: [:]][Update.Kind.duplicate.rawValue] = duplicates }
+        if let duplicates = kept[MasterTable.stations.name]?[Update.Kind.duplicate.rawValue], duplicates > 0 {
+            counts[MasterTable.stations.name, default: [:]][Update.Kind.duplicate.rawValue] = duplicates
+        }
         return counts
     }
 
