@@ -170,13 +170,34 @@ import Testing
         let manifestPath = (folder as NSString).appendingPathComponent(Manifest.fileName)
         var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath)))
         let index = try #require(manifest.versions.last?.deltas.firstIndex { $0.from == 1 })
-        manifest.versions[manifest.versions.count - 1].deltas[index].via = 9
+        manifest.versions[manifest.versions.count - 1].deltas[index].via = 10
         try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
         #expect {
             try ReleaseFolder(path: folder).loadManifest()
         } throws: { error in
-            "\(error.localizedDescription)".contains(#"versions[10].deltas[from 1].via "10/delta-from-1.sql.gz": 9, but its"#)
+            "\(error.localizedDescription)".contains(#"versions[10].deltas[from 1].via "10/delta-from-1.sql.gz": 10 (expected a version between 1 and 10"#)
         }
+    }
+
+    /// A checkpoint released again (say, to add what a newer StationAdmin writes) may list other
+    /// bytes for its deltas: the joins made from the old ones are copies and stay valid, and the
+    /// next release joins the new ones.
+    @Test func aCheckpointReleasedAgainLeavesTheJoinsMadeFromItValid() throws {
+        let (database, folder, _) = try tenReleases()
+        var options = ReleaseOptions(outputFolder: folder, version: 8, verify: false)
+        options.skipChecks = true
+        options.checkpointSpacing = 3
+        try database.release(options)
+        #expect(try ReleaseFolder(path: folder).loadManifest().newest == 10)
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
+        try database.commit(batch, memo: "v11")
+        options.version = nil
+        options.checkpointSpacing = 2
+        options.verify = true
+        let result = try database.release(options)
+        #expect(result.verification?.failures == [])
+        #expect(try database.verifyRelease(folder: folder).failures == [])
     }
 
     // MARK: Helpers
