@@ -435,9 +435,10 @@ package struct ReviewReader {
     }
 
     package func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {
-        let spreads = try MasterDatabase.mapSpread(db, MapExtent.examples, pins: pins, stations: state(.stations, version: version))
-        return try MapExtent.examples.enumerated().map { index, extent in
-            let (inView, top) = try MasterDatabase.pinsInView(db, extent, pins: pins, stations: state(.stations, version: version), width: PinMap.width)
+        let open = try MasterDatabase.openPlaces(db, stations: state(.stations, version: version))
+        let spreads = MasterDatabase.mapSpread(of: open, MapExtent.examples, pins: pins)
+        return MapExtent.examples.enumerated().map { index, extent in
+            let (inView, top) = MasterDatabase.pinsInView(of: open, extent, pins: pins, width: PinMap.width)
             return PinMap(extent: extent, spread: spreads[index], stations: inView, pins: top)
         }
     }
