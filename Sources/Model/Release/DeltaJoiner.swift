@@ -16,24 +16,21 @@ struct DeltaJoiner {
     /// This release's deltas rendered from the master and published.
     let own: [ReleasedDelta]
 
-    /// For each version of `joinable` (with the checkpoints it can be joined through), its joined
-    /// delta, or nil when the smallest join would be larger than `limit` bytes (the database's gzip).
-    func join(_ joinable: [Int: [Int]], upTo limit: Int) throws -> [(from: Int, delta: ReleasedDelta?)] {
+    /// For each version of `joinable` (with the checkpoint it is joined through), its joined
+    /// delta, or nil when the join would be larger than `limit` bytes (the database's gzip), or
+    /// this release's own delta from the checkpoint was (it is then not published).
+    func join(_ joinable: [Int: Int], upTo limit: Int) throws -> [(from: Int, delta: ReleasedDelta?)] {
         let ownByFrom = Dictionary(own.map { ($0.from, $0) }, uniquingKeysWith: { first, _ in first })
         let older = Dictionary(published.versions.map { ($0.version, $0) }, uniquingKeysWith: { first, _ in first })
         var answers: [(from: Int, delta: ReleasedDelta?)] = []
         var jobs: [Job] = []
-        for (from, vias) in joinable.sorted(by: { $0.key < $1.key }) {
-            let options = vias.compactMap { via -> Job? in
-                guard let second = ownByFrom[via], let first = older[via]?.deltas.first(where: { $0.from == from }) else { return nil }
-                return Job(from: from, via: via, first: first, second: second)
-            }
-            // The oldest checkpoint that can: the one that keeps a phone's steps logarithmic.
-            guard let best = options.first, best.bytes <= limit else {
+        for (from, via) in joinable.sorted(by: { $0.key < $1.key }) {
+            guard let second = ownByFrom[via], let first = older[via]?.deltas.first(where: { $0.from == from }),
+                  case let job = Job(from: from, via: via, first: first, second: second), job.bytes <= limit else {
                 answers.append((from, nil))
                 continue
             }
-            jobs.append(best)
+            jobs.append(job)
         }
         var results = [Result<ReleasedDelta, Error>?](repeating: nil, count: jobs.count)
         let paths = JoinPaths(published: published.folder.path, building: building.path, version: version)

@@ -187,9 +187,9 @@ extension MasterDatabase {
             if let databaseBytes = published.versions.last(where: { $0.version < version })?.databaseGzip.bytes {
                 let own = Dictionary(written.map { ($0.from, $0.delta.gzipBytes) }, uniquingKeysWith: { first, _ in first })
                 let olderDeltas = Dictionary(published.versions.map { ($0.version, $0.deltas) }, uniquingKeysWith: { first, _ in first })
-                let large = plan.joinable.filter { from, vias in
-                    guard let via = vias.first(where: { own[$0] != nil }), let first = olderDeltas[via]?.first(where: { $0.from == from }) else { return true }
-                    return GzipJoin.joinedSize([first.file.bytes, own[via]!]) > databaseBytes
+                let large = plan.joinable.filter { from, via in
+                    guard let first = olderDeltas[via]?.first(where: { $0.from == from }), let second = own[via] else { return true }
+                    return GzipJoin.joinedSize([first.file.bytes, second]) > databaseBytes
                 }.keys.sorted()
                 for from in large { plan.joinable[from] = nil }
                 try render(large)

@@ -78,7 +78,8 @@ package enum UpdateLog {
 
     /// Version → table → kind → rows; a split counts under stations. Read from `version_counts`,
     /// kept as each version is written; counted from the log (with `only`, that version's rows
-    /// alone, by the version's index) in a master opened read-only before the migration that keeps them.
+    /// alone, by the version's index) in a master that no write has migrated to keep them yet
+    /// (migrations run at the first write).
     package static func countsByVersion(_ db: Database, only: Int? = nil) throws -> [Int: [String: [String: Int]]] {
         var counts: [Int: [String: [String: Int]]] = [:]
         let sql = try db.tableExists("version_counts")
