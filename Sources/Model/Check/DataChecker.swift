@@ -137,6 +137,12 @@ package struct FoundRow: Sendable {
     /// As `updates.key_id` (`1120101`, `11302/1130201/1130202`).
     package let key: String
 
+    package init(rule: CheckRule, table: MasterTable, key: String) {
+        self.rule = rule
+        self.table = table
+        self.key = key
+    }
+
     package var identity: FindingIdentity { FindingIdentity(rule: rule.rawValue, table: table.name, key: key) }
 
     package func finding(_ message: String) -> CheckFinding { CheckFinding(rule, table, key: key, message) }

@@ -40,6 +40,25 @@ public struct ReviewFindings: Sendable {
     /// What a page lists, as one list: every finding, or the first of each rule.
     public var listed: [CheckFinding] { listing.all ?? listing.groups.flatMap(\.first) }
 
+    /// These findings and then `later`'s, as if `later`'s had streamed after these: how the
+    /// findings of rules checked on two connections come together in listing order.
+    package mutating func append(_ later: ReviewFindings) {
+        total += later.total
+        for (rule, count) in later.counts { counts[rule, default: 0] += count }
+        blockingCount += later.blockingCount
+        // Each part kept its own first ones of each list, so the first of both are among them.
+        if let earlier = whole, let laterWhole = later.whole, total <= limits.findingsListed {
+            whole = earlier + laterWhole
+        } else {
+            whole = nil
+        }
+        for (rule, first) in later.firstOfRule {
+            firstOfRule[rule] = Array(((firstOfRule[rule] ?? []) + first).prefix(limits.findingsPerRule))
+        }
+        leading = Array((leading + later.leading).prefix(limits.findingMarks))
+        firstBlocking = Array((firstBlocking + later.firstBlocking).prefix(Self.firstBlockingKept))
+    }
+
     /// Counts the finding, and puts it in words when a list keeps it. Findings must come in
     /// listing order (`DataChecker.forEachFinding`).
     package mutating func add(_ found: FoundRow, waived: Bool, message: () -> String) {
