@@ -202,10 +202,11 @@ public enum Gunzip {
         return output
     }
 
-    /// Streams the inflated content of a gzip file, of any size, into `sink`, and finishes it.
-    package static func inflate(_ path: String, into sink: ByteSink) throws {
+    /// Streams the inflated content of a gzip file, of any size, into `sink`, and finishes it
+    /// unless told not to (more is to follow).
+    package static func inflate(_ path: String, into sink: ByteSink, finishing: Bool = true) throws {
         try inflate(path) { try sink.write($0) }
-        try sink.finish()
+        if finishing { try sink.finish() }
     }
 
     private static func inflate(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
