@@ -29,7 +29,7 @@ import Foundation
 /// checkpoints sent the database (its delta was larger then, but changes undone since can make it
 /// small again), which at a percent of the stations changed a version begins after about a
 /// hundred versions.
-package struct DeltaChainPlan: Equatable {
+package struct DeltaChainPlan: Equatable, Sendable {
     /// The versions whose deltas this release renders, ascending.
     package var rendered: [Int]
     /// For each other version a delta can be joined for: the checkpoint (of `rendered`) it is

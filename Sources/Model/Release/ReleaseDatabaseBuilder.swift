@@ -19,7 +19,7 @@ public struct BuiltDatabase: Sendable {
 /// its rows come from the same state of the master as everything else a release reads. The
 /// indexes are built after that transaction, on the file alone. The content hash is computed
 /// meanwhile on another core: from the master by a twin reader for the newest version
-/// (`MasterDatabase.readingOneState(attaching:alongside:_:)`), else from a copy of the tables.
+/// (`MasterDatabase.readingOneState(attaching:alongside:handing:)`), else from a copy of the tables.
 /// Deterministic: rows go in key order, indexes after, then `user_version`, so building
 /// the same version twice gives the same bytes.
 ///

@@ -6,7 +6,7 @@ import StationSupport
 /// Publishing a version is a journaled sequence of renames (see `publish`): at any kill,
 /// the folder holds either the old manifest with every file it names, or a publish intent
 /// that the next release completes (`completeInterruptedPublish`).
-package struct ReleaseFolder {
+package struct ReleaseFolder: Sendable {
     package let path: String
 
     package init(path: String) {

@@ -4,6 +4,7 @@ import StationCheck
 import StationDelta
 import StationSchema
 import StationSupport
+import Synchronization
 
 /// How `release` runs.
 public struct ReleaseOptions: Sendable {
@@ -134,6 +135,11 @@ extension MasterDatabase {
     /// renders, from one state of the master; then, outside the read transaction, the database's
     /// indexes, gzip and hashes, and the deltas joined from the releases in `published`.
     /// With `checks`, refuses a version that has error-level findings no waiver accepts.
+    ///
+    /// Two connections read the state: this one fills the client tables and ends its read, so
+    /// that the file's indexes and gzip begin, while a twin renders the deltas (and hashes the
+    /// newest version's content). At 100,000 stations and 50 releases the deltas took 0.61 s
+    /// and the indexes and gzip 0.88 s, one after the other.
     private func build(version requested: Int?, into building: ReleaseFolder, beside published: (folder: ReleaseFolder, versions: [ReleasedVersion]),
                        spacing: Int, checks: CheckLimits?, step: (ReleaseStep) throws -> Void) throws -> (ReleasedVersion, CheckTally?) {
         var phases = PhaseLog()
@@ -143,9 +149,21 @@ extension MasterDatabase {
         var checkTally: CheckTally?
         var carryOver: ReleasedFile?
         var clientSchema = 1
-        var twinReadsTheFile = false
-        var plan = DeltaChainPlan(rendered: [], joinable: [:])
-        func readState(_ db: Database) throws -> (Int, [String: Int], [(from: Int, path: String, delta: WrittenDelta)]) {
+        let abandoned = BuildAbandonment()
+        let deltaRendering = DeltaRendering(published: published, building: building, spacing: spacing, abandoned: abandoned)
+        let (version, rows, ownDeltas, twin, twinHashes) = try readingOneState(attaching: scratchDatabase, alongside: { db -> TwinBuild in
+            let newest = try Self.dataVersion(db)
+            let version = requested ?? newest
+            // This connection's errors are the other one's to tell.
+            guard newest > 0, (0...newest).contains(version) else { return TwinBuild() }
+            try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+            let deltas = try deltaRendering.render(db, version: version, newest: newest)
+            // The content hash (one core, SQLite rendering every row) of the newest version, from
+            // the master's tables: their values are the file's when the master declares the client's types.
+            let hash = try Self.masterHoldsTheFilesValues(db, version: version, newest: newest)
+                ? ContentHash.compute(db, clientSchema: ClientSchema.version(atData: version, db)) : nil
+            return TwinBuild(deltas: deltas, contentHash: hash)
+        }, handing: { db, twin in
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReleaseError.nothingImported }
             let version = requested ?? newest
@@ -153,86 +171,56 @@ extension MasterDatabase {
             if let checks, version > 0 {
                 Progress.phase("checking version \(version)")
                 let outcome = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
-                if !outcome.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, outcome.blocking) }
+                if !outcome.blocking.isEmpty {
+                    abandoned.abandon()
+                    throw ReleaseError.checksFailed(version: version, outcome.blocking)
+                }
                 checkTally = outcome.tally
             }
             try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
             Progress.phase("building the client database of version \(version)")
             let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
             clientSchema = try ClientSchema.version(atData: version, db)
-            twinReadsTheFile = try version == newest && ClientSchema.declaresTheMastersTypes(db)
             try step(.clientTablesBuilt)
-            // Version 0 is no client: a new install downloads the database.
-            plan = DeltaChainPlan.make(version: version, released: published.versions, spacing: spacing) { delta in
-                GzipJoin.isJoinable(published.folder.url(delta.file.path))
-            }
-            var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-            func render(_ froms: [Int]) throws {
-                guard let oldest = froms.first, let newestFrom = froms.last else { return }
-                Progress.phase("rendering the deltas' statements")
-                let writer = try DeltaWriter.prepare(db, from: oldest, through: newestFrom, to: version, newest: newest)
-                Progress.phase("writing deltas", total: froms.count)
-                for (index, from) in froms.enumerated() {
-                    Progress.update(index)
-                    let deltaPath = ReleaseLayout.delta(from: from, to: version)
-                    written.append((from, deltaPath, try Self.writeDelta(
-                        db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
-                }
-                try writer.finish(db)
-            }
-            try render(plan.rendered)
-            // A join larger than a database (the newest release's, this one's being unknown yet)
-            // is rendered instead: rows changed back and forth on both sides of the step make the
-            // join large and the delta itself small (connections added, then removed).
-            if let databaseBytes = published.versions.last(where: { $0.version < version })?.databaseGzip.bytes {
-                let own = Dictionary(written.map { ($0.from, $0.delta.gzipBytes) }, uniquingKeysWith: { first, _ in first })
-                let olderDeltas = Dictionary(published.versions.map { ($0.version, $0.deltas) }, uniquingKeysWith: { first, _ in first })
-                let large = plan.joinable.filter { from, via in
-                    guard let first = olderDeltas[via]?.first(where: { $0.from == from }), let second = own[via] else { return true }
-                    return GzipJoin.joinedSize([first.file.bytes, second]) > databaseBytes
-                }.keys.sorted()
-                for from in large { plan.joinable[from] = nil }
-                try render(large)
-            }
-            try step(.deltasWritten)
+            // Without a twin (another writer held the master's lock a moment), the deltas are this connection's.
+            let ownDeltas = twin == nil ? try deltaRendering.render(db, version: version, newest: newest) : nil
             // Phones that download the database or update the app run this after it.
             let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
             try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
             try script.finish()
             carryOver = ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
-            return (version, rows, written)
-        }
-        // The content hash (one core, SQLite rendering every row) of the newest version is
-        // computed from the start, from the master's tables in the same state on another
-        // connection: their values are the file's when the master declares the client's types.
-        let ((version, rows, written), twin) = requested == nil
-            ? try readingOneState(attaching: scratchDatabase, alongside: { db in
-                try ContentHash.compute(db, clientSchema: ClientSchema.version(atData: UpdateLog.newestVersion(db), db))
-            }, readState)
-            : (try readingOneState(attaching: scratchDatabase, readState), nil)
-        phases.done("client tables and deltas")
-        Progress.phase("indexing, hashing and compressing")
+            return (version, rows, ownDeltas, twin, try twin != nil && Self.masterHoldsTheFilesValues(db, version: version, newest: newest))
+        })
+        // Nothing of this build outlives it, whatever fails from here.
+        defer { _ = try? twin?.wait() }
+        phases.done("client tables")
+        // The twin reports nothing (progress is this task's): its work is named with this one's.
+        Progress.phase(twin == nil ? "indexing, hashing and compressing" : "indexing and compressing the database, writing deltas beside it")
         let databasePath = ReleaseLayout.database(version)
         try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
-        // Else the hash reads a copy of the file's tables beside the indexes and the gzip, which
-        // uses every core and hashes the file's bytes in the same read. The copy stays outside
-        // the version folder, which is what gets published.
-        let hashing: BackgroundTask<String>
-        if let twin, twinReadsTheFile {
-            hashing = twin
-        } else {
-            _ = try? twin?.wait()
-            hashing = try ReleaseDatabaseBuilder.hashInBackground(
-                building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
-        }
+        // Without the twin's, the hash reads a copy of the file's tables beside the indexes and
+        // the gzip, which uses every core and hashes the file's bytes in the same read. The copy
+        // stays outside the version folder, which is what gets published.
+        let hashing = twinHashes ? nil : try ReleaseDatabaseBuilder.hashInBackground(
+            building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
+        defer { _ = try? hashing?.wait() }
         let compressed = Result {
             try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version)
             return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)))
         }
         phases.done("indexes, database sha256 and gzip")
-        // Awaited even when the indexes or the gzip failed: nothing of this build outlives it.
-        let contentHash = try hashing.wait()
-        phases.done("content hash, after the gzip")
+        // Both awaited even when the indexes or the gzip failed: nothing of this build outlives it.
+        if twin != nil { Progress.phase("finishing the deltas and the content hash") }
+        let twinBuild = Result { try twin?.wait() }
+        let backgroundHash = Result { try hashing?.wait() }
+        phases.done("deltas and content hash, after the gzip")
+        let built = try twinBuild.get()
+        guard let rendered = ownDeltas ?? built?.deltas, let contentHash = try backgroundHash.get() ?? built?.contentHash else {
+            preconditionFailure("a twin that began renders the deltas, and hashes when this connection lets it")
+        }
+        try step(.deltasWritten)
+        var plan = rendered.plan
+        let written = rendered.written
         let gzipped = try compressed.get()
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: ReleaseLayout.databaseGzip(version), bytes: gzipped.bytes, sha256: gzipped.sha256)
@@ -277,7 +265,81 @@ extension MasterDatabase {
             clientSchema: clientSchema), checkTally)
     }
 
+    /// Whether the master's tables hold the values of the client file of `version`, so that its
+    /// content hash can be read from them: the newest version, with the client's types declared.
+    private static func masterHoldsTheFilesValues(_ db: Database, version: Int, newest: Int) throws -> Bool {
+        try version == newest && ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.version(atData: version, db))
+    }
+
     package static func size(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
     }
+}
+
+/// What the twin connection of a build hands back: the deltas it rendered, and the content hash
+/// of the newest version (nil when the master's tables do not hold the file's values, or when it
+/// did not begin: this connection then tells why).
+private struct TwinBuild: Sendable {
+    var deltas: RenderedDeltas?
+    var contentHash: String?
+}
+
+/// The deltas a release rendered, and the plan of the rest.
+private struct RenderedDeltas: Sendable {
+    var plan: DeltaChainPlan
+    var written: [(from: Int, path: String, delta: WrittenDelta)]
+}
+
+/// Renders the deltas of a release (`DeltaChainPlan`) into its build folder, on whichever
+/// connection reads the release's state.
+private struct DeltaRendering: Sendable {
+    let published: (folder: ReleaseFolder, versions: [ReleasedVersion])
+    let building: ReleaseFolder
+    let spacing: Int
+    let abandoned: BuildAbandonment
+
+    func render(_ db: Database, version: Int, newest: Int) throws -> RenderedDeltas {
+        // Version 0 is no client: a new install downloads the database.
+        var plan = DeltaChainPlan.make(version: version, released: published.versions, spacing: spacing) { delta in
+            GzipJoin.isJoinable(published.folder.url(delta.file.path))
+        }
+        var written: [(from: Int, path: String, delta: WrittenDelta)] = []
+        func render(_ froms: [Int]) throws {
+            guard let oldest = froms.first, let newestFrom = froms.last else { return }
+            Progress.phase("rendering the deltas' statements")
+            let writer = try DeltaWriter.prepare(db, from: oldest, through: newestFrom, to: version, newest: newest)
+            Progress.phase("writing deltas", total: froms.count)
+            for (index, from) in froms.enumerated() {
+                if abandoned.isAbandoned { throw CancellationError() }
+                Progress.update(index)
+                let deltaPath = ReleaseLayout.delta(from: from, to: version)
+                written.append((from, deltaPath, try MasterDatabase.writeDelta(
+                    db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
+            }
+            try writer.finish(db)
+        }
+        try render(plan.rendered)
+        // A join larger than a database (the newest release's, this one's being unknown yet)
+        // is rendered instead: rows changed back and forth on both sides of the step make the
+        // join large and the delta itself small (connections added, then removed).
+        if let databaseBytes = published.versions.last(where: { $0.version < version })?.databaseGzip.bytes {
+            let own = Dictionary(written.map { ($0.from, $0.delta.gzipBytes) }, uniquingKeysWith: { first, _ in first })
+            let olderDeltas = Dictionary(published.versions.map { ($0.version, $0.deltas) }, uniquingKeysWith: { first, _ in first })
+            let large = plan.joinable.filter { from, via in
+                guard let first = olderDeltas[via]?.first(where: { $0.from == from }), let second = own[via] else { return true }
+                return GzipJoin.joinedSize([first.file.bytes, second]) > databaseBytes
+            }.keys.sorted()
+            for from in large { plan.joinable[from] = nil }
+            try render(large)
+        }
+        return RenderedDeltas(plan: plan, written: written)
+    }
+}
+
+/// Set when the build fails on its main connection (a version's checks): the twin renders no
+/// more deltas, so the error is told without waiting for them.
+private final class BuildAbandonment: Sendable {
+    private let state = Mutex(false)
+    func abandon() { state.withLock { $0 = true } }
+    var isAbandoned: Bool { state.withLock { $0 } }
 }

@@ -58,13 +58,16 @@ public enum ClientSchema {
         return "CREATE TABLE \(schema).\(table.name) (\(columns.joined(separator: ", "))\(key))\(single ? "" : " WITHOUT ROWID")"
     }
 
-    /// Whether the master's tables declare every client column with the client's type, so
-    /// that a value copied from one to the other is stored unchanged (same affinity).
-    package static func declaresTheMastersTypes(_ db: Database, client: String = "client") throws -> Bool {
+    /// Whether the master's tables declare every column of client schema `clientSchema` with the
+    /// type its client file declares (`createTable`), so that a value copied from one to the
+    /// other is stored unchanged (same affinity). Read from the master alone: a connection
+    /// without the client file attached (a release's twin) asks it too.
+    package static func declaresTheMastersTypes(_ db: Database, clientSchema: Int) throws -> Bool {
         for table in MasterTable.all {
-            let sql = "SELECT name, upper(type) FROM pragma_table_info(?, ?)"
-            let master = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: sql, arguments: [table.name, "main"]).map { ($0[0] as String, $0[1] as String) })
-            for row in try Row.fetchAll(db, sql: sql, arguments: [table.name, client]) where master[row[0] as String] != row[1] as String {
+            let declared = Dictionary(uniqueKeysWithValues: try Row.fetchAll(
+                db, sql: "SELECT name, upper(type) FROM pragma_table_info(?, 'main')", arguments: [table.name]
+            ).map { ($0[0] as String, $0[1] as String) })
+            for column in table.columns(clientSchema: clientSchema) where declared[column.name] != column.sqlType.uppercased() {
                 return false
             }
         }

@@ -166,36 +166,22 @@ public final class MasterDatabase: Sendable {
     }
 
     /// `readingOneState`, with `alongside` run meanwhile on another connection and core, in a read
-    /// transaction of the very same state. Nil when no such twin could be started (another
-    /// writer holds the master's write lock, or this process may not take it): the caller then
-    /// does the work itself.
+    /// transaction of the very same state, handed to `body` as it starts: nil when no such twin
+    /// could be started (another writer holds the master's write lock, or this process may not
+    /// take it), and the caller then does the work itself. `body` may wait for the twin (what it
+    /// found and what `body` reads after are of one state) or return it, to be waited for after
+    /// this read ends; if `body` throws, the twin is waited for before the error goes on.
     ///
     /// Both read transactions begin while a third connection holds the master's write lock for
     /// a moment, so no commit can come between them. Without SQLite's snapshot API (not in
-    /// Debian's library) that is the way to know two connections read one state.
+    /// Debian's library) that is the way to know two connections read one state. The twin's
+    /// connection is opened read-only: it may write temp tables, never the master.
     package func readingOneState<T, Twin: Sendable>(attaching client: String? = nil,
-                                            alongside: @escaping @Sendable (Database) throws -> Twin,
-                                            _ body: (Database) throws -> T) throws -> (T, BackgroundTask<Twin>?) {
-        var twin: BackgroundTask<Twin>?
-        do {
-            let result = try readingOneState(attaching: client, beginning: { db in
-                twin = try startTwin(of: db, alongside)
-            }, body)
-            return (result, twin)
-        } catch {
-            // Nothing started here outlives the call.
-            _ = try? twin?.wait()
-            throw error
-        }
-    }
-
-    /// `readingOneState(alongside:)`, with the twin handed to `body`, which may wait for it
-    /// before it ends: what the twin found, and what `body` reads after, are of one state.
-    package func readingOneState<T, Twin: Sendable>(alongside: @escaping @Sendable (Database) throws -> Twin,
+                                                    alongside: @escaping @Sendable (Database) throws -> Twin,
                                                     handing body: (Database, BackgroundTask<Twin>?) throws -> T) throws -> T {
         var twin: BackgroundTask<Twin>?
         do {
-            return try readingOneState(attaching: nil, beginning: { db in twin = try startTwin(of: db, alongside) }, { db in try body(db, twin) })
+            return try readingOneState(attaching: client, beginning: { db in twin = try startTwin(of: db, alongside) }, { db in try body(db, twin) })
         } catch {
             _ = try? twin?.wait()
             throw error

@@ -40,16 +40,19 @@ import Testing
     /// client file's only when both declare the same types.
     @Test func theMasterDeclaresTheClientsTypesAndADifferenceIsSeen() throws {
         let database = try scratch.baseDatabase()
-        try database.queue.writeWithoutTransaction { db in
-            try db.execute(sql: "ATTACH DATABASE ? AS client", arguments: [scratch.path("client.sqlite")])
-            try ClientSchema.createTables(db, schema: "client")
-            #expect(try ClientSchema.declaresTheMastersTypes(db))
-            try db.execute(sql: "ATTACH DATABASE ? AS other", arguments: [scratch.path("other.sqlite")])
-            try ClientSchema.createTables(db, schema: "other")
-            try db.execute(sql: "DROP TABLE other.lines; CREATE TABLE other.lines (line_cd INTEGER PRIMARY KEY, company_cd TEXT)")
-            #expect(try !ClientSchema.declaresTheMastersTypes(db, client: "other"))
-            try db.execute(sql: "DETACH DATABASE client; DETACH DATABASE other")
+        #expect(try database.queue.read { try ClientSchema.declaresTheMastersTypes($0, clientSchema: ClientSchema.current) })
+        // Tables declared as a client file's are; one column of another type is not.
+        let other = try DatabaseQueue(path: scratch.path("other.sqlite"))
+        try other.write { db in
+            try ClientSchema.createTables(db, schema: "main")
+            #expect(try ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.current))
+            let linesWithATextOperator = ClientSchema.createTable(.lines, schema: "main").replacingOccurrences(of: "company_cd INTEGER", with: "company_cd TEXT")
+            #expect(linesWithATextOperator.contains("company_cd TEXT"))
+            try db.execute(sql: "DROP TABLE lines")
+            try db.execute(sql: linesWithATextOperator)
+            #expect(try !ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.current))
         }
+        try other.close()
         // The release's hash, made from the master, is the file's.
         let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         #expect(try contentHash(ofDatabase: scratch.path("release/1/stations.sqlite")) == result.released.contentHash)
