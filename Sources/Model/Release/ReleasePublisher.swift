@@ -151,18 +151,24 @@ extension MasterDatabase {
         var clientSchema = 1
         let abandoned = BuildAbandonment()
         let deltaRendering = DeltaRendering(published: published, building: building, spacing: spacing, abandoned: abandoned)
+        let handOff = DeltaHandOff()
         let (version, rows, ownDeltas, twin, twinHashes) = try readingOneState(attaching: scratchDatabase, alongside: { db -> TwinBuild in
             let newest = try Self.dataVersion(db)
             let version = requested ?? newest
             // This connection's errors are the other one's to tell.
             guard newest > 0, (0...newest).contains(version) else { return TwinBuild() }
-            try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
-            let deltas = try deltaRendering.render(db, version: version, newest: newest)
+            do {
+                try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+                handOff.deliver(.success(try deltaRendering.render(db, version: version, newest: newest)))
+            } catch {
+                handOff.deliver(.failure(error))
+                throw error
+            }
             // The content hash (one core, SQLite rendering every row) of the newest version, from
             // the master's tables: their values are the file's when the master declares the client's types.
             let hash = try Self.masterHoldsTheFilesValues(db, version: version, newest: newest)
                 ? ContentHash.compute(db, clientSchema: ClientSchema.version(atData: version, db)) : nil
-            return TwinBuild(deltas: deltas, contentHash: hash)
+            return TwinBuild(contentHash: hash)
         }, handing: { db, twin in
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReleaseError.nothingImported }
@@ -193,6 +199,8 @@ extension MasterDatabase {
         })
         // Nothing of this build outlives it, whatever fails from here.
         defer { _ = try? twin?.wait() }
+        // A twin that ended without handing deltas over (it could not begin) has its own error to tell.
+        twin?.whenDone { handOff.deliver(.failure(CancellationError())) }
         phases.done("client tables")
         // The twin reports nothing (progress is this task's): its work is named with this one's.
         Progress.phase(twin == nil ? "indexing, hashing and compressing" : "indexing and compressing the database, writing deltas beside it")
@@ -209,15 +217,16 @@ extension MasterDatabase {
             return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)))
         }
         phases.done("indexes, database sha256 and gzip")
-        // Both awaited even when the indexes or the gzip failed: nothing of this build outlives it.
-        if twin != nil { Progress.phase("finishing the deltas and the content hash") }
-        let twinBuild = Result { try twin?.wait() }
-        let backgroundHash = Result { try hashing?.wait() }
-        phases.done("deltas and content hash, after the gzip")
-        let built = try twinBuild.get()
-        guard let rendered = ownDeltas ?? built?.deltas, let contentHash = try backgroundHash.get() ?? built?.contentHash else {
-            preconditionFailure("a twin that began renders the deltas, and hashes when this connection lets it")
+        // The twin's deltas as soon as they are written: the joins are made while it may still hash.
+        if twin != nil { Progress.phase("finishing the deltas") }
+        let rendered: RenderedDeltas
+        do {
+            rendered = try ownDeltas ?? handOff.wait()
+        } catch {
+            _ = try twin?.wait()
+            throw error
         }
+        phases.done("deltas, after the gzip")
         try step(.deltasWritten)
         var plan = rendered.plan
         let written = rendered.written
@@ -257,6 +266,13 @@ extension MasterDatabase {
                 }
             }
         }
+        // Awaited even when the indexes, the gzip or a join failed: nothing of this build outlives it.
+        let twinBuild = Result { try twin?.wait() }
+        let backgroundHash = Result { try hashing?.wait() }
+        phases.done("content hash")
+        guard let contentHash = try backgroundHash.get() ?? twinBuild.get()?.contentHash else {
+            preconditionFailure("a twin that began hashes when this connection lets it")
+        }
         deltas.sort { $0.from < $1.from }
         downloads.sort { $0.from < $1.from }
         return (ReleasedVersion(
@@ -276,12 +292,33 @@ extension MasterDatabase {
     }
 }
 
-/// What the twin connection of a build hands back: the deltas it rendered, and the content hash
-/// of the newest version (nil when the master's tables do not hold the file's values, or when it
-/// did not begin: this connection then tells why).
+/// What the twin connection of a build hands back once it ends (its deltas went by `DeltaHandOff`):
+/// the content hash of the newest version, nil when the master's tables do not hold the file's values.
 private struct TwinBuild: Sendable {
-    var deltas: RenderedDeltas?
     var contentHash: String?
+}
+
+/// The deltas the twin renders, handed over as soon as they are written (its content hash
+/// follows them), or the error that stopped it.
+private final class DeltaHandOff: Sendable {
+    private let delivered = Mutex<Result<RenderedDeltas, Error>?>(nil)
+    private let ready = DispatchSemaphore(value: 0)
+
+    /// The first delivery counts; a later one (the twin's end, after its deltas) is ignored.
+    func deliver(_ result: Result<RenderedDeltas, Error>) {
+        let isFirst = delivered.withLock { slot in
+            guard case .none = slot else { return false }
+            slot = result
+            return true
+        }
+        if isFirst { ready.signal() }
+    }
+
+    func wait() throws -> RenderedDeltas {
+        ready.wait()
+        ready.signal()
+        return try delivered.withLock { $0! }.get()
+    }
 }
 
 /// The deltas a release rendered, and the plan of the rest.

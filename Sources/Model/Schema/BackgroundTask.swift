@@ -16,6 +16,11 @@ package final class BackgroundTask<Result: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on another thread once the work has ended, however it ended.
+    package func whenDone(_ body: @escaping @Sendable () -> Void) {
+        group.notify(queue: .global(), execute: body)
+    }
+
     package func wait() throws -> Result {
         group.wait()
         return try outcome!.get()
