@@ -170,32 +170,35 @@ extension MasterDatabase {
                 ? ContentHash.compute(db, clientSchema: ClientSchema.version(atData: version, db)) : nil
             return TwinBuild(contentHash: hash)
         }, handing: { db, twin in
-            let newest = try Self.dataVersion(db)
-            guard newest > 0 else { throw ReleaseError.nothingImported }
-            let version = requested ?? newest
-            guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
-            if let checks, version > 0 {
-                Progress.phase("checking version \(version)")
-                let outcome = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
-                if !outcome.blocking.isEmpty {
-                    abandoned.abandon()
-                    throw ReleaseError.checksFailed(version: version, outcome.blocking)
+            do {
+                let newest = try Self.dataVersion(db)
+                guard newest > 0 else { throw ReleaseError.nothingImported }
+                let version = requested ?? newest
+                guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+                if let checks, version > 0 {
+                    Progress.phase("checking version \(version)")
+                    let outcome = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
+                    if !outcome.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, outcome.blocking) }
+                    checkTally = outcome.tally
                 }
-                checkTally = outcome.tally
+                try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+                Progress.phase("building the client database of version \(version)")
+                let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
+                clientSchema = try ClientSchema.version(atData: version, db)
+                try step(.clientTablesBuilt)
+                // Without a twin (another writer held the master's lock a moment), the deltas are this connection's.
+                let ownDeltas = twin == nil ? try deltaRendering.render(db, version: version, newest: newest) : nil
+                // Phones that download the database or update the app run this after it.
+                let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
+                try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
+                try script.finish()
+                carryOver = ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
+                return (version, rows, ownDeltas, twin, try twin != nil && Self.masterHoldsTheFilesValues(db, version: version, newest: newest))
+            } catch {
+                // The error is told once the twin has stopped: it renders no more deltas.
+                abandoned.abandon()
+                throw error
             }
-            try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
-            Progress.phase("building the client database of version \(version)")
-            let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
-            clientSchema = try ClientSchema.version(atData: version, db)
-            try step(.clientTablesBuilt)
-            // Without a twin (another writer held the master's lock a moment), the deltas are this connection's.
-            let ownDeltas = twin == nil ? try deltaRendering.render(db, version: version, newest: newest) : nil
-            // Phones that download the database or update the app run this after it.
-            let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
-            try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
-            try script.finish()
-            carryOver = ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
-            return (version, rows, ownDeltas, twin, try twin != nil && Self.masterHoldsTheFilesValues(db, version: version, newest: newest))
         })
         // Nothing of this build outlives it, whatever fails from here.
         defer { _ = try? twin?.wait() }
