@@ -57,10 +57,8 @@ struct DeltaJoiner {
             }
         }
         for result in hashed { try result!.get() }
+        // Each part's SQL was measured against its entry: the two together are the joined file's.
         for (job, copy) in zip(jobs, joined) {
-            guard copy.sql.byteCount == job.first.sqlBytes + job.second.sqlBytes else {
-                throw GzipError.corrupt((building.path as NSString).appendingPathComponent(copy.delta.file.path))
-            }
             var delta = copy.delta
             delta.sqlBytes = copy.sql.byteCount
             delta.sqlSha256 = copy.sql.sha256
@@ -97,16 +95,15 @@ struct DeltaJoiner {
             let file = DigestSink(next: try FileSink(path: path))
             let digests = try GzipJoin.join([firstPath, (building as NSString).appendingPathComponent(job.second.file.path)], into: file)
             for (part, digest) in zip([job.first, job.second], digests) where digest != part.file.sha256 {
-                let listing = part.to == version ? "this release wrote" : "the manifest lists"
-                throw ReleaseError.manifestDisagrees(published, [ManifestProblem(
-                    field: "versions[\(part.to)].deltas[from \(part.from)].file", file: part.file.path,
-                    reason: "sha256 \(digest), but \(listing) \(part.file.sha256) (the file changed since it was released; restore it from a backup, or release into a new folder)")])
+                throw disagreement(part, field: "file", "sha256 \(digest)", listed: part.file.sha256)
             }
             guard file.byteCount == job.bytes else { throw GzipError.corrupt(path) }
             // The older part was hashed as it was copied; inflating it also has zlib check its CRC-32.
             let sql = DigestSink()
             try Gunzip.inflate(firstPath, into: sql, finishing: false)
-            guard sql.byteCount == job.first.sqlBytes else { throw GzipError.corrupt(firstPath) }
+            guard sql.byteCount == job.first.sqlBytes else {
+                throw disagreement(job.first, field: "sql_bytes", "\(sql.byteCount) bytes of SQL", listed: "\(job.first.sqlBytes)")
+            }
             var statements = job.first.statements
             for (table, kinds) in job.second.statements {
                 statements[table, default: [:]].merge(kinds, uniquingKeysWith: +)
@@ -123,7 +120,21 @@ struct DeltaJoiner {
             let path = (building as NSString).appendingPathComponent(second.file.path)
             let counted = DigestSink()
             try Gunzip.inflate(path, into: TeeSink(sinks + [counted]))
-            guard counted.byteCount == second.sqlBytes, counted.sha256 == second.sqlSha256 else { throw GzipError.corrupt(path) }
+            guard counted.byteCount == second.sqlBytes else {
+                throw disagreement(second, field: "sql_bytes", "\(counted.byteCount) bytes of SQL", listed: "\(second.sqlBytes)")
+            }
+            guard counted.sha256 == second.sqlSha256 else {
+                throw disagreement(second, field: "sql_sha256", "SQL of sha256 \(counted.sha256)", listed: second.sqlSha256)
+            }
+        }
+
+        /// A part of a join that is not what its entry says: an older release's file changed since
+        /// (or its manifest entry), or this release's own file.
+        private func disagreement(_ part: ReleasedDelta, field: String, _ found: String, listed: String) -> ReleaseError {
+            let listing = part.to == version ? "this release wrote" : "the manifest lists"
+            return ReleaseError.manifestDisagrees(published, [ManifestProblem(
+                field: "versions[\(part.to)].deltas[from \(part.from)].\(field)", file: part.file.path,
+                reason: "\(found), but \(listing) \(listed) (the file changed since it was released; restore it from a backup, or release into a new folder)")])
         }
     }
 }

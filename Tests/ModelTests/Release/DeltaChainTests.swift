@@ -164,6 +164,33 @@ import Testing
         #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
+    /// A manifest whose entry says other SQL than its file holds (its file unchanged): the part
+    /// is measured as it is joined, and the field is named.
+    @Test func anOlderDeltaWhoseEntryMisstatesItsSQLIsNeverJoined() throws {
+        let (database, folder, results) = try tenReleases()
+        let manifestPath = (folder as NSString).appendingPathComponent(Manifest.fileName)
+        var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+        for index in manifest.versions.indices {
+            for deltaIndex in manifest.versions[index].deltas.indices where manifest.versions[index].deltas[deltaIndex].from == 1 {
+                manifest.versions[index].deltas[deltaIndex].sqlBytes += 1
+            }
+        }
+        try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
+        try database.commit(batch, memo: "v11")
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.checkpointSpacing = 2
+        options.skipChecks = true
+        #expect {
+            try database.release(options)
+        } throws: { error in
+            let words = "\(error.localizedDescription)"
+            return words.contains(#".deltas[from 1].sql_bytes ""#) && words.contains("bytes of SQL, but the manifest lists")
+        }
+        #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
+    }
+
     @Test func theAuditNamesAJoinThatIsNotWhatItSays() throws {
         let (_, folder, _) = try tenReleases()
         let manifestPath = (folder as NSString).appendingPathComponent(Manifest.fileName)
