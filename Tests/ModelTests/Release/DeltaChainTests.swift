@@ -138,6 +138,17 @@ import Testing
         #expect(try sqlite3Query("PRAGMA user_version", database: phone) == "10")
     }
 
+    /// Version 11, released into the folder of `tenReleases` as they were.
+    func releaseEleven(_ database: MasterDatabase, into folder: String) throws {
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
+        try database.commit(batch, memo: "v11")
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.checkpointSpacing = 2
+        options.skipChecks = true
+        try database.release(options)
+    }
+
     @Test func anOlderDeltaChangedSinceItWasReleasedIsNeverJoined() throws {
         let (database, folder, results) = try tenReleases()
         // A byte of each checkpoint's delta from 1 changed, its size kept (release 11 joins
@@ -148,14 +159,8 @@ import Testing
             bytes[bytes.count / 2] ^= 0xFF
             try bytes.write(to: URL(fileURLWithPath: path))
         }
-        var batch = ChangeBatch()
-        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
-        try database.commit(batch, memo: "v11")
-        var options = ReleaseOptions(outputFolder: folder, verify: false)
-        options.checkpointSpacing = 2
-        options.skipChecks = true
         #expect {
-            try database.release(options)
+            try releaseEleven(database, into: folder)
         } throws: { error in
             let words = "\(error.localizedDescription)"
             return words.contains(#".deltas[from 1].file ""#) && words.contains("sha256") && words.contains("the file changed since it was released")
@@ -176,14 +181,8 @@ import Testing
             }
         }
         try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
-        var batch = ChangeBatch()
-        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
-        try database.commit(batch, memo: "v11")
-        var options = ReleaseOptions(outputFolder: folder, verify: false)
-        options.checkpointSpacing = 2
-        options.skipChecks = true
         #expect {
-            try database.release(options)
+            try releaseEleven(database, into: folder)
         } throws: { error in
             let words = "\(error.localizedDescription)"
             return words.contains(#".deltas[from 1].sql_bytes ""#) && words.contains("bytes of SQL, but the manifest lists")
