@@ -29,10 +29,11 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CCSV", path: "Sources/CCSV", providers: [.apt(["libcsv-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig", providers: [.apt(["libsqlite3-dev"])]),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
-        .target(name: "StationSupport", dependencies: ["CZlib", grdb, grdbSQLite, crypto], path: "Sources/Model/Support"),
+        .target(name: "StationSupport", dependencies: ["CZlib", "CSQLiteConfig", grdb, grdbSQLite, crypto], path: "Sources/Model/Support"),
         .target(name: "StationSchema", dependencies: ["StationSupport", grdb, grdbSQLite], path: "Sources/Model/Schema"),
         .target(name: "StationCSV", dependencies: ["StationSchema", "CCSV", grdb, grdbSQLite], path: "Sources/Model/CSV"),
         .target(name: "StationHistory", dependencies: ["StationSchema", grdb], path: "Sources/Model/History"),

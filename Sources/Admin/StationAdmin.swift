@@ -30,6 +30,7 @@ struct StationAdmin: ParsableCommand {
 
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {
+        SQLiteProcessSettings.applyBeforeFirstConnection()
         do {
             try CommandLineText.requireUTF8()
             if let typo = CommandSuggestion.misspelledCommand(in: Array(CommandLine.arguments.dropFirst()),
