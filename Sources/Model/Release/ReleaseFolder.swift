@@ -109,7 +109,45 @@ package struct PublishIntent: Codable {
     /// The build folder, relative to the release folder: `.building-PID-N`.
     package var building: String
     package var version: Int
-    package var manifest: Manifest
+    /// SHA-256 of the manifest staged in the build folder (`ReleaseFolder.stagedManifest`):
+    /// what `manifest.json` holds once the publish is complete.
+    package var manifestSha256: String?
+    /// The manifest itself, in an intent written before manifests were staged (read only).
+    package var manifest: Manifest?
+
+    package init(building: String, version: Int, manifestSha256: String? = nil, manifest: Manifest? = nil) {
+        self.building = building
+        self.version = version
+        self.manifestSha256 = manifestSha256
+        self.manifest = manifest
+    }
+
+    private enum CodingKeys: String, CodingKey { case building, version, manifestSha256 = "manifest_sha256", manifest }
+
+    /// Reads an intent of either form. An intent written before manifests were staged spells
+    /// the embedded manifest's keys as Swift names them (`databaseGzip`): they are read as the
+    /// manifest's snake_case keys (`database_gzip`), which leaves every other key as it is.
+    package static func decode(_ data: Data) throws -> PublishIntent {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .custom { path in SnakeCaseKey(swiftName: path.last!.stringValue) }
+        return try decoder.decode(PublishIntent.self, from: data)
+    }
+
+    private struct SnakeCaseKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+
+        init(swiftName: String) {
+            var snake = ""
+            for character in swiftName {
+                if character.isUppercase { snake += "_" + character.lowercased() } else { snake.append(character) }
+            }
+            stringValue = snake
+        }
+
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 }
 
 /// The steps of a release, in order; `ReleaseOptions.onStep` is called after each.
@@ -128,11 +166,20 @@ public enum ReleaseStep: String, CaseIterable, Sendable {
 }
 
 extension ReleaseFolder {
-    /// Publishes a built version: writes the intent, swaps the version folder in by renames,
-    /// replaces the manifest, then forgets the intent and the build folder.
-    package func publish(_ intent: PublishIntent, onStep: (ReleaseStep) throws -> Void) throws {
-        try ReleaseError.translating(path) {
+    /// The manifest a publish puts in place, written in its build folder before the intent:
+    /// the intent names it by hash, so the manifest is encoded once.
+    package static func stagedManifest(in building: String) -> String { "\(building)/\(Manifest.fileName)" }
+
+    /// Publishes the version built in `building` with the folder's new `manifest`: stages the
+    /// manifest, writes the intent, swaps the version folder in by renames, renames the
+    /// manifest into place, then forgets the intent and the build folder.
+    package func publish(version: Int, from building: String, manifest: Manifest, onStep: (ReleaseStep) throws -> Void) throws {
+        let intent = try ReleaseError.translating(path) {
+            let encoded = try manifest.encoded()
+            try AtomicFile.write(encoded, to: url(Self.stagedManifest(in: building)))
+            let intent = PublishIntent(building: building, version: version, manifestSha256: FileDigest.sha256(encoded))
             try AtomicFile.write(try JSONEncoder().encode(intent), to: intentPath)
+            return intent
         }
         try onStep(.intentWritten)
         try complete(intent, onStep: onStep)
@@ -143,7 +190,7 @@ extension ReleaseFolder {
     @discardableResult
     package func completeInterruptedPublish() throws -> Int? {
         guard let data = FileManager.default.contents(atPath: intentPath) else { return nil }
-        guard let intent = try? JSONDecoder().decode(PublishIntent.self, from: data) else {
+        guard let intent = try? PublishIntent.decode(data) else {
             throw ReleaseError.corruptManifest(intentPath, reason: "an unreadable publish intent; remove it and release again")
         }
         try complete(intent) { _ in }
@@ -169,10 +216,27 @@ extension ReleaseFolder {
                     field: "building", file: "\(intent.version)",
                     reason: "an interrupted release lost its build folder; remove \(PublishIntent.fileName) and release again")])
             }
-            try AtomicFile.write(try intent.manifest.encoded(), to: manifestPath)
+            try placeManifest(of: intent)
             try onStep(.manifestWritten)
             try FileManager.default.removeItem(atPath: intentPath)
             try? FileManager.default.removeItem(atPath: url(intent.building))
+        }
+    }
+
+    /// Renames the staged manifest into place; a publish resumed after that rename finds the
+    /// manifest it staged already there.
+    private func placeManifest(of intent: PublishIntent) throws {
+        if let manifest = intent.manifest {
+            try AtomicFile.write(try manifest.encoded(), to: manifestPath)
+            return
+        }
+        let staged = url(Self.stagedManifest(in: intent.building))
+        if FileManager.default.fileExists(atPath: staged) {
+            try AtomicFile.moveIntoPlace(staged, manifestPath, replacing: true)
+        } else if (try? FileDigest.sha256(ofFile: manifestPath)) != intent.manifestSha256 {
+            throw ReleaseError.manifestDisagrees(intentPath, [ManifestProblem(
+                field: "manifest_sha256", file: Manifest.fileName,
+                reason: "an interrupted release lost the manifest it staged; remove \(PublishIntent.fileName) and release again")])
         }
     }
 

@@ -116,7 +116,7 @@ extension MasterDatabase {
         manifest.versions.append(released)
         manifest.versions.sort { $0.version < $1.version }
         manifest.newest = manifest.versions.last!.version
-        try folder.publish(PublishIntent(building: building, version: released.version, manifest: manifest)) { done in
+        try folder.publish(version: released.version, from: building, manifest: manifest) { done in
             // From the intent on, the build folder is the publish's to finish, not ours to remove.
             if done == .intentWritten { published = true }
             try step(done)
@@ -231,7 +231,7 @@ extension MasterDatabase {
         }
         phases.done("deltas, after the gzip")
         try step(.deltasWritten)
-        var plan = rendered.plan
+        let plan = rendered.plan
         let written = rendered.written
         let gzipped = try compressed.get()
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)

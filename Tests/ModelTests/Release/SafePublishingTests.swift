@@ -190,6 +190,45 @@ import Testing
         #expect(try database.verifyRelease(folder: folder).failures == [])
     }
 
+    /// A publish interrupted by a release of before manifests were staged (its intent embeds the
+    /// manifest, keys as Swift names them) is completed by this one.
+    @Test func anIntentThatEmbedsItsManifestIsCompleted() throws {
+        let database = try twoVersions()
+        let folder = scratch.path("release")
+        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        let killed = try CommandRunner.run(
+            ["release", "--db", database.path, "--out", folder, "--version", "2"],
+            environment: ["STATION_ADMIN_KILL_AT": ReleaseStep.intentWritten.rawValue])
+        #expect(killed.status == SIGKILL)
+        // The intent as the earlier release wrote it: the manifest inside, nothing staged.
+        let releaseFolder = ReleaseFolder(path: folder)
+        let intent = try PublishIntent.decode(Data(contentsOf: URL(fileURLWithPath: releaseFolder.intentPath)))
+        let staged = releaseFolder.url(ReleaseFolder.stagedManifest(in: intent.building))
+        let manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: staged)))
+        try FileManager.default.removeItem(atPath: staged)
+        let swiftNames = JSONEncoder()
+        swiftNames.keyEncodingStrategy = .custom { path in
+            let words = path.last!.stringValue.split(separator: "_")
+            return LegacyKey(stringValue: String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined())
+        }
+        let legacy = try swiftNames.encode(PublishIntent(building: intent.building, version: 2, manifest: manifest))
+        #expect(String(decoding: legacy, as: UTF8.self).contains("\"databaseGzip\""))
+        try legacy.write(to: URL(fileURLWithPath: releaseFolder.intentPath))
+
+        let repair = try CommandRunner.run(["release", "--db", database.path, "--out", folder, "--version", "2"])
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(repair.stderr.contains("Completed the interrupted release of version 2 first."))
+        #expect(try releaseFolder.loadManifest().versions.map(\.version) == [1, 2])
+        #expect(try database.verifyRelease(folder: folder).failures == [])
+    }
+
+    private struct LegacyKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     // MARK: 4. Never a file that is not a master database
 
     func foreignFiles() throws -> [String: String] {
