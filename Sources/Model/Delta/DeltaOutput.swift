@@ -56,7 +56,7 @@ extension MasterDatabase {
             let newest = try Self.dataVersion(db)
             let to = to ?? newest
             try Self.checkDeltaVersions(from: from, to: to, newest: newest)
-            let writer = try DeltaWriter.prepare(db, from: from, through: from, to: to, newest: newest)
+            let writer = try DeltaWriter.prepare(db, froms: [from], to: to, newest: newest)
             defer { try? writer.finish(db) }
             return try Self.writeDelta(db, from: from, with: writer, gzip: gzip, transaction: transaction, into: destination)
         }

@@ -57,31 +57,49 @@ public struct DeltaSummary: Codable, Sendable, Equatable {
 /// no UPSERT, no RETURNING, no window functions. Nothing touches `completions` but the
 /// INSERT OR IGNORE of splits, which never overwrites a record.
 ///
-/// A release writes a delta from every older version, so the statements are rendered once for
-/// all of them (`prepare`): a key's statement depends on `from` only through the key's first
-/// change after `from`, so one statement per change of a key after `oldest` serves every delta,
-/// each taking for a key the statement of its first change after its `from`. Rendering then
-/// follows the changes since the oldest version served, not that times the number of deltas;
-/// a single delta renders only each key's first change after its `from`.
+/// A release writes several deltas, so the statements are rendered once for all of them
+/// (`prepare`): a key's statement depends on `from` only through the key's first change after
+/// `from`, so one statement per change of a key that is the first after one of the `froms` serves
+/// every delta, each taking for a key the statement of its first change after its `from`.
+/// Rendering then follows the changes since the oldest version served, not that times the
+/// number of deltas; a single delta renders only each key's first change after its `from`.
 package struct DeltaWriter {
-    /// The deltas prepared: from `oldest` through `newestFrom`.
-    package let oldest: Int
-    package let newestFrom: Int
+    /// The versions whose deltas were prepared, ascending.
+    package let froms: [Int]
     package let to: Int
     package let newest: Int
     /// The client schema phones have at `to`: the columns the statements carry.
     package let toSchema: Int
 
     /// Renders, in temp tables of the caller's read transaction, the statements of the deltas
-    /// to `to` from every version `oldest` through `newestFrom`. Call `finish` when done.
-    package static func prepare(_ db: Database, from oldest: Int, through newestFrom: Int, to: Int, newest: Int) throws -> DeltaWriter {
-        let writer = DeltaWriter(oldest: oldest, newestFrom: newestFrom, to: to, newest: newest,
+    /// to `to` from each version of `froms` (not empty). Call `finish` when done.
+    package static func prepare(_ db: Database, froms: [Int], to: Int, newest: Int) throws -> DeltaWriter {
+        precondition(!froms.isEmpty, "no delta to prepare")
+        let writer = DeltaWriter(froms: Array(Set(froms)).sorted(), to: to, newest: newest,
                                  toSchema: try ClientSchema.version(atData: to, db))
         try writer.dropTables(db)
-        if oldest > 0 {
+        if writer.froms[0] > 0 {
             for table in MasterTable.all { try writer.renderStatements(of: table, db) }
         }
         return writer
+    }
+
+    /// Whether a change (at `change`, the key's previous one after the oldest `from` at
+    /// `previous_change`, NULL if none) is some prepared delta's first for its key: a `from`
+    /// in [previous change, change). Consecutive `froms` make one range, so the test stays short
+    /// when every version gets a delta.
+    private var takenBySomeDelta: String {
+        var ranges: [ClosedRange<Int>] = []
+        for from in froms {
+            if let last = ranges.last, last.upperBound + 1 == from {
+                ranges[ranges.count - 1] = last.lowerBound...from
+            } else {
+                ranges.append(from...from)
+            }
+        }
+        // A NULL previous change means none after the oldest `from`, which every range starts at or after.
+        return "(" + ranges.map { "(change > \($0.lowerBound) AND COALESCE(previous_change, 0) <= \($0.upperBound))" }
+            .joined(separator: " OR ") + ")"
     }
 
     package func finish(_ db: Database) throws {
@@ -89,7 +107,7 @@ package struct DeltaWriter {
     }
 
     package func write(from: Int, transaction: Bool, _ db: Database, into sink: ByteSink) throws -> DeltaSummary {
-        precondition(from == 0 || (oldest > 0 && (oldest...newestFrom).contains(from)), "delta from \(from) not prepared (\(oldest)…\(newestFrom))")
+        precondition(from == 0 || (froms[0] > 0 && froms.contains(from)), "delta from \(from) not prepared (\(froms))")
         var summary = DeltaSummary(from: from, to: to, statements: [:], duplicates: 0)
         try sink.write("""
             -- StationAdmin delta from data version \(from) to \(to).
@@ -136,16 +154,16 @@ package struct DeltaWriter {
         try db.execute(sql: "DROP TABLE IF EXISTS temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new; DROP TABLE IF EXISTS temp.delta_old")
     }
 
-    /// One row per change of a key of `table` after `oldest` that some prepared delta takes
-    /// (a change whose previous one is after `newestFrom` is no delta's first): the statement that brings the key
+    /// One row per change of a key of `table` after the oldest `from` that some prepared delta
+    /// takes as the key's first (`takenBySomeDelta`): the statement that brings the key
     /// from its state before that change to its state at `to` (none when both are equal or
     /// absent), with the key's previous change, in the order a delta lists them. The touched
     /// keys and both states are materialised in indexed temp tables, so the joins are by key.
     private func renderStatements(of table: MasterTable, _ db: Database) throws {
         let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_changes")
         try db.execute(sql: """
-            CREATE TEMP TABLE delta_changes AS SELECT * FROM (\(UpdateLog.changes(of: table, after: oldest, through: to)))
-                WHERE previous_change IS NULL OR previous_change <= \(newestFrom);
+            CREATE TEMP TABLE delta_changes AS SELECT * FROM (\(UpdateLog.changes(of: table, after: froms[0], through: to)))
+                WHERE \(takenBySomeDelta);
             CREATE TEMP TABLE delta_new AS \(newState);
             CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
             CREATE TEMP TABLE delta_old AS \(VersionedState.statesBefore(changesIn: "temp.delta_changes", of: table));

@@ -345,9 +345,9 @@ private struct DeltaRendering: Sendable {
         }
         var written: [(from: Int, path: String, delta: WrittenDelta)] = []
         func render(_ froms: [Int]) throws {
-            guard let oldest = froms.first, let newestFrom = froms.last else { return }
+            guard !froms.isEmpty else { return }
             Progress.phase("rendering the deltas' statements")
-            let writer = try DeltaWriter.prepare(db, from: oldest, through: newestFrom, to: version, newest: newest)
+            let writer = try DeltaWriter.prepare(db, froms: froms, to: version, newest: newest)
             Progress.phase("writing deltas", total: froms.count)
             for (index, from) in froms.enumerated() {
                 if abandoned.isAbandoned { throw CancellationError() }

@@ -421,7 +421,7 @@ package struct ReviewReader {
     /// counted, nothing kept) as `release` writes it.
     package func deltas(_ db: Database) throws -> [ReviewDelta] {
         guard version > 1 else { return [] }
-        let writer = try DeltaWriter.prepare(db, from: 1, through: version - 1, to: version, newest: newest)
+        let writer = try DeltaWriter.prepare(db, froms: Array(1..<version), to: version, newest: newest)
         defer { try? writer.finish(db) }
         return try (1..<version).map { from in
             let written = try MasterDatabase.writeDelta(db, from: from, with: writer, gzip: false, transaction: true, into: .stream(TeeSink([])))
