@@ -62,14 +62,25 @@ package struct ReleaseFolder: Sendable {
     }
 
     /// The manifest if there is one (checked), nil for a new folder: one that holds nothing but
-    /// a lock file and what dead releases left (removed first by `removeLeftovers`).
+    /// a lock file and what releases leave before they publish (a build folder, a temporary file).
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
     package func loadManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest? {
         if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest(depth: depth) }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-        if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) }) { throw ReleaseError.notOurs(url(stranger)) }
+        try refuseStrangersUnlessListed()
         return nil
+    }
+
+    /// Refuses a folder with no manifest that holds anything but a lock file and what releases
+    /// leave before they publish: it is someone else's, and nothing may be built in it.
+    ///
+    /// - Throws: `ReleaseError.notOurs` naming the first such thing.
+    package func refuseStrangersUnlessListed() throws {
+        guard !FileManager.default.fileExists(atPath: manifestPath) else { return }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+        if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) && !ManifestAudit.isLeftover($0) }) {
+            throw ReleaseError.notOurs(url(stranger))
+        }
     }
 
     /// Refuses a folder that holds another master's releases. A manifest from before
