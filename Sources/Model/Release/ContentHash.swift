@@ -44,8 +44,8 @@ public enum ContentHash {
     /// curated operations never write one): the hash starts again with `quote()` everywhere.
     private struct NotAnInteger: Error {}
 
-    /// With `integersAsStored`, integer columns are read as stored and an integer is rendered by
-    /// SQLite's own conversion to text, which is `quote()`'s `%lld`: at a million stations,
+    /// With `integersAsStored`, integer columns are read as stored and an integer is written in
+    /// decimal here (`appendDecimal`), which is `quote()`'s `%lld`: at a million stations,
     /// `quote()` on ten million integers cost about a second.
     private static func compute(_ db: Database, schema: String, clientSchema: Int, integersAsStored: Bool) throws -> String {
         var hasher = SHA256()
@@ -69,12 +69,13 @@ public enum ContentHash {
                     if column > 0 { buffer.append(UInt8(ascii: ",")) }
                     if stored {
                         switch sqlite3_column_type(row, column) {
-                        case SQLITE_INTEGER: break
+                        case SQLITE_INTEGER:
+                            appendDecimal(sqlite3_column_int64(row, column), to: &buffer)
                         case SQLITE_NULL:
                             buffer.append(contentsOf: "NULL".utf8)
-                            continue
                         default: throw NotAnInteger()
                         }
+                        continue
                     }
                     // A rendering is never NULL; its pointer is nil only when it is empty.
                     if let text = sqlite3_column_text(row, column) {
@@ -93,4 +94,21 @@ public enum ContentHash {
     }
 
     private static let flushSize = 1 << 16
+
+    /// `value` in decimal, as SQLite's `%lld` (and so `quote()`) renders an integer. Asking
+    /// SQLite for the text instead converts it in the row's value, allocating: at 100,000
+    /// stations the hash took 0.39 s of CPU that way, 0.37 s this way.
+    package static func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
 }

@@ -36,6 +36,17 @@ import Testing
         try queue.close()
     }
 
+    /// The hash writes integers itself: exactly as `quote()` does, the extremes and signs included.
+    @Test func anIntegerIsWrittenAsQuoteWritesIt() throws {
+        let queue = try DatabaseQueue()
+        for value: Int64 in [0, 7, -7, 10, -10, 99_999, 1_120_101, .max, .min, .max - 1, .min + 1] {
+            var buffer: [UInt8] = []
+            ContentHash.appendDecimal(value, to: &buffer)
+            let quoted = try queue.read { try String.fetchOne($0, sql: "SELECT quote(?)", arguments: [value]) }
+            #expect(String(decoding: buffer, as: UTF8.self) == quoted)
+        }
+    }
+
     /// A release hashes the newest version from the master's tables: their values are the
     /// client file's only when both declare the same types.
     @Test func theMasterDeclaresTheClientsTypesAndADifferenceIsSeen() throws {
