@@ -67,7 +67,7 @@ package struct ReleaseFolder: Sendable {
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
     package func loadManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest? {
         if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest(depth: depth) }
-        try refuseStrangersUnlessListed()
+        try refuseStrangersInANewFolder()
         return nil
     }
 
@@ -75,7 +75,7 @@ package struct ReleaseFolder: Sendable {
     /// leave before they publish: it is someone else's, and nothing may be built in it.
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first such thing.
-    package func refuseStrangersUnlessListed() throws {
+    package func refuseStrangersInANewFolder() throws {
         guard !FileManager.default.fileExists(atPath: manifestPath) else { return }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) && !ManifestAudit.isLeftover($0) }) {

@@ -84,7 +84,7 @@ extension MasterDatabase {
         let completed = try folder.completeInterruptedPublish()
         let leftovers = try folder.removeLeftovers()
         // A folder of someone else's is refused before anything is built in it.
-        try folder.refuseStrangersUnlessListed()
+        try folder.refuseStrangersInANewFolder()
         // The manifest is read and checked beside the start of the build, which needs it only for
         // the deltas (at 50 releases: 1.6 MB of JSON and 1,300 files, 0.065 s). Sizes only, so that
         // a release does not slow down as the folder grows: an older file is hashed when it is read
@@ -107,7 +107,6 @@ extension MasterDatabase {
                       spacing: options.checkpointSpacing, checks: options.skipChecks ? nil : options.checkLimits, step: step)
         }
         let existing = try published.manifest.wait()
-        try folder.requireOwnership(of: released.version, manifest: existing)
         var verification: VerificationReport?
         if options.verify {
             let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.url("verify"))
@@ -210,7 +209,9 @@ extension MasterDatabase {
         // Nothing of this build outlives it, whatever fails from here.
         defer { _ = try? twin?.wait() }
         // A folder that cannot take this release is refused before the indexes and the gzip.
-        let older = try published.versions()
+        let existing = try published.manifest.wait()
+        try published.folder.requireOwnership(of: version, manifest: existing)
+        let older = existing?.versions ?? []
         // A twin that ended without handing deltas over (it could not begin) has its own error to tell.
         twin?.whenDone { handOff.deliver(.failure(CancellationError())) }
         phases.done("client tables")
