@@ -45,15 +45,16 @@ struct DeltaJoiner {
             }
         }
         let joined = try copies.map { try $0!.get() }
-        // …then on through this release's delta from each checkpoint, inflated once for all of them.
-        let throughEach = Dictionary(grouping: joined.indices, by: { jobs[$0].via }).sorted { $0.key < $1.key }
-        var hashed = [Result<Void, Error>?](repeating: nil, count: throughEach.count)
+        // …then on through this release's delta from each checkpoint, inflated once per core for
+        // the files joined through it.
+        let units = Self.hashingUnits(jobs.indices.map { (via: jobs[$0].via, second: jobs[$0].second, sink: joined[$0].sql) },
+                                      cores: ProcessInfo.processInfo.activeProcessorCount)
+        var hashed = [Result<Void, Error>?](repeating: nil, count: units.count)
         hashed.withUnsafeMutableBufferPointer { slots in
-            let slots = SlotsForConcurrentWrites(slots), groups = ElementsForConcurrentWork(throughEach.map { _, indices in
-                (second: jobs[indices[0]].second, sinks: indices.map { joined[$0].sql })
-            })
-            DispatchQueue.concurrentPerform(iterations: groups.count) { index in
-                slots.buffer[index] = Result { try paths.hashOn(groups.elements[index].second, into: groups.elements[index].sinks) }
+            let slots = SlotsForConcurrentWrites(slots), units = ElementsForConcurrentWork(units)
+            DispatchQueue.concurrentPerform(iterations: units.count) { index in
+                let unit = units.elements[index]
+                slots.buffer[index] = Result { try paths.hashOn(unit.second, into: unit.sinks, checking: unit.checks) }
             }
         }
         for result in hashed { try result!.get() }
@@ -65,6 +66,34 @@ struct DeltaJoiner {
             answers.append((job.from, delta))
         }
         return answers.sorted { $0.from < $1.from }
+    }
+
+    /// Work for one core: this release's delta `second` inflated into `sinks`, the digests of
+    /// files joined through it, and checked against its entry when `checks`.
+    struct HashingUnit {
+        let second: ReleasedDelta
+        let sinks: [DigestSink]
+        let checks: Bool
+    }
+
+    /// The files joined through one checkpoint, split into as many units as there are cores,
+    /// each inflating the delta again, the largest first. Whole, the group through the oldest
+    /// checkpoint was most of the hashing (at 100,000 stations and 50 releases, 15 files through
+    /// 4.3 MB of SQL) and kept one core busy while the other waited: 0.1 s of a 1.4 s release.
+    static func hashingUnits(_ files: [(via: Int, second: ReleasedDelta, sink: DigestSink)], cores: Int) -> [HashingUnit] {
+        var units: [HashingUnit] = []
+        for (_, group) in Dictionary(grouping: files, by: \.via).sorted(by: { $0.key < $1.key }) {
+            let size = (group.count + max(1, cores) - 1) / max(1, cores)
+            for start in stride(from: 0, to: group.count, by: size) {
+                units.append(HashingUnit(second: group[start].second, sinks: group[start..<min(start + size, group.count)].map(\.sink),
+                                         checks: start == 0))
+            }
+        }
+        // Stable: equal units stay in checkpoint order.
+        return units.enumerated().sorted { a, b in
+            let (x, y) = (a.element.second.sqlBytes * a.element.sinks.count, b.element.second.sqlBytes * b.element.sinks.count)
+            return x != y ? x > y : a.offset < b.offset
+        }.map(\.element)
     }
 
     /// A joined file written, its SQL's digest having taken the older part's.
@@ -115,9 +144,11 @@ struct DeltaJoiner {
             return JoinedCopy(delta: delta, sql: sql)
         }
 
-        /// Inflates this release's delta `second` once, into the SQL digest of every file joined through it.
-        func hashOn(_ second: ReleasedDelta, into sinks: [DigestSink]) throws {
+        /// Inflates this release's delta `second` into the SQL digests of files joined through it,
+        /// and with `checking` checks its SQL against its entry.
+        func hashOn(_ second: ReleasedDelta, into sinks: [DigestSink], checking: Bool) throws {
             let path = (building as NSString).appendingPathComponent(second.file.path)
+            guard checking else { return try Gunzip.inflate(path, into: TeeSink(sinks)) }
             let counted = DigestSink()
             try Gunzip.inflate(path, into: TeeSink(sinks + [counted]))
             guard counted.byteCount == second.sqlBytes else {
