@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "StationLog", dependencies: ["StationSchema", grdb], path: "Sources/Model/Log"),
         .target(name: "StationCheck", dependencies: ["StationHistory", grdb, grdbSQLite], path: "Sources/Model/Check"),
         .target(name: "StationVersion", dependencies: ["StationCSV", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Version"),
-        .target(name: "StationImport", dependencies: ["StationVersion", grdb, grdbSQLite], path: "Sources/Model/Import"),
+        .target(name: "StationImport", dependencies: ["StationVersion", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Import"),
         .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),

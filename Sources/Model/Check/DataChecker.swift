@@ -52,14 +52,17 @@ extension MasterDatabase {
     /// When the version before's findings are recorded (under these rules), only the rows in the
     /// version's `CheckScope` are checked and the record carried forward: at a million stations a
     /// 1 % import's checks take a fraction of a full pass.
-    package static func introducedFindings(_ db: Database, version: Int) throws -> IntroducedFindings {
+    ///
+    /// `touchingBefore`: see `CheckScope.build`.
+    package static func introducedFindings(_ db: Database, version: Int,
+                                           touchingBefore: [CheckScope.ConnectionKey]? = nil) throws -> IntroducedFindings {
         let waived = try Waivers.identities(db)
         var introduced = IntroducedFindings()
         let add = { (found: FoundRow, message: () -> String) in
             introduced.add(found, waived: Waivers.accept(found, among: waived), message: message)
         }
         if version > 1, try RecordedFindings.isRecorded(version - 1, db) {
-            let scope = try CheckScope.build(db, version: version)
+            let scope = try CheckScope.build(db, version: version, touchingBefore: touchingBefore)
             defer { try? CheckScope.drop(db) }
             let found = try FindingIdentityTable.temporary(db, name: "found_findings", appended: true)
             defer { try? found.drop() }

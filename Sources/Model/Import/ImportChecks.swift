@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import StationCSV
+import StationCheck
 import StationSchema
 import StationSupport
 import StationVersion
@@ -17,12 +18,72 @@ package struct ImportChecks {
 
     package func file(for table: MasterTable) -> ImportFile? { files.first { $0.table == table } }
 
-    /// Run before the version is written: open rows are counted in the current state.
-    package func checkMassClosures(_ version: PendingVersion, _ db: Database) throws {
+    /// The master as it was before the import, read on a second connection and core begun inside
+    /// the import's write transaction: the write lock keeps every other writer out, so this
+    /// connection reads the state the import began from while the import writes and checks its
+    /// version. At a million stations that is 0.6 s of reading off the import's own path.
+    package struct StateBefore: Sendable {
+        /// What the import needs first, once its version is written (0.25 s to read at a million).
+        package struct Counts: Sendable {
+            /// The open rows of each imported table, which `checkMassClosures` weighs closures against.
+            package let openRows: [MasterTable: Int]
+            /// The connections that touched a station the import changes (`CheckScope.build`); nil
+            /// when the stations were loaded into their empty table, or more than a twentieth (and a
+            /// thousand) of them changed.
+            package let touchingChangedStations: [CheckScope.ConnectionKey]?
+        }
+
+        package let counts: BackgroundTask<Counts>
+        /// `connectionWarnings`, read once `counts` is, while the import checks its version.
+        package let connectionWarnings: BackgroundTask<[String]>
+
+        /// Until the second connection is done, however it ended (an import that fails waits so).
+        package func finish() {
+            _ = try? counts.wait()
+            _ = try? connectionWarnings.wait()
+        }
+    }
+
+    /// Starts reading `StateBefore` of `master`, whose write transaction the caller holds, with
+    /// `changedStations` the codes of the stations the import changes (nil when unknown).
+    package func readStateBefore(of master: MasterDatabase, changedStations: Set<Int64>?) throws -> StateBefore {
+        var configuration = MasterDatabase.configuration(label: "state before the import")
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: master.path, configuration: configuration)
+        let checks = self
+        // Each connection found is inserted into the scope on the import's connection, a few times
+        // the cost of scanning one: past a twentieth of the stations (or a thousand), the scan is cheaper.
+        let changedStations = changedStations.flatMap { $0.count <= max(1_000, (keyLines[.stations]?.count ?? 0) / 20) ? $0 : nil }
+        let counts = BackgroundTask {
+            try queue.read { db in
+                StateBefore.Counts(openRows: try checks.openRows(db),
+                                   touchingChangedStations: try changedStations.map { try CheckScope.connections(touching: $0, db) })
+            }
+        }
+        let warnings = BackgroundTask {
+            defer { try? queue.close() }
+            // One connection, one read after the other: the second core is not shared three ways.
+            _ = try? counts.wait()
+            return try queue.read { db in try checks.connectionWarnings(before: db) }
+        }
+        return StateBefore(counts: counts, connectionWarnings: warnings)
+    }
+
+    private func openRows(_ db: Database) throws -> [MasterTable: Int] {
+        var open: [MasterTable: Int] = [:]
+        for table in files.map(\.table) {
+            open[table] = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : "")") ?? 0
+        }
+        return open
+    }
+
+    /// Refuses closing more than `massCloseShare` of a table's rows open before the import
+    /// (`openRows`, from `StateBefore.Counts`).
+    package func checkMassClosures(_ version: PendingVersion, openRows: [MasterTable: Int]) throws {
         for file in files {
             let table = file.table
-            let open = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : "")") ?? 0
+            let open = openRows[table] ?? 0
             let closing = try version.closingCount(of: table)
             if open > 0 && Double(closing) > Double(open) * Self.massCloseShare {
                 throw ImportError.massClosure(file: file.displayName, table: table.name, closing: closing, open: open)
@@ -46,17 +107,23 @@ package struct ImportChecks {
 
     /// Connections naming a missing station or line are imported, and counted here.
     ///
-    /// Run after the batch is written: the master's connections are then the file's, whose
-    /// keys `keyLines` holds, so they are read from there and not from the table. The codes
-    /// of the stations and lines are held in memory and each connection looked up there: three
-    /// B-tree searches per connection took 1.3 s at a million stations, this pass 0.3 s.
-    package func connectionWarnings(_ db: Database, examples: Int = 3) throws -> [String] {
+    /// The master's connections after the import are the file's, whose keys `keyLines` holds,
+    /// so they are read from there and not from the table. The codes of the stations and lines
+    /// are held in memory and each connection looked up there: three B-tree searches per
+    /// connection took 1.3 s at a million stations, this pass 0.3 s. Rows are never removed, so
+    /// the stations and lines after the import are those before it (which `db` reads) and the files'.
+    private func connectionWarnings(before db: Database, examples: Int = 3) throws -> [String] {
         guard let file = file(for: .connections), let connections = keyLines[.connections] else { return [] }
         let stationCodes = try Self.codes(db, "SELECT station_cd FROM main.stations", expected: keyLines[.stations]?.count ?? 0)
         let lineCodes = try Self.codes(db, "SELECT line_cd FROM main.lines", expected: keyLines[.lines]?.count ?? 0)
+        let (fileStations, fileLines) = (keyLines[.stations], keyLines[.lines])
+        func exists(_ code: Int64, in codes: Set<Int64>, orIn file: KeyLines?) -> Bool {
+            codes.contains(code) || file?[RowKey(count: 1) { _ in code }] != nil
+        }
         var missing: [(line: Int, key: RowKey)] = []
         connections.forEach { key, line in
-            guard !lineCodes.contains(key[0]) || !stationCodes.contains(key[1]) || !stationCodes.contains(key[2]) else { return }
+            guard !exists(key[0], in: lineCodes, orIn: fileLines) || !exists(key[1], in: stationCodes, orIn: fileStations)
+                    || !exists(key[2], in: stationCodes, orIn: fileStations) else { return }
             missing.append((line, key))
         }
         let count = missing.count

@@ -69,18 +69,24 @@ extension MasterDatabase {
                 phases.done("\(file.table.name) compared")
             }
             let checks = ImportChecks(files: files, keyLines: keyLines)
-            if !options.allowMassClose { try checks.checkMassClosures(version, db) }
+            let before = try checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
+            // An error ends the import only once the second connection is done.
+            defer { before.finish() }
             Progress.phase("writing version \(version.number)")
             try version.write(memo: options.memo, author: author)
             phases.done("version written")
+            let counts = try before.counts.wait()
+            phases.done("second connection's counts waited for")
+            if !options.allowMassClose { try checks.checkMassClosures(version, openRows: counts.openRows) }
             try checks.checkReferences(version)
             phases.done("references checked")
             Progress.phase("describing and checking version \(version.number)")
             var report = try version.report(
-                tables: files.map(\.table), describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit)
+                tables: files.map(\.table), describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
+                touchingBefore: counts.touchingChangedStations)
             phases.done("described and checked")
-            report.warnings = try checks.connectionWarnings(db)
-            phases.done("connection warnings")
+            report.warnings = try before.connectionWarnings.wait()
+            phases.done("second connection's warnings waited for")
             if files.contains(where: { $0.table == .stations }) {
                 report.suggestions = try Self.suggestSplits(db, version: version.number)
                 phases.done("split suggestions")

@@ -1,5 +1,7 @@
 import GRDB
+import GRDBSQLite
 import StationCSV
+import StationCheck
 import StationSchema
 import StationSupport
 
@@ -72,6 +74,16 @@ package struct PendingVersion {
     }
 
     /// How many rows of `table` the staged changes close (or, for connections, remove).
+    /// The codes of the stations this version changes, before it is written; nil when the
+    /// stations were loaded straight into their empty table (every one of them is new).
+    package func stagedStationCodes() throws -> Set<Int64>? {
+        guard try !StagingTables.isLoaded(.stations, db) else { return nil }
+        var codes = Set<Int64>()
+        let statement = try db.makeStatement(sql: "SELECT station_cd FROM \(StagingTables.stagedTable(.stations))")
+        try StatementBinding.forEachRow(statement, db) { codes.insert(sqlite3_column_int64($0, 0)) }
+        return codes
+    }
+
     package func closingCount(of table: MasterTable) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
     }
@@ -123,8 +135,10 @@ package struct PendingVersion {
     ///   - describeLimit: how many changes `report.changes` describes in words (nil: all).
     ///   - everyChange: where to list every change, whatever `describeLimit` says.
     ///   - committing: whether the caller will commit; a version with no change never is.
+    ///   - touchingBefore: the connections that touched a station of `stagedStationCodes` before
+    ///     the version (`CheckScope.build`); nil to find them here.
     package func report(tables: [MasterTable], describeLimit: Int?, listingEveryChangeIn everyChange: DescribedChangeFile? = nil,
-                committing: Bool) throws -> ChangeReport {
+                committing: Bool, touchingBefore: [CheckScope.ConnectionKey]? = nil) throws -> ChangeReport {
         let splits = try stagedSplits().map {
             DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
         }
@@ -147,7 +161,7 @@ package struct PendingVersion {
         var report = ChangeReport(
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
-        if total > 0 { report.setFindings(try MasterDatabase.introducedFindings(db, version: number)) }
+        if total > 0 { report.setFindings(try MasterDatabase.introducedFindings(db, version: number, touchingBefore: touchingBefore)) }
         phases.done("findings introduced")
         try StagingTables.drop(db)
         return report

@@ -37,6 +37,38 @@ import Testing
         #expect(unreached.isEmpty, "rules no history reached: \(unreached.map(\.rawValue))")
     }
 
+    /// The same over chains of imports (`SnapshotSynthesizer.next`: renames, moves to another
+    /// line, closures, new stations joined to their line, transferred lines, removed connections),
+    /// whose scope takes the connections of the changed stations as a second connection read them
+    /// before the version (`ImportChecks.readStateBefore`), not from the version written.
+    @Test func importsCarryForwardFindingsEqualToAFullCheck() throws {
+        var reached: Set<CheckRule> = []
+        for seed in UInt64(0)..<6 {
+            let scratch = Scratch()
+            let database = try scratch.baseDatabase()
+            var before = Set(try database.check().findings.map(\.identity))
+            var snapshot = Fixtures.base.path
+            for generation in 1...6 {
+                let next = scratch.path("next-\(generation)")
+                try SnapshotSynthesizer.next(of: snapshot, changePercent: 25, seed: seed &* 100 &+ UInt64(generation), into: next)
+                snapshot = next
+                let report = try database.importSnapshot([next], options: ImportOptions(allowMassClose: true))
+                guard report.committed else { continue }
+                let full = try database.check()
+                let now = Set(full.findings.map(\.identity))
+                let recorded = try database.read { db in try RecordedFindings.identities(db, version: report.version) }
+                #expect(recorded == now, "seed \(seed) version \(report.version): carried forward \(diff(recorded ?? [], now))")
+                let introduced = IntroducedFindings(full.findings.filter { !before.contains($0.identity) })
+                #expect(report.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }),
+                        "seed \(seed) version \(report.version)")
+                reached.formUnion(full.findings.map(\.rule))
+                before = now
+            }
+        }
+        // A closed station's connections are in scope only through that list: the chains must close some.
+        #expect(reached.contains(.connectionToClosedStation), "reached: \(reached.map(\.rawValue).sorted())")
+    }
+
     /// Returns how many findings of each rule the history's versions had.
     private func checkHistory(seed: UInt64) throws -> [CheckRule: Int] {
         let scratch = Scratch()

@@ -220,6 +220,24 @@ import Testing
         #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 1002") == 1)
     }
 
+    /// The warnings are counted on a second connection that reads the master as it was before
+    /// the import, and rows are never removed: a station the file leaves out is closed, not
+    /// gone, and a connection to it is no warning; one to a code neither has is.
+    @Test func aConnectionToAStationOnlyTheMasterStillHasIsNoWarning() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.removeLine("station.csv", containing: "1120205,")
+        try snapshot.appendLine("join.csv", "11202,1120206,9999901")
+        let report = try database.importSnapshot([snapshot.path])
+        #expect(report.count("stations", .delete) == 1)
+        #expect(report.count("connections", .insert) == 1)
+        #expect(report.warnings.count == 1)
+        #expect(report.warnings[0].contains("2 connections name a station or line that does not exist"))
+        #expect(report.warnings[0].contains("line 16: 1002,100201,100202"))
+        #expect(report.warnings[0].contains("11202,1120206,9999901"))
+        #expect(!report.warnings[0].contains("1120205"))
+    }
+
     @Test func aSecondWriterGetsAClearBusyErrorAndNothingChanges() throws {
         let database = try scratch.baseDatabase()
         let before = try database.settledSHA256()
