@@ -73,7 +73,6 @@ package struct PendingVersion {
         }
     }
 
-    /// How many rows of `table` the staged changes close (or, for connections, remove).
     /// The codes of the stations this version changes, before it is written; nil when the
     /// stations were loaded straight into their empty table (every one of them is new).
     package func stagedStationCodes() throws -> Set<Int64>? {
@@ -84,6 +83,7 @@ package struct PendingVersion {
         return codes
     }
 
+    /// How many rows of `table` the staged changes close (or, for connections, remove).
     package func closingCount(of table: MasterTable) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
     }
