@@ -15,7 +15,7 @@ struct SuggestCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "The data version (default: the newest).") var version: Int?
     // Unconditional, so that "--radius -5" reaches validate() instead of reading as an option.
-    @Option(parsing: .unconditional, help: "How close, in metres, counts as the same place.") var radius: Double = 500
+    @Option(parsing: .unconditional, help: "How close, in metres, counts as the same place.") var radius: Double = SplitSuggestion.defaultRadius
     @Flag(help: "Every candidate pair, also those weaker than a station's same-name successor nearby (a neighbour's).")
     var all = false
     @OptionGroup var output: OutputOptions

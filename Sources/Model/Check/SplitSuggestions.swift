@@ -8,6 +8,9 @@ import StationSupport
 /// A station whose visits should also count for another station: a DUPLICATE a curator
 /// may record, with why it looks so and how sure the rule is.
 public struct SplitSuggestion: Codable, Sendable, Equatable {
+    /// Metres within which a closed and an added station count as near, unless asked otherwise.
+    public static let defaultRadius = 500.0
+
     /// The version whose changes suggest it.
     public var version: Int
     /// The station closed (or left) in the version, whose records phones would copy.
@@ -56,13 +59,15 @@ extension MasterDatabase {
     ///   - version: the version whose closures and additions are paired; nil for the newest.
     ///   - radius: metres within which a closed and an added station count as near.
     ///   - all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
-    public func suggestSplits(version: Int? = nil, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
+    public func suggestSplits(version: Int? = nil, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false) throws -> [SplitSuggestion] {
         try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius, all: all) }
     }
 
-    /// The same, inside a transaction that may not be committed yet (an import's report).
-    package static func suggestSplits(_ db: Database, version: Int, radius: Double = 500, all: Bool = false) throws -> [SplitSuggestion] {
-        let candidates = try SplitFinder(version: version, radius: radius).suggestions(db)
+    /// The same, inside a transaction that may not be committed yet (an import's report), with
+    /// what the caller already has (`SplitFinder.suggestions`).
+    package static func suggestSplits(_ db: Database, version: Int, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false,
+                                      changed: SplitFinder.Changed? = nil, keysBefore: KeyScan.Keys? = nil) throws -> [SplitSuggestion] {
+        let candidates = try SplitFinder(version: version, radius: radius).suggestions(db, changed: changed, keysBefore: keysBefore)
         return all ? candidates : SplitFinder.assigned(candidates)
     }
 }
@@ -85,7 +90,12 @@ package struct SplitFinder {
     package let version: Int
     package let radius: Double
 
-    package struct Station {
+    package init(version: Int, radius: Double = SplitSuggestion.defaultRadius) {
+        self.version = version
+        self.radius = radius
+    }
+
+    package struct Station: Sendable {
         package let code: Int64, group: Int64, name: String, latitude: Double?, longitude: Double?
         package let line: Int64, company: Int64, companyName: String, isOpen: Bool
 
@@ -120,10 +130,27 @@ package struct SplitFinder {
         package func shows(besides code: Int64) -> Bool { moved > 0 || !readded.subtracting([code]).isEmpty }
     }
 
-    package func suggestions(_ db: Database) throws -> [SplitSuggestion] {
-        // The first version has no stations before it, so none of them can have split.
-        guard version > 1 else { return [] }
-        let closed = try changed(.delete, db), added = try changed(.insert, db)
+    /// The stations the version closed and added, with what `KeyScan` looks for among the others.
+    package struct Changed: Sendable {
+        package let closed: [Station], added: [Station]
+        package var keyScan: KeyScan { KeyScan(added: added, closed: closed) }
+    }
+
+    /// The stations the version closed and added; nil for the first version (nothing before it
+    /// can have split).
+    package func changed(_ db: Database) throws -> Changed? {
+        guard version > 1 else { return nil }
+        return Changed(closed: try changed(.delete, db), added: try changed(.insert, db))
+    }
+
+    /// - Parameters:
+    ///   - changed: `changed(db)`, if the caller has it.
+    ///   - keysBefore: `changed.keyScan` run on a connection reading the master as it was
+    ///     before the version (an import's second connection): only the stations the version
+    ///     changed are then looked at again here, not every station.
+    package func suggestions(_ db: Database, changed: Changed? = nil, keysBefore: KeyScan.Keys? = nil) throws -> [SplitSuggestion] {
+        guard let changed = try changed ?? self.changed(db) else { return [] }
+        let (closed, added) = (changed.closed, changed.added)
         if added.isEmpty && closed.isEmpty { return [] }
         var transfers = try movedAcrossOperators(db)
         // Closed under one operator and added under another, as the same station: a transfer too.
@@ -145,7 +172,8 @@ package struct SplitFinder {
                 planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}", isNear: near(old, new))
         }
 
-        let keys = try stationKeys(sharingWith: added, inGroupsOf: closed, db)
+        let scan = changed.keyScan
+        let keys = try keysBefore.map { try scan.patching($0, withStationsChangedIn: version, db) } ?? scan.keys(db)
         // 1. Transfers with a shared station.
         let shared = try stationsBefore(sharingWith: added, keys: keys.sharing, db)
         for new in added {
@@ -275,32 +303,74 @@ package struct SplitFinder {
             """).map(Station.init)
     }
 
-    /// The codes of the stations in the groups of `added` or named as one of them (the candidates
-    /// of a shared station), and of those in the groups of `closed`: found in one pass over the
-    /// stations, the groups and names held in memory. As SQL (`IN` lists ORed, once per list)
-    /// each of a million rows probed three temporary B-trees: 1.3 s of a 1 % import, against 0.3 s.
-    /// Names compare as bytes, as SQLite compares text.
-    private func stationKeys(sharingWith added: [Station], inGroupsOf closed: [Station], _ db: Database) throws
-        -> (sharing: [Int64], inClosedGroups: [Int64]) {
-        guard !added.isEmpty || !closed.isEmpty else { return ([], []) }
-        let addedGroups = Set(added.map(\.group)), closedGroups = Set(closed.map(\.group))
-        let names = Set(added.map { Array($0.name.utf8) })
-        let nameHashes = Set(names.map { $0.withUnsafeBufferPointer(Self.hash) })
-        var sharing: [Int64] = [], inClosedGroups: [Int64] = []
-        let statement = try db.makeStatement(sql: "SELECT station_cd, station_g_cd, station_name FROM stations")
+}
+
+/// The codes of the stations in the groups of a version's added stations or named as one of
+/// them (the candidates of a shared station), and of those in the groups of its closed ones:
+/// found in one pass over the stations, the groups and names held in memory. As SQL (`IN` lists
+/// ORed, once per list) each of a million rows probed three temporary B-trees: 1.3 s of a 1 %
+/// import, against 0.3 s. Names compare as bytes, as SQLite compares text.
+package struct KeyScan: Sendable {
+    /// Both lists in code order.
+    package struct Keys: Sendable {
+        package var sharing: [Int64], inClosedGroups: [Int64]
+    }
+
+    let addedGroups: Set<Int64>, closedGroups: Set<Int64>
+    let names: Set<[UInt8]>, nameHashes: Set<UInt64>
+
+    init(added: [SplitFinder.Station], closed: [SplitFinder.Station]) {
+        addedGroups = Set(added.map(\.group))
+        closedGroups = Set(closed.map(\.group))
+        names = Set(added.map { Array($0.name.utf8) })
+        nameHashes = Set(names.map { $0.withUnsafeBufferPointer(Self.hash) })
+    }
+
+    private var isEmpty: Bool { addedGroups.isEmpty && closedGroups.isEmpty }
+
+    /// The keys among every station `db` reads.
+    package func keys(_ db: Database) throws -> Keys {
+        try keys(db, sql: "SELECT station_cd, station_g_cd, station_name FROM stations ORDER BY station_cd")
+    }
+
+    /// `before`, the keys among the stations as they were before `version`, made the keys among
+    /// the stations now: the stations the version changed (added ones too) are looked at again
+    /// as they are now, and every other one is as it was (stations are never removed).
+    package func patching(_ before: Keys, withStationsChangedIn version: Int, _ db: Database) throws -> Keys {
+        let changedNow = try keys(db, sql: """
+            SELECT station_cd, station_g_cd, station_name FROM stations
+            WHERE station_cd IN (SELECT CAST(key_id AS INTEGER) FROM (\(UpdateLog.changedKeys(of: .stations, in: version))))
+            ORDER BY station_cd
+            """, collectingCodes: true)
+        func merged(_ kept: [Int64], _ now: [Int64]) -> [Int64] {
+            (kept.filter { !changedNow.codes.contains($0) } + now).sorted()
+        }
+        return Keys(sharing: merged(before.sharing, changedNow.keys.sharing),
+                    inClosedGroups: merged(before.inClosedGroups, changedNow.keys.inClosedGroups))
+    }
+
+    private func keys(_ db: Database, sql: String) throws -> Keys {
+        try keys(db, sql: sql, collectingCodes: false).keys
+    }
+
+    private func keys(_ db: Database, sql: String, collectingCodes: Bool) throws -> (keys: Keys, codes: Set<Int64>) {
+        var found = Keys(sharing: [], inClosedGroups: []), codes = Set<Int64>()
+        guard !isEmpty || collectingCodes else { return (found, codes) }
+        let statement = try db.makeStatement(sql: sql)
         try StatementBinding.forEachRow(statement, db) { row in
             let code = sqlite3_column_int64(row, 0)
+            if collectingCodes { codes.insert(code) }
             let group: Int64? = sqlite3_column_type(row, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(row, 1)
             func inGroups(_ groups: Set<Int64>) -> Bool { groups.contains(code) || group.map(groups.contains) == true }
-            if inGroups(closedGroups) { inClosedGroups.append(code) }
+            if inGroups(closedGroups) { found.inClosedGroups.append(code) }
             if inGroups(addedGroups) {
-                sharing.append(code)
+                found.sharing.append(code)
             } else if !names.isEmpty, let text = sqlite3_column_text(row, 2) {
                 let name = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, 2)))
-                if nameHashes.contains(Self.hash(name)) && names.contains(Array(name)) { sharing.append(code) }
+                if nameHashes.contains(Self.hash(name)) && names.contains(Array(name)) { found.sharing.append(code) }
             }
         }
-        return (sharing, inClosedGroups)
+        return (found, codes)
     }
 
     /// FNV-1a: sorts out the names that cannot match without making an array of each.

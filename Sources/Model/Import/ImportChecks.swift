@@ -36,6 +36,17 @@ package struct ImportChecks {
         package let counts: BackgroundTask<Counts>
         /// `connectionWarnings`, read once `counts` is, while the import checks its version.
         package let connectionWarnings: BackgroundTask<[String]>
+        /// Closed when the last read is done with it.
+        let queue: DatabaseQueue
+
+        /// Reads more of the state before, once the warnings are read.
+        package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> BackgroundTask<T> {
+            let (queue, warnings) = (self.queue, connectionWarnings)
+            return BackgroundTask {
+                _ = try? warnings.wait()
+                return try queue.read(body)
+            }
+        }
 
         /// Until the second connection is done, however it ended (an import that fails waits so).
         package func finish() {
@@ -61,12 +72,11 @@ package struct ImportChecks {
             }
         }
         let warnings = BackgroundTask {
-            defer { try? queue.close() }
             // One connection, one read after the other: the second core is not shared three ways.
             _ = try? counts.wait()
             return try queue.read { db in try checks.connectionWarnings(before: db) }
         }
-        return StateBefore(counts: counts, connectionWarnings: warnings)
+        return StateBefore(counts: counts, connectionWarnings: warnings, queue: queue)
     }
 
     private func openRows(_ db: Database) throws -> [MasterTable: Int] {

@@ -1,5 +1,6 @@
 import GRDB
 import StationCSV
+import StationCheck
 import StationSchema
 import StationSupport
 import StationVersion
@@ -80,6 +81,14 @@ extension MasterDatabase {
             if !options.allowMassClose { try checks.checkMassClosures(version, openRows: counts.openRows) }
             try checks.checkReferences(version)
             phases.done("references checked")
+            // The split suggestions' scan of every station, on the second connection while the
+            // version is checked: the stations the version changed are looked at again after.
+            let splits = files.contains(where: { $0.table == .stations }) ? try SplitFinder(version: version.number).changed(db) : nil
+            let keysBefore = splits.map { changed in
+                let scan = changed.keyScan
+                return before.read { db in try scan.keys(db) }
+            }
+            defer { _ = try? keysBefore?.wait() }
             Progress.phase("describing and checking version \(version.number)")
             var report = try version.report(
                 tables: files.map(\.table), describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
@@ -88,7 +97,7 @@ extension MasterDatabase {
             report.warnings = try before.connectionWarnings.wait()
             phases.done("second connection's warnings waited for")
             if files.contains(where: { $0.table == .stations }) {
-                report.suggestions = try Self.suggestSplits(db, version: version.number)
+                report.suggestions = try Self.suggestSplits(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
                 phases.done("split suggestions")
             }
             return (report, report.committed)

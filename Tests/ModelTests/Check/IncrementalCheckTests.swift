@@ -40,9 +40,12 @@ import Testing
     /// The same over chains of imports (`SnapshotSynthesizer.next`: renames, moves to another
     /// line, closures, new stations joined to their line, transferred lines, removed connections),
     /// whose scope takes the connections of the changed stations as a second connection read them
-    /// before the version (`ImportChecks.readStateBefore`), not from the version written.
+    /// before the version (`ImportChecks.readStateBefore`), not from the version written; and whose
+    /// split suggestions, found from that connection's scan of the stations before, must be those
+    /// `suggest` finds from the version committed.
     @Test func importsCarryForwardFindingsEqualToAFullCheck() throws {
         var reached: Set<CheckRule> = []
+        var suggested = 0
         for seed in UInt64(0)..<6 {
             let scratch = Scratch()
             let database = try scratch.baseDatabase()
@@ -62,11 +65,14 @@ import Testing
                 #expect(report.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }),
                         "seed \(seed) version \(report.version)")
                 reached.formUnion(full.findings.map(\.rule))
+                #expect(report.suggestions == (try database.suggestSplits(version: report.version)), "seed \(seed) version \(report.version)")
+                suggested += report.suggestions.count
                 before = now
             }
         }
         // A closed station's connections are in scope only through that list: the chains must close some.
         #expect(reached.contains(.connectionToClosedStation), "reached: \(reached.map(\.rawValue).sorted())")
+        #expect(suggested > 0, "no import suggested a split")
     }
 
     /// Returns how many findings of each rule the history's versions had.

@@ -93,6 +93,20 @@ import Testing
         #expect(try database.suggestSplits().map { "\($0.old)→\($0.new)" } == ["1141512→9944001", "1141530→9944019"])
     }
 
+    /// An import's suggestions scan the stations as they were before it, on a second connection,
+    /// and look again at the stations it changed: here JR's 白銀 joins the group of テスト鉄道's
+    /// closing テスト南 under that name in the same import, which only the second look sees.
+    @Test func aStationThatJoinsAClosedStationsGroupInTheSameImportIsAHandover() throws {
+        let database = try scratch.baseDatabase()
+        let snapshot = try scratch.snapshot()
+        try snapshot.removeLine("station.csv", containing: "9900104,9900104,テスト南,")
+        try snapshot.replace("station.csv", "1120206,1120206,白銀,", with: "1120206,9900104,テスト南,")
+        let report = try database.importSnapshot([snapshot.path])
+        #expect(report.suggestions.map(\.planLine) == ["{\"op\": \"record_split\", \"old\": 9900104, \"new\": 1120206}"])
+        #expect(report.suggestions.first?.reason.hasPrefix("テスト鉄道 left the station") == true)
+        #expect(report.suggestions == (try database.suggestSplits(version: report.version)))
+    }
+
     @Test func anOperatorThatStillServesTheGroupIsNoHandover() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2021])
