@@ -133,7 +133,13 @@ package struct SplitFinder {
     /// The stations the version closed and added, with what `KeyScan` looks for among the others.
     package struct Changed: Sendable {
         package let closed: [Station], added: [Station]
-        package var keyScan: KeyScan { KeyScan(added: added, closed: closed) }
+        package let keyScan: KeyScan
+
+        init(closed: [Station], added: [Station]) {
+            self.closed = closed
+            self.added = added
+            keyScan = KeyScan(added: added, closed: closed)
+        }
     }
 
     /// The stations the version closed and added; nil for the first version (nothing before it

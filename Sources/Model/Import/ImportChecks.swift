@@ -21,22 +21,26 @@ package struct ImportChecks {
     /// The master as it was before the import, read on a second connection and core begun inside
     /// the import's write transaction: the write lock keeps every other writer out, so this
     /// connection reads the state the import began from while the import writes and checks its
-    /// version. At a million stations that is 0.6 s of reading off the import's own path.
+    /// version. At a million stations that is 0.9 s of reading off the import's own path.
     package struct StateBefore: Sendable {
         /// What the import needs first, once its version is written (0.25 s to read at a million).
         package struct Counts: Sendable {
             /// The open rows of each imported table, which `checkMassClosures` weighs closures against.
             package let openRows: [MasterTable: Int]
             /// The connections that touched a station the import changes (`CheckScope.build`); nil
-            /// when the stations were loaded into their empty table, or more than a twentieth (and a
-            /// thousand) of them changed.
+            /// unless `changesFewStations`.
             package let touchingChangedStations: [CheckScope.ConnectionKey]?
         }
 
         package let counts: BackgroundTask<Counts>
+        /// Whether the import changes few enough stations (a twentieth, or a thousand) that
+        /// looking at them again after a scan of the stations before is cheaper than a scan of
+        /// the stations now: `Counts.touchingChangedStations`, and the split suggestions' scan.
+        package let changesFewStations: Bool
         /// `connectionWarnings`, read once `counts` is, while the import checks its version.
         package let connectionWarnings: BackgroundTask<[String]>
-        /// Closed when the last read is done with it.
+        /// Closed once the import and the last of these reads are done with it (GRDB closes a
+        /// queue when it is released).
         let queue: DatabaseQueue
 
         /// Reads more of the state before, once the warnings are read.
@@ -56,14 +60,15 @@ package struct ImportChecks {
     }
 
     /// Starts reading `StateBefore` of `master`, whose write transaction the caller holds, with
-    /// `changedStations` the codes of the stations the import changes (nil when unknown).
+    /// `changedStations` the codes of the stations the import changes (nil when the stations were
+    /// loaded into their empty table: every one is new).
     package func readStateBefore(of master: MasterDatabase, changedStations: Set<Int64>?) throws -> StateBefore {
         var configuration = MasterDatabase.configuration(label: "state before the import")
         configuration.readonly = true
         let queue = try DatabaseQueue(path: master.path, configuration: configuration)
         let checks = self
-        // Each connection found is inserted into the scope on the import's connection, a few times
-        // the cost of scanning one: past a twentieth of the stations (or a thousand), the scan is cheaper.
+        // Each connection found is inserted into the scope on the import's connection, and each
+        // station changed read again for the suggestions, a few times the cost of scanning one.
         let changedStations = changedStations.flatMap { $0.count <= max(1_000, (keyLines[.stations]?.count ?? 0) / 20) ? $0 : nil }
         let counts = BackgroundTask {
             try queue.read { db in
@@ -76,7 +81,7 @@ package struct ImportChecks {
             _ = try? counts.wait()
             return try queue.read { db in try checks.connectionWarnings(before: db) }
         }
-        return StateBefore(counts: counts, connectionWarnings: warnings, queue: queue)
+        return StateBefore(counts: counts, changesFewStations: changedStations != nil, connectionWarnings: warnings, queue: queue)
     }
 
     private func openRows(_ db: Database) throws -> [MasterTable: Int] {

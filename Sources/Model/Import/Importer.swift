@@ -83,8 +83,10 @@ extension MasterDatabase {
             phases.done("references checked")
             // The split suggestions' scan of every station, on the second connection while the
             // version is checked: the stations the version changed are looked at again after.
-            let splits = files.contains(where: { $0.table == .stations }) ? try SplitFinder(version: version.number).changed(db) : nil
-            let keysBefore = splits.map { changed in
+            let importsStations = files.contains(where: { $0.table == .stations })
+            let splits = importsStations ? try SplitFinder(version: version.number).changed(db) : nil
+            let keysBefore = splits.flatMap { changed -> BackgroundTask<KeyScan.Keys>? in
+                guard before.changesFewStations else { return nil }
                 let scan = changed.keyScan
                 return before.read { db in try scan.keys(db) }
             }
@@ -96,7 +98,7 @@ extension MasterDatabase {
             phases.done("described and checked")
             report.warnings = try before.connectionWarnings.wait()
             phases.done("second connection's warnings waited for")
-            if files.contains(where: { $0.table == .stations }) {
+            if importsStations {
                 report.suggestions = try Self.suggestSplits(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
                 phases.done("split suggestions")
             }
