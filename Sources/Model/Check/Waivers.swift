@@ -146,7 +146,7 @@ extension MasterDatabase {
                 INSERT INTO waivers (rule, table_name, key_id, reason, author, waived_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (rule, table_name, key_id) DO UPDATE SET reason = excluded.reason, author = excluded.author,
                     waived_at = excluded.waived_at
-                """, [rule.rawValue, table, key, reason, author, ISO8601DateFormatter().string(from: Date())], db)
+                """, [rule.rawValue, table, key, reason, author, Date().formatted(.iso8601)], db)
             return ((), true)
         }
     }

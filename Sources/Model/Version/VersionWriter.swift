@@ -20,7 +20,8 @@ package struct VersionWriter {
         self.version = version
         self.memo = memo
         self.author = author
-        self.date = ISO8601DateFormatter().string(from: date)
+        // The format style, not ISO8601DateFormatter: that one loads ICU, 1.3 ms of the real import.
+        self.date = date.formatted(.iso8601)
     }
 
     package func write(_ db: Database) throws {
