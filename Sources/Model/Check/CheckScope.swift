@@ -17,6 +17,11 @@ import StationSupport
 /// - a connection: its line and its two stations.
 /// `station-moved-far` is about the version's own changes: it is always found afresh.
 ///
+/// A rule that reads a station's or a line's row alone (`rowLocal`) finds on a row what it
+/// found before unless the version changed that row: it reads only the changed rows, and only
+/// their findings are replaced. A 1 % import at a million stations has about 10,000 changed
+/// stations in a scope of a quarter of a million.
+///
 /// `IncrementalCheckTests` holds this to a full check over random histories.
 package struct CheckScope {
     package static let stations = "temp.check_scope_stations"
@@ -25,6 +30,9 @@ package struct CheckScope {
     package static let connections = "temp.check_scope_connections"
     private static let changedStations = "temp.check_changed_stations"
     private static let changedLines = "temp.check_changed_lines"
+
+    /// The rules whose finding on a station or a line depends on that row alone.
+    package static let rowLocal: [CheckRule] = [.datesOutOfOrder, .coordinatesOutsideJapan, .closedWithoutDate, .kanaNotKatakana, .valueOutsideDomain]
 
     /// A connection's key.
     package struct ConnectionKey: Sendable, Hashable {
@@ -134,12 +142,26 @@ package struct CheckScope {
         }
     }
 
+    /// SQL condition: `column` (a key of `table`) is of a row the version changed, for the
+    /// `rowLocal` rules; companies are in scope only when changed.
+    package func containsChanged(_ table: MasterTable, _ column: String) -> String {
+        switch table {
+        case .stations: return "\(column) IN (SELECT station_cd FROM \(Self.changedStations))"
+        case .lines: return "\(column) IN (SELECT line_cd FROM \(Self.changedLines))"
+        default: return contains(table, column)
+        }
+    }
+
     /// SQL condition: a recorded finding (a `rule`, `table_name`, `key_id` row) is one this
     /// scope finds afresh, so the version's set replaces it.
+    private static let rowLocalList = rowLocal.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+
     package static let foundAfresh = """
         rule = '\(CheckRule.stationMovedFar.rawValue)' OR table_name = 'prefectures'
-        OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(stations)))
-        OR (table_name = 'lines' AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(lines)))
+        OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(changedStations)))
+        OR (table_name = 'stations' AND rule NOT IN (\(rowLocalList)) AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(stations)))
+        OR (table_name = 'lines' AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(changedLines)))
+        OR (table_name = 'lines' AND rule NOT IN (\(rowLocalList)) AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(lines)))
         OR (table_name = 'companies' AND key_id IN (SELECT CAST(company_cd AS TEXT) FROM \(companies)))
         OR (table_name = 'connections' AND key_id IN (SELECT line_cd || '/' || station_cd1 || '/' || station_cd2 FROM \(connections)))
         """

@@ -267,6 +267,11 @@ package struct DataChecker {
         scope.map { " AND " + $0.contains(table, column) } ?? ""
     }
 
+    /// SQL: ` AND <column of a row the version changed>`, for a rule of `CheckScope.rowLocal`.
+    private func changedInScope(_ table: MasterTable, _ column: String) -> String {
+        scope.map { " AND " + $0.containsChanged(table, column) } ?? ""
+    }
+
     private func openUnderClosed(_ db: Database, _ out: FindingOutput) throws {
         try forEachRow(db, """
             SELECT l.line_cd, l.line_name, c.company_cd, c.company_name FROM lines l
@@ -298,7 +303,7 @@ package struct DataChecker {
     private func datesOutOfOrder(_ db: Database, _ out: FindingOutput) throws {
         try forEachRow(db, """
             SELECT station_cd, station_name, open_ymd, close_ymd FROM stations
-            WHERE open_ymd IS NOT NULL AND close_ymd IS NOT NULL AND open_ymd > close_ymd\(inScope(.stations, "station_cd"))
+            WHERE open_ymd IS NOT NULL AND close_ymd IS NOT NULL AND open_ymd > close_ymd\(changedInScope(.stations, "station_cd"))
             ORDER BY station_cd
             """) { row in
             let station: Int64 = row[0]
@@ -316,14 +321,14 @@ package struct DataChecker {
                  OR lon NOT BETWEEN \(JapanBounds.longitude.lowerBound) AND \(JapanBounds.longitude.upperBound))
             """
         let bounds = "expected latitude 20–46 °N and longitude 122–154 °E"
-        try forEachRow(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)\(inScope(.lines, "line_cd")) ORDER BY line_cd") { row in
+        try forEachRow(db, "SELECT line_cd, line_name, lat, lon FROM lines WHERE \(outside)\(changedInScope(.lines, "line_cd")) ORDER BY line_cd") { row in
             let line: Int64 = row[0]
             try out.found(.coordinatesOutsideJapan, .lines, String(line)) { """
                 the map centre of \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
                 correct it: station-admin edit lines \(line) lat=… lon=…)
                 """ }
         }
-        try forEachRow(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)\(inScope(.stations, "station_cd")) ORDER BY station_cd") { row in
+        try forEachRow(db, "SELECT station_cd, station_name, lat, lon FROM stations WHERE \(outside)\(changedInScope(.stations, "station_cd")) ORDER BY station_cd") { row in
             let station: Int64 = row[0]
             try out.found(.coordinatesOutsideJapan, .stations, String(station)) { """
                 \(name(row[1])) lies outside Japan (lat \(row[2] as Double), lon \(row[3] as Double); \(bounds); \
@@ -335,7 +340,7 @@ package struct DataChecker {
     private func closedWithoutDate(_ db: Database, _ out: FindingOutput) throws {
         try forEachRow(db, """
             SELECT station_cd, station_name FROM stations
-            WHERE e_status = \(Self.closed) AND close_ymd IS NULL\(inScope(.stations, "station_cd")) ORDER BY station_cd
+            WHERE e_status = \(Self.closed) AND close_ymd IS NULL\(changedInScope(.stations, "station_cd")) ORDER BY station_cd
             """) { row in
             let station: Int64 = row[0]
             try out.found(.closedWithoutDate, .stations, String(station)) { """
@@ -441,7 +446,7 @@ package struct DataChecker {
             (.companies, "company_cd", "company_name_k"), (.lines, "line_cd", "line_name_k"), (.stations, "station_cd", "station_name_k"),
         ]
         for (table, keyColumn, column) in readings {
-            try forEachRow(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL\(inScope(table, keyColumn)) ORDER BY \(keyColumn)") { row in
+            try forEachRow(db, "SELECT \(keyColumn), \(column) FROM \(table.name) WHERE \(column) IS NOT NULL\(changedInScope(table, keyColumn)) ORDER BY \(keyColumn)") { row in
                 let key: Int64 = row[0], reading: String = row[1]
                 let strangers = Katakana.characters(notAllowedIn: reading)
                 guard !strangers.isEmpty else { return }
@@ -536,7 +541,7 @@ package struct DataChecker {
             case .prefectures: break
             case .connections:
                 scope = self.scope.map { _ in " AND (line_cd, station_cd1, station_cd2) IN (SELECT line_cd, station_cd1, station_cd2 FROM \(CheckScope.connections))" } ?? ""
-            default: scope = inScope(table, table.keyColumns[0])
+            default: scope = changedInScope(table, table.keyColumns[0])
             }
             let columns = outside.enumerated().map { "(\($1)) AS outside_\($0)" } + checked.map(\.name)
             try forEachRow(db, """
