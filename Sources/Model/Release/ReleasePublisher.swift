@@ -79,6 +79,9 @@ extension MasterDatabase {
         let folder = try ReleaseFolder.prepare(options.outputFolder)
         try stampIfNeeded()
         guard let lineage = try lineage() else { throw ReleaseError.masterWithoutLineage(path) }
+        // Someone else's folder is refused before the lock file is made in it; again below, once
+        // locked, for what may have come meanwhile.
+        try folder.refuseStrangersInANewFolder()
         let lock = try ReleaseFolderLock.acquire(folder, exclusive: true, timeout: options.lockTimeout, onWait: options.onWait)
         defer { withExtendedLifetime(lock) {} }
         let completed = try folder.completeInterruptedPublish()

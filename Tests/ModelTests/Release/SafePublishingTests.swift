@@ -148,6 +148,19 @@ import Testing
         #expect(try String(contentsOfFile: scratch.path("release/2/notes.txt"), encoding: .utf8) == "someone's notes")
     }
 
+    /// A folder of someone else's files, with no manifest, is refused before anything is
+    /// written in it: not even the lock file.
+    @Test func aFolderOfSomeoneElsesFilesGetsNotEvenALockFile() throws {
+        let database = try twoVersions()
+        let folder = scratch.path("photos")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "someone's notes".write(toFile: scratch.path("photos/notes.txt"), atomically: true, encoding: .utf8)
+        #expect(throws: ReleaseError.notOurs(scratch.path("photos/notes.txt"))) {
+            try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.txt"])
+    }
+
     // MARK: 3. Interrupted at any step, repaired by the next release
 
     /// For each step, a `release` process killed right after it (SIGKILL, through the seam):
