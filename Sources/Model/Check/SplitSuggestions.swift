@@ -117,6 +117,11 @@ package struct SplitFinder {
         package let from: Int64, to: Int64
     }
 
+    /// A station group served by one operator.
+    private struct GroupOperator: Hashable {
+        let group: Int64, company: Int64
+    }
+
     /// What shows stations passing from one operator to another in the version.
     package struct TransferEvidence {
         /// The lines the stations left.
@@ -159,9 +164,10 @@ package struct SplitFinder {
         let (closed, added) = (changed.closed, changed.added)
         if added.isEmpty && closed.isEmpty { return [] }
         var transfers = try movedAcrossOperators(db)
+        let addedStations = AddedStations(added, radius: radius)
         // Closed under one operator and added under another, as the same station: a transfer too.
         for old in closed {
-            for new in added where new.company != old.company && new.name == old.name && (new.group == old.group || near(old, new)) {
+            for new in addedStations.named(old.name) where new.company != old.company && (new.group == old.group || near(old, new)) {
                 transfers[Transfer(from: old.company, to: new.company), default: TransferEvidence()].sourceLines.insert(old.line)
                 transfers[Transfer(from: old.company, to: new.company)]!.readded.insert(new.code)
             }
@@ -198,12 +204,16 @@ package struct SplitFinder {
 
         // 2. Closed and added together.
         let openInGroups = try openStations(inGroupsOf: closed, keys: keys.inClosedGroups, db)
+        // Looked up once per closed station: scanned for each pair, it was most of the pairs' cost.
+        var openCodes: [GroupOperator: [Int64]] = [:]
+        for station in openInGroups { openCodes[GroupOperator(group: station.group, company: station.company), default: []].append(station.code) }
         func operatorStillServes(_ old: Station) -> Bool {
-            openInGroups.contains { $0.group == old.group && $0.company == old.company && $0.code != old.code }
+            openCodes[GroupOperator(group: old.group, company: old.company)]?.contains { $0 != old.code } ?? false
         }
         for old in closed {
-            for new in added {
-                if new.company != old.company && operatorStillServes(old) { continue }
+            let stillServed = operatorStillServes(old)
+            for new in addedStations.candidates(for: old) {
+                if new.company != old.company && stillServed { continue }
                 var reasons: [String] = [], confidence = 0.35
                 if old.name == new.name { reasons.append("same name"); confidence += 0.25 }
                 if old.group == new.group { reasons.append("same group"); confidence += 0.15 }
