@@ -100,10 +100,17 @@ package struct SplitFinder {
         package let line: Int64, company: Int64, companyName: String, isOpen: Bool
 
         package init(_ row: Row) {
+            self.init(row, company: row["company_cd"], companyName: row["company_name"])
+        }
+
+        /// A station row without its operator's columns, and its operator.
+        init(_ row: Row, company: Int64, companyName: String) {
             code = row["station_cd"]; name = row["station_name"]
             group = row["station_g_cd"] ?? code
             latitude = row["lat"]; longitude = row["lon"]
-            line = row["line_cd"]; company = row["company_cd"]; companyName = row["company_name"]
+            line = row["line_cd"]
+            self.company = company
+            self.companyName = companyName
             isOpen = (row["e_status"] as Int) != MasterTable.closedStatus
         }
 
@@ -280,32 +287,62 @@ package struct SplitFinder {
     private func movedAcrossOperators(_ db: Database) throws -> [Transfer: TransferEvidence] {
         let keys = "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update])))"
         let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: keys)
-        let linesBefore = VersionedState(table: .lines, version: version - 1).select()
-        var transfers: [Transfer: TransferEvidence] = [:]
+        var moves: [(lineLeft: Int64, operatorNow: Int64)] = []
         for row in try Row.fetchAll(db, sql: """
-            SELECT p.line_cd, pl.company_cd, nl.company_cd FROM (\(before)) p
+            SELECT p.line_cd, nl.company_cd FROM (\(before)) p
             JOIN stations n ON n.station_cd = p.station_cd
-            JOIN (\(linesBefore)) pl ON pl.line_cd = p.line_cd
             JOIN lines nl ON nl.line_cd = n.line_cd
-            WHERE p.line_cd <> n.line_cd AND pl.company_cd <> nl.company_cd
+            WHERE p.line_cd <> n.line_cd AND nl.company_cd IS NOT NULL
             """) {
-            transfers[Transfer(from: row[1], to: row[2]), default: TransferEvidence()].sourceLines.insert(row[0])
-            transfers[Transfer(from: row[1], to: row[2])]!.moved += 1
+            moves.append((row[0], row[1]))
+        }
+        let operatorsBefore = try operatorsBefore(ofLines: Set(moves.map(\.lineLeft)), db)
+        var transfers: [Transfer: TransferEvidence] = [:]
+        for move in moves {
+            guard let from = operatorsBefore[move.lineLeft], from != move.operatorNow else { continue }
+            transfers[Transfer(from: from, to: move.operatorNow), default: TransferEvidence()].sourceLines.insert(move.lineLeft)
+            transfers[Transfer(from: from, to: move.operatorNow)]!.moved += 1
         }
         return transfers
     }
 
-    /// As they were before the version: the stations in the groups of `added`, or of their names.
+    /// As they were before the version: the stations in the groups of `added`, or of their names,
+    /// with the operator of their line then (named as the operator is named now).
     private func stationsBefore(sharingWith added: [Station], keys: [Int64], _ db: Database) throws -> [Station] {
         guard !added.isEmpty else { return [] }
         let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: "(SELECT key_id FROM candidate_keys)")
-        let linesBefore = VersionedState(table: .lines, version: version - 1).select()
-        return try Row.fetchAll(db, sql: """
+        let rows = try Row.fetchAll(db, sql: """
             WITH candidate_keys(key_id) AS (SELECT value FROM json_each(?))
-            SELECT \(Self.columns) FROM (\(before)) s
-            JOIN (\(linesBefore)) l ON l.line_cd = s.line_cd
-            JOIN companies c ON c.company_cd = l.company_cd
-            """, arguments: [String(decoding: try JSONEncoder().encode(keys.map(String.init)), as: UTF8.self)]).map(Station.init)
+            SELECT s.station_cd, s.station_g_cd, s.station_name, s.lat, s.lon, s.line_cd, s.e_status FROM (\(before)) s
+            """, arguments: [Self.jsonKeys(keys)])
+        let operators = try operatorsBefore(ofLines: Set(rows.compactMap { $0["line_cd"] as Int64? }), db)
+        var names: [Int64: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT company_cd, company_name FROM companies") { names[row[0]] = row[1] }
+        return rows.compactMap { row in
+            guard let line = row["line_cd"] as Int64?, let company = operators[line], let name = names[company] else { return nil }
+            return Station(row, company: company, companyName: name)
+        }
+    }
+
+    /// The operator of each of `lines` before the version; a line that had none is left out.
+    /// Only those lines are rebuilt from the history: rebuilding every line (58,824 at a million
+    /// stations) for the two lookups above took 0.09 s of a 1 % import.
+    private func operatorsBefore(ofLines lines: Set<Int64>, _ db: Database) throws -> [Int64: Int64] {
+        guard !lines.isEmpty else { return [:] }
+        let state = VersionedState(table: .lines, version: version - 1).select(restrictedTo: "(SELECT key_id FROM line_keys)")
+        var operators: [Int64: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            WITH line_keys(key_id) AS (SELECT value FROM json_each(?))
+            SELECT line_cd, company_cd FROM (\(state)) WHERE company_cd IS NOT NULL
+            """, arguments: [Self.jsonKeys(Array(lines))]) {
+            operators[row[0]] = row[1]
+        }
+        return operators
+    }
+
+    /// Integer keys as a JSON array of `key_id` texts, for `json_each`.
+    private static func jsonKeys(_ keys: [Int64]) throws -> String {
+        String(decoding: try JSONEncoder().encode(keys.map(String.init)), as: UTF8.self)
     }
 
     /// Open stations now in the groups of `closed`, of `keys` (every station in those groups).
