@@ -146,7 +146,7 @@ extension MasterDatabase {
                 INSERT INTO waivers (rule, table_name, key_id, reason, author, waived_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (rule, table_name, key_id) DO UPDATE SET reason = excluded.reason, author = excluded.author,
                     waived_at = excluded.waived_at
-                """, [rule.rawValue, table, key, reason, author, Date().formatted(.iso8601)], db)
+                """, [rule.rawValue, table, key, reason, author, UTCTimestamp.text(Date())], db)
             return ((), true)
         }
     }

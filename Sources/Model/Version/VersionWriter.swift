@@ -20,8 +20,7 @@ package struct VersionWriter {
         self.version = version
         self.memo = memo
         self.author = author
-        // The format style, not ISO8601DateFormatter: that one loads ICU, 1.3 ms of the real import.
-        self.date = date.formatted(.iso8601)
+        self.date = UTCTimestamp.text(date)
     }
 
     package func write(_ db: Database) throws {
