@@ -1,5 +1,7 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#endif
 import StationSupport
 
 /// Reading an import file: its rows parsed and checked (libcsv, field rules), in batches.
@@ -51,7 +53,7 @@ extension ImportFile {
         defer { buffer.deallocate() }
         var lines = 0
         while true {
-            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            let count = readBlock(descriptor, buffer)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return count == 0 ? lines : nil }
             var next = UnsafeRawPointer(buffer.baseAddress!), rest = count
@@ -116,4 +118,9 @@ extension ImportFile {
         if batch.count > 0 { _ = channel.put(batch) }
         return nil
     }
+}
+
+/// `read(2)`: inside `ImportFile`, `read` names its own reader.
+private func readBlock(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+    read(descriptor, buffer.baseAddress, buffer.count)
 }

@@ -152,10 +152,11 @@ package struct CheckScope {
         }
     }
 
-    /// SQL condition: a recorded finding (a `rule`, `table_name`, `key_id` row) is one this
-    /// scope finds afresh, so the version's set replaces it.
     private static let rowLocalList = rowLocal.map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
+    /// SQL condition: a recorded finding (a `rule`, `table_name`, `key_id` row) is one this
+    /// scope finds afresh, so the version's set replaces it: for a `rowLocal` rule only on a
+    /// changed station or line, for the others on any in scope.
     package static let foundAfresh = """
         rule = '\(CheckRule.stationMovedFar.rawValue)' OR table_name = 'prefectures'
         OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(changedStations)))
