@@ -6,7 +6,7 @@ import StationSupport
 
 /// The rows whose findings the newest version can have changed, held in temp tables that the
 /// rules of `DataChecker` then read instead of every row: a 1 % import at a million stations
-/// re-checks about a tenth of them, and every other finding is the version before's, as recorded.
+/// re-checks about a fifth of them, and every other finding is the version before's, as recorded.
 ///
 /// A rule's finding on a row depends on that row and on a few neighbours; a row is in scope when
 /// the version changed it or one of those neighbours:
@@ -19,8 +19,8 @@ import StationSupport
 ///
 /// A rule that reads a station's or a line's row alone (`rowLocal`) finds on a row what it
 /// found before unless the version changed that row: it reads only the changed rows, and only
-/// their findings are replaced. A 1 % import at a million stations has about 10,000 changed
-/// stations in a scope of a quarter of a million.
+/// their findings are replaced. A 1 % import at a million stations changes 11,046 stations, in a
+/// scope of about 192,000 (every station of the 11,209 lines they are on).
 ///
 /// `IncrementalCheckTests` holds this to a full check over random histories.
 package struct CheckScope {
