@@ -247,7 +247,7 @@ extension MasterDatabase {
         let plan = rendered.plan
         let written = rendered.written
         let gzipped = try compressed.get()
-        let database = ReleasedFile(path: databasePath, bytes: try Self.size(building.url(databasePath)), sha256: gzipped.sourceSha256)
+        let database = ReleasedFile(path: databasePath, bytes: try Self.size(of: building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: ReleaseLayout.databaseGzip(version), bytes: gzipped.bytes, sha256: gzipped.sha256)
         var deltas: [ReleasedDelta] = []
         func fullDownload(_ from: Int) -> ClientDownload {
@@ -297,14 +297,16 @@ extension MasterDatabase {
             clientSchema: clientSchema), checkTally)
     }
 
+    /// The size of a file this release just wrote, by `FileChecks.size`.
+    private static func size(of path: String) throws -> Int {
+        guard let size = FileChecks.size(path) else { throw FileError(cannot: "read the size of \(path)") }
+        return size
+    }
+
     /// Whether the master's tables hold the values of the client file of `version`, so that its
     /// content hash can be read from them: the newest version, with the client's types declared.
     private static func masterHoldsTheFilesValues(_ db: Database, version: Int, newest: Int) throws -> Bool {
         try version == newest && ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.version(atData: version, db))
-    }
-
-    package static func size(_ path: String) throws -> Int {
-        (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
     }
 }
 
