@@ -51,15 +51,20 @@ extension SQLLiteral {
 extension SQLLiteral {
     /// SQL that renders `UPDATE t SET c = v, … WHERE key;` with only the columns in which
     /// `new` differs from `old` (the caller knows at least one does).
+    ///
+    /// The columns' parts go through one printf(): a chain of `||` copied the growing text at
+    /// every column, most of them empty (a release's station updates change one or two of 15):
+    /// 0.185 s against 0.164 s for release 50's 35,730 station statements at 100,000 stations.
     package static func update(_ table: MasterTable, columns: [MasterTable.Column], new: String, old: String) -> String {
         let nonKeyColumns = columns.filter { !table.keyColumns.contains($0.name) }
         // A table that is all key (connections) has nothing to update: equal keys, equal rows.
         if nonKeyColumns.isEmpty { return "NULL" }
         let sets = nonKeyColumns.map { column in
             "(CASE WHEN \(new).\(column.name) IS NOT \(old).\(column.name) THEN ', \(column.name) = ' || \(render("\(new).\(column.name)", column.kind)) ELSE '' END)"
-        }.joined(separator: " || ")
+        }
+        let changed = "printf('\(String(repeating: "%s", count: sets.count))', \(sets.joined(separator: ", ")))"
         let key = table.keyColumns.map { "'\($0) = ' || quote(\(new).\($0))" }.joined(separator: " || ' AND ' || ")
-        return "'UPDATE \(table.name) SET ' || substr(\(sets), 3) || ' WHERE ' || \(key) || ';'"
+        return "'UPDATE \(table.name) SET ' || substr(\(changed), 3) || ' WHERE ' || \(key) || ';'"
     }
 }
 
