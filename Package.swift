@@ -64,7 +64,11 @@ let package = Package(
             dependencies: modelTargets.map { .target(name: $0) } + [
                 "StationServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // Swift's static runtime links every executable with --export-dynamic: the tool's
+            // 34,000 symbols in its dynamic table, which the loader and the backtracer's start
+            // walk on every run (0.45 ms of a 5.7 ms `--version`). Nothing looks them up.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
         ),
         .testTarget(
             name: "ModelTests",
