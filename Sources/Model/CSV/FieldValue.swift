@@ -91,10 +91,12 @@ package struct FieldDecoder {
                 throw CSVError(file: file, line: line, message: "\(name) \(value) is out of range (expected \(rule.domain!.expectation))")
             }
             return .integer(value)
+        // A short decimal is read here, so that the common case makes no closure for the message
+        // (it retained the decoder's arrays for every coordinate).
         case .real:
-            return .real(try number(bytes, name, rule.kind, line))
+            return .real(try Self.shortDecimal(bytes) ?? number(bytes, name, rule.kind, line))
         case .coordinate(let range):
-            let value = try number(bytes, name, rule.kind, line)
+            let value = try Self.shortDecimal(bytes) ?? number(bytes, name, rule.kind, line)
             guard range.contains(value) else {
                 throw CSVError(
                     file: file, line: line,
@@ -114,7 +116,6 @@ package struct FieldDecoder {
     private static let unknownDate: StaticString = "0000-00-00"
 
     private func number(_ bytes: UnsafeBufferPointer<UInt8>, _ name: @autoclosure () -> String, _ kind: MasterTable.Kind, _ line: Int) throws -> Double {
-        if let exact = Self.shortDecimal(bytes) { return exact }
         let isPlainNumber = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }
         // strtod reads a C string: copy the (short) field with a terminating NUL.
         var value: Double?
