@@ -9,14 +9,16 @@ package struct CSVRecord {
     /// 1-based line on which the record starts (a quoted field may span lines).
     package let line: Int
     fileprivate let bytes: UnsafeBufferPointer<UInt8>
-    fileprivate let ends: ArraySlice<Int>
+    /// Where each field ends in `bytes`: a pointer, as `bytes` is, so that handing a record on
+    /// retains nothing (a slice of the array retained it for every record).
+    fileprivate let ends: UnsafeBufferPointer<Int>
     fileprivate let start: Int
 
     package var fieldCount: Int { ends.count }
 
     package func field(_ index: Int) -> UnsafeBufferPointer<UInt8> {
-        let from = index == 0 ? start : ends[ends.startIndex + index - 1]
-        return UnsafeBufferPointer(rebasing: bytes[from..<ends[ends.startIndex + index]])
+        let from = index == 0 ? start : ends[index - 1]
+        return UnsafeBufferPointer(rebasing: bytes[from..<ends[index]])
     }
 
     /// The fields as arrays (allocates: for headers and small files).
@@ -158,12 +160,14 @@ private struct RecordSink {
         guard !fieldCounts.isEmpty else { return }
         var firstEnd = 0, start = 0
         try bytes.withUnsafeBufferPointer { buffer in
-            for (count, line) in zip(fieldCounts, lines) {
-                let record = CSVRecord(line: line, bytes: buffer, ends: ends[firstEnd..<(firstEnd + count)], start: start)
-                firstEnd += count
-                start = ends[firstEnd - 1]
-                let isBlank = count == 1 && record.field(0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-                if !isBlank { try body(record) }
+            try ends.withUnsafeBufferPointer { allEnds in
+                for (count, line) in zip(fieldCounts, lines) {
+                    let record = CSVRecord(line: line, bytes: buffer, ends: UnsafeBufferPointer(rebasing: allEnds[firstEnd..<(firstEnd + count)]), start: start)
+                    firstEnd += count
+                    start = allEnds[firstEnd - 1]
+                    let isBlank = count == 1 && record.field(0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+                    if !isBlank { try body(record) }
+                }
             }
         }
         fieldCounts.removeAll(keepingCapacity: true)
