@@ -45,13 +45,35 @@ package struct CSVReader {
     /// - Throws: `CSVError` for malformed CSV (with the line and field), or what `body` throws.
     package func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
         do {
-            try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, body) }
+            try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, firstOnly: false, body) }
         } catch let error as FileError {
             throw CSVError(file: displayName, line: nil, message: error.message)
         }
     }
 
-    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (CSVRecord) throws -> Void) throws {
+    /// Calls `body` for the first record (the header) only, reading no further than its end.
+    ///
+    /// - Returns: false for a file without a record.
+    /// - Throws: `CSVError` for malformed CSV up to the first record's end, or what `body` throws.
+    package func firstRecord(_ body: (CSVRecord) throws -> Void) throws -> Bool {
+        var found = false
+        do {
+            try MappedFile.withBytes(ofFile: path) { bytes in
+                try parse(bytes, firstOnly: true) { record in
+                    // A line may end several records (a file whose lines end in CR alone is one line).
+                    guard !found else { return }
+                    found = true
+                    try body(record)
+                }
+            }
+        } catch let error as FileError {
+            throw CSVError(file: displayName, line: nil, message: error.message)
+        }
+        return found
+    }
+
+    /// - Parameter firstOnly: stop at the end of the first record, and hand over only it.
+    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, firstOnly: Bool, _ body: (CSVRecord) throws -> Void) throws {
         var start = 0
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
 
@@ -100,6 +122,7 @@ package struct CSVReader {
             } else {
                 quoteOpenedOnLine = nil
             }
+            if firstOnly && sink.pointee.finishedRecords > 0 { return try deliver() }
             if sink.pointee.finishedRecords >= Self.recordsPerDelivery { try deliver() }
             if sink.pointee.isAtRecordStart { recordStartLine = line + 1 }
             position = end

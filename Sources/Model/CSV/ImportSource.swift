@@ -44,23 +44,18 @@ package enum ImportSource {
     }
 
     private static func readHeader(_ path: String) throws -> TableHeader {
-        struct FoundHeader: Error { let fields: [String] }
-        let reader = CSVReader(path: path, displayName: path)
-        do {
-            try reader.forEachRecord { record in
-                let fields = try record.fields.enumerated().map { position, bytes in
-                    guard let text = String(validating: bytes, as: UTF8.self) else {
-                        throw CSVError(
-                            file: path, line: record.line,
-                            message: "field \(position + 1) of the header is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(path) > converted.csv`)")
-                    }
-                    return text
+        var fields: [String] = []
+        let found = try CSVReader(path: path, displayName: path).firstRecord { record in
+            fields = try record.fields.enumerated().map { position, bytes in
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw CSVError(
+                        file: path, line: record.line,
+                        message: "field \(position + 1) of the header is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(path) > converted.csv`)")
                 }
-                throw FoundHeader(fields: fields)
+                return text
             }
-        } catch let found as FoundHeader {
-            return try TableHeader(fields: found.fields, file: path)
         }
+        if found { return try TableHeader(fields: fields, file: path) }
         throw CSVError(file: path, line: nil, message: "empty file (expected a header line, then one row per record)")
     }
 }

@@ -43,12 +43,18 @@ package enum StagingTables {
 
     /// Whether `table` was loaded straight into the master (`stageAsLoaded`).
     package static func isLoaded(_ table: MasterTable, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = ?)",
-                          arguments: ["staged_\(table.name)"]) ?? false
+        try loadedTables(db).contains(table)
+    }
+
+    /// The tables loaded straight into the master, from one look at the temp schema: a commit
+    /// asks for every table, and each statement compiled costs an import about 40 µs.
+    package static func loadedTables(_ db: Database) throws -> Set<MasterTable> {
+        let views = try String.fetchAll(db, sql: "SELECT name FROM temp.sqlite_master WHERE type = 'view'")
+        return Set(MasterTable.all.filter { views.contains("staged_\($0.name)") })
     }
 
     private static func dropLoadedViews(_ db: Database) throws {
-        for table in MasterTable.all where try isLoaded(table, db) {
+        for table in try loadedTables(db) {
             try db.execute(sql: "DROP VIEW \(stagedTable(table))")
         }
     }

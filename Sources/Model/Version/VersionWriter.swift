@@ -27,8 +27,9 @@ package struct VersionWriter {
         // Memo and author by their byte length (StatementBinding's text rule).
         try StatementBinding.execute(
             "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)", [version, date, author, memo], db)
+        let loaded = try StagingTables.loadedTables(db)
         for table in MasterTable.all {
-            try write(table, db)
+            try write(table, loaded: loaded.contains(table), db)
         }
         try StatementBinding.execute("""
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
@@ -40,10 +41,11 @@ package struct VersionWriter {
             """, arguments: [version])
     }
 
-    private func write(_ table: MasterTable, _ db: Database) throws {
+    /// - Parameter loaded: the file was loaded straight into the master (`StagingTables.stageAsLoaded`).
+    private func write(_ table: MasterTable, loaded: Bool, _ db: Database) throws {
         let staged = StagingTables.stagedTable(table)
         let keys = table.keyOrder
-        if try !StagingTables.isLoaded(table, db) { try writeMaster(table, db) }
+        if !loaded { try writeMaster(table, db) }
         try StatementBinding.execute("""
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
             SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
