@@ -42,6 +42,30 @@ extension ImportFile {
         }
     }
 
+    /// About how many lines a file has, from the lines in its first 64 KiB and its size
+    /// (exact for a smaller file): enough to size a table of its keys, without reading the
+    /// whole file once more before its rows are compared (a 1M stations file is 133 MB).
+    package static func estimatedLineCount(_ path: String) -> Int? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        let size = Int(status.st_size)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 64)
+        defer { buffer.deallocate() }
+        var sampled = 0
+        while sampled < min(size, buffer.count) {
+            let count = pread(descriptor, buffer.baseAddress! + sampled, buffer.count - sampled, off_t(sampled))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            sampled += count
+        }
+        guard sampled > 0 else { return 0 }
+        let lines = UnsafeRawBufferPointer(start: buffer.baseAddress, count: sampled).reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+        return sampled >= size ? lines : Int((Double(size) * Double(lines) / Double(sampled)).rounded(.up))
+    }
+
     /// Lines in a file (a quoted newline counts too: a progress estimate), read into one buffer
     /// used again for every block: a fresh 4 MiB block each time cost the real import 0.6 ms of
     /// page faults for a 1.4 MB file.

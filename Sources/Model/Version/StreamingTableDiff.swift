@@ -41,6 +41,7 @@ package struct StreamingTableDiff {
         // For each master column, the field of the file that gives it (nil: the stored value stays).
         let fieldOfColumn = columns.map { column in header.columns.firstIndex(of: column) }
         let keyFields = table.keyColumns.map { key in header.columns.firstIndex { $0.name == key }! }
+        let isKeyColumn = columns.map { table.keyColumns.contains($0.name) }
         let statusColumn = table.closesByStatus ? columns.firstIndex { $0.name == "e_status" } : nil
         let closed = Int64(MasterTable.closedStatus)
 
@@ -63,11 +64,11 @@ package struct StreamingTableDiff {
         let insertHandle = insert.sqliteStatement
         var scan = try tableIsEmpty ? nil : OrderedScan(table, db)
 
-        let lineCount = ImportFile.lineCount(file.path)
-        var lines = KeyLines(expected: lineCount ?? 0)
+        var lines = KeyLines(expected: ImportFile.estimatedLineCount(file.path) ?? 0)
         let width = header.columns.count
+        // The whole file is counted only for a progress bar, which needs its total.
         Progress.phase("comparing \(URL(fileURLWithPath: file.path).lastPathComponent)",
-                       total: Progress.observer == nil ? nil : lineCount)
+                       total: Progress.observer == nil ? nil : ImportFile.lineCount(file.path))
         try file.forEachBatch { batch in
             try batch.text.withUnsafeBufferPointer { text in
                 for row in 0..<batch.count {
@@ -94,7 +95,7 @@ package struct StreamingTableDiff {
                     if let storedRow {
                         var changed = false
                         for (column, field) in fieldOfColumn.enumerated() {
-                            guard let field, !table.keyColumns.contains(columns[column].name) else { continue }
+                            guard let field, !isKeyColumn[column] else { continue }
                             if Self.differs(batch.fields[base + field], text, stored: storedRow, column: Int32(column), kind: columns[column].kind) {
                                 changed = true
                                 break
