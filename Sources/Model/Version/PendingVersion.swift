@@ -43,6 +43,7 @@ package struct PendingVersion {
     /// nothing), `removals` keys of rows to remove; rows the batch does not name stay.
     package func stage(rows: [[DatabaseValue]], removals: [[DatabaseValue]], of table: MasterTable) throws {
         let columns = table.columnNames.joined(separator: ", ")
+        try StagingTables.createImportTable(table, db)
         let insert = try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.importTable(table)) (source_line, \(columns))
             VALUES (\(Array(repeating: "?", count: table.columns.count + 1).joined(separator: ", ")))

@@ -1,32 +1,43 @@
 import GRDB
 import StationSchema
 
-/// The temporary tables of one change: `temp.import_<t>` holds a file's rows as read,
-/// `temp.staged_<t>` the full new state of every row that changes, with its `kind`.
+/// The temporary tables of one change: `temp.staged_<t>` holds the full new state of every
+/// row that changes, with its `kind`; `temp.import_<t>` the rows a curated batch puts.
 ///
 /// Imports fill `staged` as they compare each file with the master (`StreamingTableDiff`);
-/// curated operations fill it row by row (`CuratedRowDiff`).
+/// curated operations put their rows in `import` and stage what they change (`CuratedRowDiff`).
 /// Either way `VersionWriter` commits it, so every change is logged the same way.
 package enum StagingTables {
     package static func importTable(_ table: MasterTable) -> String { "temp.import_\(table.name)" }
     package static func stagedTable(_ table: MasterTable) -> String { "temp.staged_\(table.name)" }
 
+    /// The staged tables, empty. The import tables only curated changes fill are made when
+    /// they are (`createImportTable`): each table created costs an import a schema reload.
     package static func create(_ db: Database) throws {
         try dropLoadedViews(db)
         for table in MasterTable.all {
-            // Typed like the master tables: an untyped column's affinity keeps SQLite off its key index.
-            let columns = table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
             try db.execute(sql: """
                 DROP TABLE IF EXISTS \(importTable(table));
                 DROP TABLE IF EXISTS \(stagedTable(table));
-                CREATE TABLE \(importTable(table)) (source_line INTEGER NOT NULL, \(columns), PRIMARY KEY (\(table.keyOrder)));
-                CREATE TABLE \(stagedTable(table)) (kind TEXT NOT NULL, source_line INTEGER, \(columns), PRIMARY KEY (\(table.keyOrder)));
+                CREATE TABLE \(stagedTable(table)) (kind TEXT NOT NULL, source_line INTEGER, \(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)));
                 """)
         }
         try db.execute(sql: """
             DROP TABLE IF EXISTS temp.staged_duplicates;
             CREATE TABLE temp.staged_duplicates (seq INTEGER PRIMARY KEY, old_cd INTEGER NOT NULL, new_cd INTEGER NOT NULL);
             """)
+    }
+
+    /// `temp.import_<table>`, where a curated batch puts its rows, if it is not there yet.
+    package static func createImportTable(_ table: MasterTable, _ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS \(importTable(table)) (source_line INTEGER NOT NULL, \(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)))
+            """)
+    }
+
+    /// Typed like the master tables: an untyped column's affinity keeps SQLite off its key index.
+    private static func typedColumns(_ table: MasterTable) -> String {
+        table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
     }
 
     /// After a file was loaded straight into its empty master table: the staged rows are the
