@@ -68,15 +68,20 @@ package struct FieldDecoder {
             }
             return .null
         }
-        guard Self.isValidUTF8(bytes) else {
-            throw CSVError(
-                file: file, line: line,
-                message: "\(name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
+        // A number or a date that reads is ASCII, so only text is checked before it is read;
+        // a field that does not read is checked before it is refused, as before.
+        func requireUTF8() throws {
+            guard Self.isValidUTF8(bytes) else {
+                throw CSVError(
+                    file: file, line: line,
+                    message: "\(name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
+            }
         }
         func text() -> String { String(decoding: bytes, as: UTF8.self) }
         func shown() -> String { text().quotedForMessage() }
         switch rule.kind {
         case .text:
+            try requireUTF8()
             guard bytes.count <= rule.maxBytes else {
                 throw CSVError(
                     file: file, line: line,
@@ -85,6 +90,7 @@ package struct FieldDecoder {
             return .text(bytes)
         case .integer:
             guard let value = Self.integer(bytes) else {
+                try requireUTF8()
                 throw CSVError(file: file, line: line, message: "\(name) \(shown()) is not an integer (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))")
             }
             if rule.domain?.contains(value) == false {
@@ -94,9 +100,17 @@ package struct FieldDecoder {
         // A short decimal is read here, so that the common case makes no closure for the message
         // (it retained the decoder's arrays for every coordinate).
         case .real:
-            return .real(try Self.shortDecimal(bytes) ?? number(bytes, name, rule.kind, line))
+            if let value = Self.shortDecimal(bytes) { return .real(value) }
+            try requireUTF8()
+            return .real(try number(bytes, name, rule.kind, line))
         case .coordinate(let range):
-            let value = try Self.shortDecimal(bytes) ?? number(bytes, name, rule.kind, line)
+            let value: Double
+            if let short = Self.shortDecimal(bytes) {
+                value = short
+            } else {
+                try requireUTF8()
+                value = try number(bytes, name, rule.kind, line)
+            }
             guard range.contains(value) else {
                 throw CSVError(
                     file: file, line: line,
@@ -106,6 +120,7 @@ package struct FieldDecoder {
         case .date:
             if bytes.count == 10 && memcmp(bytes.baseAddress!, Self.unknownDate.utf8Start, 10) == 0 { return .null }
             guard Self.isValidDate(bytes) else {
+                try requireUTF8()
                 throw CSVError(file: file, line: line, message: "\(name) \(shown()) is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
             }
             return .text(bytes)
@@ -250,8 +265,12 @@ package struct FieldDecoder {
               year >= 1, (1...12).contains(month), day >= 1
         else { return false }
         let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        let days = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        return day <= days[month - 1]
+        // A switch, not an array of the months' lengths: that array was allocated for every date.
+        switch month {
+        case 2: return day <= (isLeap ? 29 : 28)
+        case 4, 6, 9, 11: return day <= 30
+        default: return day <= 31
+        }
     }
 
     package static func expectation(_ kind: MasterTable.Kind) -> String {
