@@ -45,35 +45,37 @@ package struct CSVReader {
     /// - Throws: `CSVError` for malformed CSV (with the line and field), or what `body` throws.
     package func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
         do {
-            try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, firstOnly: false, body) }
+            try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, deliveringEachLine: false, body) }
         } catch let error as FileError {
             throw CSVError(file: displayName, line: nil, message: error.message)
         }
     }
 
     /// Calls `body` for the first record (the header) only, reading no further than its end.
+    /// Blank lines before it are skipped, as `forEachRecord` skips them.
     ///
     /// - Returns: false for a file without a record.
     /// - Throws: `CSVError` for malformed CSV up to the first record's end, or what `body` throws.
     package func firstRecord(_ body: (CSVRecord) throws -> Void) throws -> Bool {
-        var found = false
+        struct Found: Error {}
         do {
             try MappedFile.withBytes(ofFile: path) { bytes in
-                try parse(bytes, firstOnly: true) { record in
-                    // A line may end several records (a file whose lines end in CR alone is one line).
-                    guard !found else { return }
-                    found = true
+                try parse(bytes, deliveringEachLine: true) { record in
                     try body(record)
+                    throw Found()
                 }
             }
+        } catch is Found {
+            return true
         } catch let error as FileError {
             throw CSVError(file: displayName, line: nil, message: error.message)
         }
-        return found
+        return false
     }
 
-    /// - Parameter firstOnly: stop at the end of the first record, and hand over only it.
-    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, firstOnly: Bool, _ body: (CSVRecord) throws -> Void) throws {
+    /// - Parameter deliveringEachLine: hand records over as soon as their line is read, not 256 at
+    ///   a time (for a reader that stops after the first).
+    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, deliveringEachLine: Bool, _ body: (CSVRecord) throws -> Void) throws {
         var start = 0
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
 
@@ -122,8 +124,7 @@ package struct CSVReader {
             } else {
                 quoteOpenedOnLine = nil
             }
-            if firstOnly && sink.pointee.finishedRecords > 0 { return try deliver() }
-            if sink.pointee.finishedRecords >= Self.recordsPerDelivery { try deliver() }
+            if sink.pointee.finishedRecords >= (deliveringEachLine ? 1 : Self.recordsPerDelivery) { try deliver() }
             if sink.pointee.isAtRecordStart { recordStartLine = line + 1 }
             position = end
         }

@@ -31,6 +31,20 @@ struct HeaderReadingTests {
         #expect(headers == [["station_cd", "station_name"]])
     }
 
+    /// Blank records before the header (`""` alone on a line reads as one empty field) are
+    /// skipped, as the reading of the rows skips them: the header is the first record with text.
+    @Test func blankRecordsBeforeTheHeaderAreSkipped() throws {
+        let scratch = Scratch()
+        let path = scratch.path("stations.csv")
+        try Data("\"\"\n  \n\nstation_cd,station_name\n1,a\n".utf8).write(to: URL(fileURLWithPath: path))
+        var headers: [[String]] = []
+        let found = try CSVReader(path: path, displayName: path).firstRecord { record in
+            headers.append(record.fields.map { String(decoding: $0, as: UTF8.self) })
+        }
+        #expect(found)
+        #expect(headers == [["station_cd", "station_name"]])
+    }
+
     @Test func anEmptyFileHasNoFirstRecord() throws {
         let scratch = Scratch()
         let path = scratch.path("empty.csv")
