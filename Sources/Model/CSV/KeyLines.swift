@@ -67,10 +67,16 @@ package struct KeyLines {
     private var slots: [Slot]
     package private(set) var count = 0
 
-    /// Room for `expected` keys up front: growing a million-key table rehashes it about twenty times.
+    /// Room for `expected` keys up front (growing a million-key table rehashes it about twenty
+    /// times), but for no more than `largestReservation`: `expected` is an estimate from the start
+    /// of a file, and one whose first lines are unlike the rest must not reserve gigabytes.
+    /// Past it the table grows.
     package init(expected: Int = 0) {
-        slots = Array(repeating: Self.empty, count: Self.capacity(for: expected))
+        slots = Array(repeating: Self.empty, count: Self.capacity(for: min(max(expected, 0), Self.largestReservation)))
     }
+
+    /// 2^21 keys: 128 MB of slots, room for twice the stations of the largest benchmark.
+    package static let largestReservation = 1 << 21
 
     /// A power of two, at most three quarters full with `count` keys.
     private static func capacity(for count: Int) -> Int {

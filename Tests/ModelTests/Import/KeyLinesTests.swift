@@ -45,6 +45,15 @@ struct KeyLinesTests {
         #expect(table[RowKey([1_120_100])] == nil)
     }
 
+    /// An estimate far too large (a file whose first 64 KiB are blank lines) reserves no more
+    /// than `largestReservation`, and the table still grows past it when the keys come.
+    @Test func aWildEstimateReservesABoundedTable() {
+        var table = KeyLines(expected: Int.max)
+        for offset in 0..<1_000 { #expect(table.record(RowKey([Int64(offset)]), line: offset + 2) == nil) }
+        #expect(table.count == 1_000)
+        #expect(table[RowKey([999])] == 1_001)
+    }
+
     /// Keys whose codes fold into the same word (`1` and `1/0/0`) are different keys.
     @Test func keysOfTheSameWordStayApart() {
         var table = KeyLines()
