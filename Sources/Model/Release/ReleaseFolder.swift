@@ -40,6 +40,11 @@ package struct ReleaseFolder: Sendable {
     /// each version as deeply as `depth` says, and nothing unlisted).
     /// - Throws: `ReleaseError` when the folder or manifest is missing, corrupt or disagrees.
     package func loadManifest(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest {
+        try readManifest(depth: depth).manifest
+    }
+
+    /// `loadManifest`, with the bytes the manifest was decoded from.
+    package func readManifest(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> ManifestFile {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReleaseError.missingFolder(path)
@@ -52,7 +57,7 @@ package struct ReleaseFolder: Sendable {
             throw ReleaseError.corruptManifest(manifestPath, reason: Self.describe(error))
         }
         try requireAgreement(manifest, depth: depth)
-        return manifest
+        return ManifestFile(manifest: manifest, bytes: data)
     }
 
     /// - Throws: `ReleaseError.manifestDisagrees` with every problem `ManifestAudit` finds.
@@ -66,7 +71,12 @@ package struct ReleaseFolder: Sendable {
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
     package func loadManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest? {
-        if FileManager.default.fileExists(atPath: manifestPath) { return try loadManifest(depth: depth) }
+        try readManifestIfPresent(depth: depth)?.manifest
+    }
+
+    /// `loadManifestIfPresent`, with the bytes the manifest was decoded from.
+    package func readManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> ManifestFile? {
+        if FileManager.default.fileExists(atPath: manifestPath) { return try readManifest(depth: depth) }
         try refuseStrangersInANewFolder()
         return nil
     }
@@ -183,10 +193,12 @@ extension ReleaseFolder {
 
     /// Publishes the version built in `building` with the folder's new `manifest`: stages the
     /// manifest, writes the intent, swaps the version folder in by renames, renames the
-    /// manifest into place, then forgets the intent and the build folder.
-    package func publish(version: Int, from building: String, manifest: Manifest, onStep: (ReleaseStep) throws -> Void) throws {
+    /// manifest into place, then forgets the intent and the build folder. A `manifest` that
+    /// appends a version to `previous` (the folder's, as read) is encoded from its bytes.
+    package func publish(version: Int, from building: String, manifest: Manifest, extending previous: ManifestFile? = nil,
+                         onStep: (ReleaseStep) throws -> Void) throws {
         let intent = try ReleaseError.translating(path) {
-            let encoded = try manifest.encoded()
+            let encoded = try previous.map { try manifest.encoded(extending: $0) } ?? manifest.encoded()
             try AtomicFile.write(encoded, to: url(Self.stagedManifest(in: building)))
             let intent = PublishIntent(building: building, version: version, manifestSha256: FileDigest.sha256(encoded))
             try AtomicFile.write(try JSONEncoder().encode(intent), to: intentPath)

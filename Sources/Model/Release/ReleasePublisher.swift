@@ -93,8 +93,8 @@ extension MasterDatabase {
         // a release does not slow down as the folder grows: an older file is hashed when it is read
         // (a delta this release joins); `verify` reads every file.
         let published = PublishedReleases(folder: folder, manifest: BackgroundTask {
-            let existing = try folder.loadManifestIfPresent(depth: { _ in .sizes })
-            try folder.requireLineage(lineage, of: existing)
+            let existing = try folder.readManifestIfPresent(depth: { _ in .sizes })
+            try folder.requireLineage(lineage, of: existing?.manifest)
             return existing
         })
         defer { _ = try? published.manifest.wait() }
@@ -109,7 +109,8 @@ extension MasterDatabase {
             try build(version: options.version, into: buildFolder, beside: published,
                       spacing: options.checkpointSpacing, checks: options.skipChecks ? nil : options.checkLimits, step: step)
         }
-        let existing = try published.manifest.wait()
+        let existingFile = try published.manifest.wait()
+        let existing = existingFile?.manifest
         var verification: VerificationReport?
         if options.verify {
             let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.url("verify"))
@@ -125,7 +126,7 @@ extension MasterDatabase {
         manifest.versions.append(released)
         manifest.versions.sort { $0.version < $1.version }
         manifest.newest = manifest.versions.last!.version
-        try folder.publish(version: released.version, from: building, manifest: manifest) { done in
+        try folder.publish(version: released.version, from: building, manifest: manifest, extending: existingFile) { done in
             // From the intent on, the build folder is the publish's to finish, not ours to remove.
             if done == .intentWritten { publishDecided = true }
             try step(done)
@@ -212,7 +213,7 @@ extension MasterDatabase {
         // Nothing of this build outlives it, whatever fails from here.
         defer { _ = try? twin?.wait() }
         // A folder that cannot take this release is refused before the indexes and the gzip.
-        let existing = try published.manifest.wait()
+        let existing = try published.manifest.wait()?.manifest
         try published.folder.requireOwnership(of: version, manifest: existing)
         let older = existing?.versions ?? []
         // A twin that ended without handing deltas over (it could not begin) has its own error to tell.
@@ -349,10 +350,11 @@ private struct RenderedDeltas: Sendable {
 /// on another thread while the build begins.
 private struct PublishedReleases: Sendable {
     let folder: ReleaseFolder
-    let manifest: BackgroundTask<Manifest?>
+    /// With the bytes it was read from, from which the next manifest is written.
+    let manifest: BackgroundTask<ManifestFile?>
 
     /// The folder's releases, once its manifest is read; its error if it cannot take this release.
-    func versions() throws -> [ReleasedVersion] { try manifest.wait()?.versions ?? [] }
+    func versions() throws -> [ReleasedVersion] { try manifest.wait()?.manifest.versions ?? [] }
 }
 
 /// Renders the deltas of a release (`DeltaChainPlan`) into its build folder, on whichever
