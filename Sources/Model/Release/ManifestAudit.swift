@@ -46,6 +46,9 @@ package enum ReleaseLayout {
 package struct ManifestAudit {
     /// How deeply a version's files are read.
     package enum Depth: Comparable {
+        /// The entries alone: the version's files and folder are not looked at (a version
+        /// that this process audited under the folder's lock and has not touched since).
+        case listed
         /// Paths, kinds and sizes.
         case sizes
         /// And the database's `user_version` and rows.
@@ -98,7 +101,8 @@ package struct ManifestAudit {
                 return
             }
             listed.insert(entry.path)
-            if let reason = fileProblem(entry, expected: expected, hash: depth(version) >= .hashes) {
+            if let reason = depth(version) == .listed ? Self.placeProblem(entry, expected: expected)
+                : fileProblem(entry, expected: expected, hash: depth(version) >= .hashes) {
                 problem("\(field).\(name).path", entry.path, reason)
                 filesOK = false
             }
@@ -178,10 +182,16 @@ package struct ManifestAudit {
         return nil
     }
 
+    /// Why a listed file is not where its entry belongs, or nil: its path alone.
+    private static func placeProblem(_ entry: ReleasedFile, expected: String) -> String? {
+        if let reason = unsafe(entry.path) { return reason }
+        if entry.path != expected { return "not where this entry's file belongs (expected \(expected))" }
+        return nil
+    }
+
     /// Why a listed file is not what its entry says, or nil.
     private func fileProblem(_ entry: ReleasedFile, expected: String, hash: Bool) -> String? {
-        if let reason = Self.unsafe(entry.path) { return reason }
-        if entry.path != expected { return "not where this entry's file belongs (expected \(expected))" }
+        if let reason = Self.placeProblem(entry, expected: expected) { return reason }
         // Every folder on the way must be a real folder, and the file a regular file: no link
         // may lead a server or a client out of the release folder.
         var prefix = ""
@@ -218,7 +228,8 @@ package struct ManifestAudit {
         return nil
     }
 
-    /// What the folder holds that the manifest does not list, depth first, by name.
+    /// What the folder holds that the manifest does not list, depth first, by name; not inside
+    /// the folder of a version audited at `Depth.listed`.
     private func unlisted(listed: Set<String>) -> [ManifestProblem] {
         let folders = Set(listed.flatMap { path -> [String] in
             let parts = path.split(separator: "/").dropLast()
@@ -229,6 +240,9 @@ package struct ManifestAudit {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: relative.isEmpty ? folder.path : folder.url(relative))) ?? []).sorted()
             for name in names {
                 let path = relative.isEmpty ? name : relative + "/" + name
+                if relative.isEmpty, folders.contains(path), let version = Int(path), depth(version) == .listed {
+                    continue
+                }
                 if Self.kind(folder.url(path)) == S_IFDIR && folders.contains(path) {
                     walk(path)
                 } else if !listed.contains(path) && !(relative.isEmpty && Self.isLeftover(name)) {

@@ -132,9 +132,11 @@ extension MasterDatabase {
             try step(done)
         }
         // The published folder keeps the manifest's contract. No hash is read again: the new
-        // files' were computed from the bytes as they were written; the older versions' sizes
-        // are checked as when the manifest was loaded.
-        try folder.requireAgreement(manifest, depth: { $0 == released.version ? .contents : .sizes })
+        // files' were computed from the bytes as they were written. The older versions' files
+        // were checked when the manifest was loaded, under the lock this release still holds,
+        // and a publish touches only its own version's folder: their entries are checked, not
+        // their files again (at 50 releases, 1,300 files looked at twice: 0.016 s on one core).
+        try folder.requireAgreement(manifest, depth: { $0 == released.version ? .contents : .listed })
         phases.done("published, and the folder checked again")
         return ReleaseResult(
             released: released, manifest: manifest, verification: verification, checks: checks,

@@ -95,6 +95,31 @@ import Testing
          { manifest, _ in setDownload(&manifest, from: 1, kind: "full", path: "3/stations.sqlite.gz") }),
     ]
 
+    /// After its publish, a release checks the older versions by their entries alone
+    /// (`Depth.listed`): it audited their files when it read the manifest, under the lock it holds.
+    @Test func aVersionAuditedByItsEntriesAloneIsNotLookedAtOnDisk() throws {
+        let (_, folder) = try released()
+        let copy = try tampered(folder, "listed") { manifest, copy in
+            Self.edit(&manifest, version: 2) { version in
+                var gzip = version["database_gzip"] as! [String: Any]
+                gzip["path"] = "3/stations.sqlite.gz"
+                version["database_gzip"] = gzip
+            }
+            try FileManager.default.removeItem(atPath: copy + "/2/carry-over.sql")
+            try Data("stray".utf8).write(to: URL(fileURLWithPath: copy + "/2/stray.txt"))
+        }
+        let manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: copy + "/manifest.json")))
+        func problems(_ depth: ManifestAudit.Depth) throws -> [String] {
+            try ManifestAudit(folder: ReleaseFolder(path: copy), depth: { $0 == 2 ? depth : .sizes }).problems(manifest)
+                .map { "\($0.field) \($0.file ?? "-")" }
+        }
+        let misplaced = "versions[2].database_gzip.path 3/stations.sqlite.gz"
+        #expect(try problems(.listed) == [misplaced])
+        let sized = try problems(.sizes)
+        #expect(sized == [misplaced, "versions[2].carry_over.path 2/carry-over.sql", "folder 2/stations.sqlite.gz", "folder 2/stray.txt"],
+                "\(sized)")
+    }
+
     @Test func anUntamperedFolderPasses() throws {
         let (database, folder) = try released()
         let result = try CommandRunner.run(["verify", "--db", database.path, "--out", folder])
