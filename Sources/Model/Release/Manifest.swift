@@ -51,8 +51,9 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// `encoded()` writes the versions one after the other inside the top-level object, each
     /// nested two levels deep: `head` (the manifest without versions, up to `"versions" : [`),
     /// a newline, each version's own encoding indented by four spaces (its empty lines left
-    /// empty), separated by `,\n`, then `arrayEnd`. The older versions' text is taken from the bytes they were decoded
-    /// from; a head or an end not as `encoded()` writes them falls back to encoding it all.
+    /// empty), separated by `,\n`, then `arrayEnd`. The older versions' text is taken from the
+    /// bytes they were decoded from; a head or an end not as `encoded()` writes them falls back
+    /// to encoding it all.
     package func encoded(extending previous: ManifestFile) throws -> Data {
         let older = previous.manifest
         guard format == Self.currentFormat, older.format == format, let added = versions.last,

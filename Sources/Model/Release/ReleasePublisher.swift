@@ -135,7 +135,7 @@ extension MasterDatabase {
         // files' were computed from the bytes as they were written. The older versions' files
         // were checked when the manifest was loaded, under the lock this release still holds,
         // and a publish touches only its own version's folder: their entries are checked, not
-        // their files again (at 50 releases, 1,300 files looked at twice: 0.016 s on one core).
+        // their files again (at 50 releases, 1,300 files: 0.006 s on one core, at the end).
         try folder.requireAgreement(manifest, depth: { $0 == released.version ? .contents : .listed })
         phases.done("published, and the folder checked again")
         return ReleaseResult(
