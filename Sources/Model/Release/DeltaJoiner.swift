@@ -96,10 +96,14 @@ struct DeltaJoiner {
                     return bytes.count
                 }
             } catch let error as FileError {
-                throw FileError(cannot: "read \(keptPath)", code: error.code)
+                throw FileError(cannot: "read \(keptPath)", code: error.code, reason: error.code.map(FileError.systemWords) ?? error.message)
             }
+            // The copy is this build's own, removed with it: a short one is a fault of this
+            // release (a full disk, say), not a published file changed, so no backup helps.
             guard keptBytes == job.second.sqlBytes else {
-                throw disagreement(job.second, field: "sql_bytes", "\(keptBytes) bytes of SQL kept", listed: "\(job.second.sqlBytes)")
+                throw FileError(cannot: "read \(keptPath)", code: nil,
+                                reason: "\(keptBytes) bytes, but the delta from \(job.via) wrote \(job.second.sqlBytes) bytes of SQL",
+                                hint: "release again")
             }
             try sql.finish()
             var statements = job.first.statements

@@ -169,6 +169,42 @@ import Testing
         #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
+    /// The SQL a release keeps of its own deltas for the joins is its build's: one cut short
+    /// (here after the deltas are written) stops the release with the file named and what to
+    /// do, nothing is published, and the release made again lands.
+    @Test func aShortCopyOfThisReleasesOwnSQLStopsTheReleaseAndNothingIsPublished() throws {
+        let (database, folder, results) = try tenReleases()
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
+        try database.commit(batch, memo: "v11")
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.checkpointSpacing = 2
+        options.skipChecks = true
+        let cut = Locked<[String]>([])
+        options.onStep = { step in
+            guard step == .deltasWritten else { return }
+            for building in try FileManager.default.contentsOfDirectory(atPath: folder) where building.hasPrefix(ReleaseFolder.buildingPrefix) {
+                let buildPath = (folder as NSString).appendingPathComponent(building)
+                for name in try FileManager.default.contentsOfDirectory(atPath: buildPath) where name.hasSuffix(".sql") {
+                    let path = (buildPath as NSString).appendingPathComponent(name)
+                    try Data(try Data(contentsOf: URL(fileURLWithPath: path)).dropLast()).write(to: URL(fileURLWithPath: path))
+                    cut.withLock { $0.append(name) }
+                }
+            }
+        }
+        #expect {
+            try database.release(options)
+        } throws: { error in
+            let words = "\(error.localizedDescription)"
+            return words.contains("cannot read \(folder)/\(ReleaseFolder.buildingPrefix)") && words.contains(".sql: ")
+                && words.contains("bytes, but the delta from") && words.contains("(release again)")
+        }
+        #expect(!cut.withLock { $0 }.isEmpty)
+        #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
+        options.onStep = nil
+        #expect(try database.release(options).released.version == 11)
+    }
+
     /// A manifest whose entry says other SQL than its file holds (its file unchanged): the part
     /// is measured as it is joined, and the field is named.
     @Test func anOlderDeltaWhoseEntryMisstatesItsSQLIsNeverJoined() throws {
