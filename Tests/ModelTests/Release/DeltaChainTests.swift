@@ -140,13 +140,21 @@ import Testing
 
     /// Version 11, released into the folder of `tenReleases` as they were.
     func releaseEleven(_ database: MasterDatabase, into folder: String) throws {
+        try commitEleven(database)
+        try database.release(Self.elevenOptions(folder))
+    }
+
+    func commitEleven(_ database: MasterDatabase) throws {
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
         try database.commit(batch, memo: "v11")
+    }
+
+    static func elevenOptions(_ folder: String) -> ReleaseOptions {
         var options = ReleaseOptions(outputFolder: folder, verify: false)
         options.checkpointSpacing = 2
         options.skipChecks = true
-        try database.release(options)
+        return options
     }
 
     @Test func anOlderDeltaChangedSinceItWasReleasedIsNeverJoined() throws {
@@ -174,12 +182,8 @@ import Testing
     /// do, nothing is published, and the release made again lands.
     @Test func aShortCopyOfThisReleasesOwnSQLStopsTheReleaseAndNothingIsPublished() throws {
         let (database, folder, results) = try tenReleases()
-        var batch = ChangeBatch()
-        batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
-        try database.commit(batch, memo: "v11")
-        var options = ReleaseOptions(outputFolder: folder, verify: false)
-        options.checkpointSpacing = 2
-        options.skipChecks = true
+        try commitEleven(database)
+        var options = Self.elevenOptions(folder)
         let cut = Locked<[String]>([])
         options.onStep = { step in
             guard step == .deltasWritten else { return }
