@@ -13,6 +13,7 @@ import StationSupport
 /// - a station: its line (`open-under-closed`), the station its group names (`group-dangling`:
 ///   only an added station can make a dangling group whole, so the dangling ones are re-checked),
 ///   and every station of its line, before and after the version (`duplicate-name-on-line`);
+///   a station is in scope with its whole line: the stations in scope are those of the lines in scope;
 /// - a line: its company (`open-under-closed`) and its stations, before and after (`line-without-stations`);
 /// - a connection: its line and its two stations.
 /// `station-moved-far` is about the version's own changes: it is always found afresh.
@@ -88,14 +89,17 @@ package struct CheckScope {
                 CROSS JOIN main.\(MasterTable.stations.historyTable) h ON h.key_id = CAST(c.station_cd AS TEXT) AND h.valid_to = \(version)
                 WHERE h.line_cd IS NOT NULL;
 
-            INSERT OR IGNORE INTO \(stations) SELECT station_cd FROM \(changedStations);
-            INSERT OR IGNORE INTO \(stations) SELECT s.station_cd FROM \(lines) l CROSS JOIN main.stations s ON s.line_cd = l.line_cd;
             """)
         // A station's group can only dangle if the station changed (stations are closed, never
-        // removed), and only one that dangled can become whole: the version before's findings say which.
+        // removed), and only one that dangled can become whole: the version before's findings say
+        // which. Their lines come into scope with them, so that the stations in scope are
+        // exactly those of the lines in scope, which the rules that read whole lines rely on.
         try db.execute(sql: """
-            INSERT OR IGNORE INTO \(stations) SELECT CAST(key_id AS INTEGER) FROM main.recorded_findings
-            WHERE rule = '\(CheckRule.groupDangling.rawValue)' AND table_name = 'stations'
+            INSERT OR IGNORE INTO \(lines) SELECT s.line_cd FROM main.recorded_findings f
+                CROSS JOIN main.stations s ON s.station_cd = CAST(f.key_id AS INTEGER)
+                WHERE f.rule = '\(CheckRule.groupDangling.rawValue)' AND f.table_name = 'stations';
+
+            INSERT OR IGNORE INTO \(stations) SELECT s.station_cd FROM \(lines) l CROSS JOIN main.stations s ON s.line_cd = l.line_cd;
             """)
         if let touchingBefore {
             let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO \(connections) VALUES (?, ?, ?)")

@@ -288,7 +288,7 @@ package struct DataChecker {
         try forEachRow(db, """
             SELECT s.station_cd, s.station_name, l.line_cd, l.line_name FROM stations s
             JOIN lines l ON l.line_cd = s.line_cd
-            WHERE s.e_status <> \(Self.closed) AND l.e_status = \(Self.closed)\(inScope(.stations, "s.station_cd"))
+            WHERE s.e_status <> \(Self.closed) AND l.e_status = \(Self.closed)\(inScope(.lines, "l.line_cd"))
             ORDER BY s.station_cd
             """) { row in
             let station: Int64 = row[0], line: Int64 = row[2]
@@ -363,15 +363,21 @@ package struct DataChecker {
     /// given), and those of an open line with a closed end are returned when `collectingClosedEnds`.
     private func connections(_ db: Database, tooLong: FindingOutput?, collectingClosedEnds: Bool) throws -> [ClosedEnd] {
         var closedEnds: [ClosedEnd] = []
+        // In scope, the scope's keys drive (CROSS JOIN), in their own order: left to choose,
+        // SQLite read every connection in key order to spare a sort and probed the scope with
+        // each, 0.21 s for the 24,461 connections of a 1 % import at a million stations, against 0.09 s.
+        let (connections, order) = scope == nil
+            ? ("connections c", "c")
+            : ("\(CheckScope.connections) k CROSS JOIN connections c USING (line_cd, station_cd1, station_cd2)", "k")
         try forEachRow(db, """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
                    a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status,
                    l.line_name, a.station_name, b.station_name
-            FROM \(scope == nil ? "connections c" : "\(CheckScope.connections) k JOIN connections c USING (line_cd, station_cd1, station_cd2)")
+            FROM \(connections)
             JOIN stations a ON a.station_cd = c.station_cd1
             JOIN stations b ON b.station_cd = c.station_cd2
             LEFT JOIN lines l ON l.line_cd = c.line_cd
-            ORDER BY c.line_cd, c.station_cd1, c.station_cd2
+            ORDER BY \(order).line_cd, \(order).station_cd1, \(order).station_cd2
             """) { row in
             let line: Int64 = row[0], first: Int64 = row[1], second: Int64 = row[2]
             if let tooLong, let a = row[4] as Double?, let b = row[5] as Double?, let c = row[7] as Double?, let d = row[8] as Double? {
@@ -484,15 +490,11 @@ package struct DataChecker {
         var currentLine: Int64?
         var firstOfName: [[UInt8]: Int64] = [:]
         var duplicates: [(station: Int64, line: Int64, first: Int64, name: String)] = []
-        // In scope, whole lines are read (a finding depends on every open station of its line)
-        // and the findings of the stations in scope kept.
-        let scoped = scope.map { scope in (
-            column: ", \(scope.contains(.stations, "station_cd"))",
-            lines: " AND line_cd IN (SELECT DISTINCT s.line_cd FROM \(CheckScope.stations) k CROSS JOIN stations s ON s.station_cd = k.station_cd)"
-        ) }
+        // In scope, the lines in scope are read whole: a finding depends on every open station
+        // of its line.
         try forEachRow(db, """
-            SELECT station_cd, station_name, line_cd\(scoped?.column ?? "") FROM stations
-            WHERE e_status <> \(Self.closed)\(scoped?.lines ?? "") ORDER BY line_cd, station_cd
+            SELECT station_cd, station_name, line_cd FROM stations
+            WHERE e_status <> \(Self.closed)\(inScope(.lines, "line_cd")) ORDER BY line_cd, station_cd
             """) { row in
             let station: Int64 = row[0], stationName: String = row[1], line: Int64 = row[2]
             if line != currentLine {
@@ -503,7 +505,6 @@ package struct DataChecker {
                 firstOfName[Array(stationName.utf8)] = station
                 return
             }
-            if scoped != nil && !(row[3] as Bool) { return }
             duplicates.append((station, line, other, stationName))
         }
         for duplicate in duplicates.sorted(by: { $0.station < $1.station }) {
