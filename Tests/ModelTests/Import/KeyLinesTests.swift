@@ -2,7 +2,8 @@ import StationCSV
 import StationSupport
 import Testing
 
-/// The table that records each key's line of an import file, held to a `Dictionary`.
+/// The table that records each key's line of an import file, held to a `Dictionary`: keys in
+/// key order, as exports list them, and keys out of place.
 struct KeyLinesTests {
     /// Random keys of one to three columns, many given twice, recorded into a table sized for
     /// none of them (so it grows nine times) and into one sized for all: both answer as a
@@ -43,6 +44,39 @@ struct KeyLinesTests {
         for offset in 0..<1_000_000 where table[RowKey([1_120_101 + Int64(offset)])] != offset + 2 { wrong += 1 }
         #expect(wrong == 0)
         #expect(table[RowKey([1_120_100])] == nil)
+    }
+
+    /// A file in key order with rows out of place, as a new station listed with its line: keys
+    /// given twice, the first time in order or out of place, are found either way, and keys
+    /// below, between and above the recorded ones are absent.
+    @Test func aFileInKeyOrderWithRowsOutOfPlace() {
+        var random = SplitMix64(seed: 7)
+        var table = KeyLines(expected: 10)
+        var reference: [RowKey: Int] = [:]
+        var line = 1
+        func record(_ key: RowKey) {
+            line += 1
+            #expect(table.record(key, line: line) == reference[key], "line \(line): \(key.text)")
+            if reference[key] == nil { reference[key] = line }
+        }
+        for code in stride(from: Int64(1_000), to: 9_000, by: 4) {
+            record(RowKey([11_201, code, code + 1]))
+            switch random.next() % 8 {
+            case 0: record(RowKey([11_201, Int64(random.next() % 8_000) + 1_000, code + 3]))  // out of place
+            case 1: record(RowKey([11_201, Int64(random.next() % UInt64(code - 999)) / 4 * 4 + 1_000, 0]))  // out of place, then given again
+            case 2: record(RowKey([11_201, code - Int64(random.next() % 40) / 4 * 4, code - Int64(random.next() % 40) / 4 * 4 + 1]))  // in order before: twice
+            default: break
+            }
+        }
+        #expect(table.count == reference.count)
+        for code in Int64(900)..<9_100 {
+            for key in [RowKey([11_201, code, code + 1]), RowKey([11_201, code, code + 3]), RowKey([11_201, code, 0])] {
+                #expect(table[key] == reference[key], "\(key.text)")
+            }
+        }
+        var listed: [RowKey: Int] = [:]
+        table.forEach { key, line in listed[key] = line }
+        #expect(listed == reference)
     }
 
     /// An estimate far too large (a file whose first 64 KiB are blank lines) reserves no more
