@@ -54,14 +54,21 @@ package struct RowKey: Hashable, Comparable {
 /// file leaves out, and the line to name in a warning about a row that was not staged.
 ///
 /// Exports list their rows in key order, so the keys that come in order are appended to an
-/// array, and only those that come out of place go to a hash table. Every key of the hash table
-/// is below the last of the array, so a key above it is new without a look at either. A hash
-/// table of every key cost a 1 % import at a million stations 0.19 s of the comparing thread,
-/// a cache miss per key in 64 MB filled before the first: the array is written in order.
+/// array, and only those that come out of place go to a hash table. A hash table of every key
+/// cost a 1 % import at a million stations 0.19 s of the comparing thread, a cache miss per key
+/// in 64 MB filled before the first: the array is written in order, and the hash table of the
+/// few keys out of place stays in the cache.
 package struct KeyLines {
     private var ordered: [KeyLine] = []
     private var outOfPlace = HashedKeyLines()
     package var count: Int { ordered.count + outOfPlace.count }
+    /// The keys held in the hash table: those that came out of place, or were passed by one.
+    package var hashedCount: Int { outOfPlace.count }
+
+    /// How many of the last keys in order a key below them takes the place of, which then go to
+    /// the hash table. A new station listed with its line has a code above those that follow it:
+    /// kept last in the array, it would send every key after it to the hash table.
+    package static let reach = 32
 
     /// Room for `expected` keys in order up front, but for no more than `largestReservation`:
     /// `expected` is an estimate from the start of a file, and one whose first lines are unlike
@@ -74,9 +81,9 @@ package struct KeyLines {
     package static let largestReservation = 1 << 21
 
     package subscript(key: RowKey) -> Int? {
-        guard let last = ordered.last, !(last.key < key) else { return nil }
-        if let index = orderedIndex(of: key) { return Int(ordered[index].line) }
-        return outOfPlace[key]
+        let index = orderedIndex(of: key)
+        if index < ordered.count && ordered[index].key == key { return Int(ordered[index].line) }
+        return outOfPlace.isEmpty ? nil : outOfPlace[key]
     }
 
     /// Every key with its line, in no particular order.
@@ -88,12 +95,19 @@ package struct KeyLines {
     /// Records a key's line; returns the earlier line if the key was already recorded.
     package mutating func record(_ key: RowKey, line: Int) -> Int? {
         precondition(line > 0 && line <= UInt32.max, "a file's lines start at 1, and a file of four billion lines is not read")
-        guard let last = ordered.last, !(last.key < key) else {
-            ordered.append(KeyLine(key: key, line: UInt32(line)))
-            return nil
+        let entry = KeyLine(key: key, line: UInt32(line))
+        if let last = ordered.last, !(last.key < key) {
+            let index = orderedIndex(of: key)
+            if ordered[index].key == key { return Int(ordered[index].line) }
+            if let earlier = outOfPlace[key] { return earlier }
+            guard ordered.count - index <= Self.reach else { return outOfPlace.record(entry) }
+            for passed in ordered[index...] { _ = outOfPlace.record(passed) }
+            ordered.removeSubrange(index...)
+        } else if !outOfPlace.isEmpty, let earlier = outOfPlace[key] {
+            return earlier
         }
-        if let index = orderedIndex(of: key) { return Int(ordered[index].line) }
-        return outOfPlace.record(key, line: UInt32(line))
+        ordered.append(entry)
+        return nil
     }
 
     /// Records a key's line.
@@ -107,14 +121,14 @@ package struct KeyLines {
         }
     }
 
-    /// Binary search of the keys that came in order.
-    private func orderedIndex(of key: RowKey) -> Int? {
+    /// Where `key` is or would go among the keys in order.
+    private func orderedIndex(of key: RowKey) -> Int {
         var (low, high) = (0, ordered.count)
         while low < high {
             let middle = (low + high) / 2
             if ordered[middle].key < key { low = middle + 1 } else { high = middle }
         }
-        return low < ordered.count && ordered[low].key == key ? low : nil
+        return low
     }
 }
 
@@ -156,13 +170,15 @@ private struct HashedKeyLines {
         for slot in slots where slot.line != 0 { try body(slot.key, Int(slot.line)) }
     }
 
+    var isEmpty: Bool { count == 0 }
+
     /// Records a key's line; returns the earlier line if the key was already recorded.
-    mutating func record(_ key: RowKey, line: UInt32) -> Int? {
+    mutating func record(_ entry: KeyLine) -> Int? {
         // At most three quarters full.
         if (count + 1) > slots.count / 4 * 3 { grow() }
-        let index = slot(of: key)
+        let index = slot(of: entry.key)
         if slots[index].line != 0 { return Int(slots[index].line) }
-        slots[index] = KeyLine(key: key, line: line)
+        slots[index] = entry
         count += 1
         return nil
     }
