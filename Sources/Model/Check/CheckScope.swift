@@ -10,13 +10,16 @@ import StationSupport
 ///
 /// A rule's finding on a row depends on that row and on a few neighbours; a row is in scope when
 /// the version changed it or one of those neighbours:
-/// - a station: its line (`open-under-closed`), the station its group names (`group-dangling`:
-///   only an added station can make a dangling group whole, so the dangling ones are re-checked),
-///   and every station of its line, before and after the version (`duplicate-name-on-line`);
-///   a station is in scope with its whole line: the stations in scope are those of the lines in scope;
+/// - a station: its line (`open-under-closed`) and every station of its line, before and after
+///   the version (`duplicate-name-on-line`): the stations in scope are those of the lines in
+///   scope, and the rules read them by line;
 /// - a line: its company (`open-under-closed`) and its stations, before and after (`line-without-stations`);
 /// - a connection: its line and its two stations.
-/// `station-moved-far` is about the version's own changes: it is always found afresh.
+/// `station-moved-far` is about the version's own changes: it is always found afresh. So is
+/// `group-dangling`, on fewer rows: a station's group can only come to dangle if the station
+/// changed (stations are closed, never removed), and only one that dangled can become whole (an
+/// added station names it), so the changed stations and those the version before found are
+/// checked (`groupStations`), not the 191,545 of the lines in scope.
 ///
 /// A rule that reads a station's or a line's row alone (`rowLocal`) finds on a row what it
 /// found before unless the version changed that row: it reads only the changed rows, and only
@@ -25,7 +28,8 @@ import StationSupport
 ///
 /// `IncrementalCheckTests` holds this to a full check over random histories.
 package struct CheckScope {
-    package static let stations = "temp.check_scope_stations"
+    /// The stations whose `group-dangling` finding can have changed.
+    package static let groupStations = "temp.check_scope_group_stations"
     package static let lines = "temp.check_scope_lines"
     package static let companies = "temp.check_scope_companies"
     package static let connections = "temp.check_scope_connections"
@@ -71,7 +75,7 @@ package struct CheckScope {
         try db.execute(sql: """
             CREATE TEMP TABLE check_changed_stations (station_cd INTEGER PRIMARY KEY);
             CREATE TEMP TABLE check_changed_lines (line_cd INTEGER PRIMARY KEY);
-            CREATE TEMP TABLE check_scope_stations (station_cd INTEGER PRIMARY KEY);
+            CREATE TEMP TABLE check_scope_group_stations (station_cd INTEGER PRIMARY KEY);
             CREATE TEMP TABLE check_scope_lines (line_cd INTEGER PRIMARY KEY);
             CREATE TEMP TABLE check_scope_companies (company_cd INTEGER PRIMARY KEY);
             CREATE TEMP TABLE check_scope_connections (
@@ -89,17 +93,10 @@ package struct CheckScope {
                 CROSS JOIN main.\(MasterTable.stations.historyTable) h ON h.key_id = CAST(c.station_cd AS TEXT) AND h.valid_to = \(version)
                 WHERE h.line_cd IS NOT NULL;
 
-            """)
-        // A station's group can only dangle if the station changed (stations are closed, never
-        // removed), and only one that dangled can become whole: the version before's findings say
-        // which. Their lines come into scope with them, so that the stations in scope are
-        // exactly those of the lines in scope, which the rules that read whole lines rely on.
-        try db.execute(sql: """
-            INSERT OR IGNORE INTO \(lines) SELECT s.line_cd FROM main.recorded_findings f
-                CROSS JOIN main.stations s ON s.station_cd = CAST(f.key_id AS INTEGER)
-                WHERE f.rule = '\(CheckRule.groupDangling.rawValue)' AND f.table_name = 'stations';
 
-            INSERT OR IGNORE INTO \(stations) SELECT s.station_cd FROM \(lines) l CROSS JOIN main.stations s ON s.line_cd = l.line_cd;
+            INSERT OR IGNORE INTO \(groupStations) SELECT station_cd FROM \(changedStations);
+            INSERT OR IGNORE INTO \(groupStations) SELECT CAST(key_id AS INTEGER) FROM main.recorded_findings
+                WHERE rule = '\(CheckRule.groupDangling.rawValue)' AND table_name = 'stations';
             """)
         if let touchingBefore {
             let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO \(connections) VALUES (?, ?, ?)")
@@ -131,7 +128,7 @@ package struct CheckScope {
     }
 
     package static func drop(_ db: Database) throws {
-        for table in [stations, lines, companies, connections, changedStations, changedLines] {
+        for table in [groupStations, lines, companies, connections, changedStations, changedLines] {
             try db.execute(sql: "DROP TABLE IF EXISTS \(table)")
         }
     }
@@ -139,7 +136,6 @@ package struct CheckScope {
     /// SQL condition: `column` (a key of `table`) is in scope.
     package func contains(_ table: MasterTable, _ column: String) -> String {
         switch table {
-        case .stations: return "\(column) IN (SELECT station_cd FROM \(Self.stations))"
         case .lines: return "\(column) IN (SELECT line_cd FROM \(Self.lines))"
         case .companies: return "\(column) IN (SELECT company_cd FROM \(Self.companies))"
         default: preconditionFailure("\(table.name): no rule reads it by its own key")
@@ -159,12 +155,14 @@ package struct CheckScope {
     private static let rowLocalList = rowLocal.map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
     /// SQL condition: a recorded finding (a `rule`, `table_name`, `key_id` row) is one this
-    /// scope finds afresh, so the version's set replaces it: for a `rowLocal` rule only on a
-    /// changed station or line, for the others on any in scope.
+    /// scope finds afresh, so the version's set replaces it: every one of the rules found afresh
+    /// whole; for a `rowLocal` rule only on a changed station or line; for the others on any in
+    /// scope, a station by its line.
     package static let foundAfresh = """
-        rule = '\(CheckRule.stationMovedFar.rawValue)' OR table_name = 'prefectures'
+        rule IN ('\(CheckRule.stationMovedFar.rawValue)', '\(CheckRule.groupDangling.rawValue)') OR table_name = 'prefectures'
         OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(changedStations)))
-        OR (table_name = 'stations' AND rule NOT IN (\(rowLocalList)) AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(stations)))
+        OR (table_name = 'stations' AND rule NOT IN (\(rowLocalList))
+            AND (SELECT s.line_cd FROM main.stations s WHERE s.station_cd = CAST(key_id AS INTEGER)) IN (SELECT line_cd FROM \(lines)))
         OR (table_name = 'lines' AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(changedLines)))
         OR (table_name = 'lines' AND rule NOT IN (\(rowLocalList)) AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(lines)))
         OR (table_name = 'companies' AND key_id IN (SELECT CAST(company_cd AS TEXT) FROM \(companies)))

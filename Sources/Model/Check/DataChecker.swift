@@ -471,7 +471,8 @@ package struct DataChecker {
     private func groupsDangling(_ db: Database, _ out: FindingOutput) throws {
         try forEachRow(db, """
             SELECT s.station_cd, s.station_name, s.station_g_cd FROM stations s
-            WHERE s.station_g_cd IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stations g WHERE g.station_cd = s.station_g_cd)\(inScope(.stations, "s.station_cd"))
+            WHERE s.station_g_cd IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stations g WHERE g.station_cd = s.station_g_cd)\(
+                scope == nil ? "" : " AND s.station_cd IN (SELECT station_cd FROM \(CheckScope.groupStations))")
             ORDER BY s.station_cd
             """) { row in
             let station: Int64 = row[0], group: Int64 = row[2]
