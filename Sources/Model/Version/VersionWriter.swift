@@ -50,10 +50,19 @@ package struct VersionWriter {
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
             SELECT kind, '\(table.name)', \(table.keyText()), ?, ?, ? FROM \(staged) ORDER BY \(keys)
             """, [version, date, memo], db)
-        try db.execute(sql: """
-            INSERT INTO version_counts (version, table_name, type, count)
-            SELECT ?, '\(table.name)', kind, COUNT(*) FROM \(staged) GROUP BY kind
-            """, arguments: [version])
+        if loaded {
+            // Every row of a loaded table is an INSERT, one per log row just written: counting
+            // them by kind read the table again, 0.19 s for a million stations.
+            let inserted = db.changesCount
+            guard inserted > 0 else { return }
+            try db.execute(sql: "INSERT INTO version_counts (version, table_name, type, count) VALUES (?, '\(table.name)', ?, ?)",
+                           arguments: [version, Update.Kind.insert.rawValue, inserted])
+        } else {
+            try db.execute(sql: """
+                INSERT INTO version_counts (version, table_name, type, count)
+                SELECT ?, '\(table.name)', kind, COUNT(*) FROM \(staged) GROUP BY kind
+                """, arguments: [version])
+        }
     }
 
     /// Old states of the staged rows to history, new states to the master (a file loaded
