@@ -166,6 +166,6 @@ package struct CheckScope {
         OR (table_name = 'lines' AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(changedLines)))
         OR (table_name = 'lines' AND rule NOT IN (\(rowLocalList)) AND key_id IN (SELECT CAST(line_cd AS TEXT) FROM \(lines)))
         OR (table_name = 'companies' AND key_id IN (SELECT CAST(company_cd AS TEXT) FROM \(companies)))
-        OR (table_name = 'connections' AND key_id IN (SELECT line_cd || '/' || station_cd1 || '/' || station_cd2 FROM \(connections)))
+        OR (table_name = 'connections' AND key_id IN (SELECT \(MasterTable.connections.keyText()) FROM \(connections)))
         """
 }
