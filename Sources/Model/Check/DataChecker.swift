@@ -501,24 +501,27 @@ package struct DataChecker {
     /// The findings come in line order: they are held (by number and name) and listed in key order.
     private func duplicateNamesOnLines(_ db: Database, _ out: FindingOutput) throws {
         var currentLine: Int64?
-        var firstOfName: [[UInt8]: Int64] = [:]
+        var firstOfName: [NameBytes: Int64] = [:]
         var duplicates: [(station: Int64, line: Int64, first: Int64, name: String)] = []
         // In scope, the lines in scope are read whole: a finding depends on every open station
-        // of its line.
-        try forEachRow(db, """
+        // of its line. Read column by column: a name's bytes are taken once, not decoded to a
+        // string and copied twice (0.16 s of the 0.60 s at a million stations).
+        let sql = """
             SELECT station_cd, station_name, line_cd FROM stations
             WHERE e_status <> \(Self.closed)\(inScope(.lines, "line_cd")) ORDER BY line_cd, station_cd
-            """) { row in
-            let station: Int64 = row[0], stationName: String = row[1], line: Int64 = row[2]
+            """
+        try StatementBinding.forEachRow(try db.cachedStatement(sql: state(for: sql) + sql), db) { row in
+            let station = sqlite3_column_int64(row, 0), line = sqlite3_column_int64(row, 2)
             if line != currentLine {
                 currentLine = line
                 firstOfName.removeAll(keepingCapacity: true)
             }
-            guard let other = firstOfName[Array(stationName.utf8)] else {
-                firstOfName[Array(stationName.utf8)] = station
+            let stationName = NameBytes(row, column: 1)
+            guard let other = firstOfName[stationName] else {
+                firstOfName[stationName] = station
                 return
             }
-            duplicates.append((station, line, other, stationName))
+            duplicates.append((station, line, other, String(decoding: stationName.bytes, as: UTF8.self)))
         }
         for duplicate in duplicates.sorted(by: { $0.station < $1.station }) {
             try out.found(.duplicateNameOnLine, .stations, String(duplicate.station)) { """
@@ -631,5 +634,22 @@ package enum Katakana {
 
     package static func characters(notAllowedIn text: String) -> [Character] {
         text.filter { character in !character.unicodeScalars.allSatisfy(isAllowed) }.map { $0 }
+    }
+}
+
+/// A text column's bytes, compared as SQLite compares text, hashed as one run of bytes: an
+/// array of bytes hashes byte by byte.
+private struct NameBytes: Hashable {
+    let bytes: [UInt8]
+
+    init(_ row: SQLiteStatement, column: Int32) {
+        // The text first: its byte count is the text's (SQLite's rule for the two calls).
+        let text = sqlite3_column_text(row, column)
+        let count = Int(sqlite3_column_bytes(row, column))
+        bytes = text.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
+    }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
