@@ -433,20 +433,21 @@ package struct DataChecker {
     private func stationsMovedFar(_ db: Database, _ out: FindingOutput) throws {
         guard version > 1 else { return }  // the first version moves nothing
         let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
-        let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: "(\(changedInVersion))")
-        let now = VersionedState(table: .stations, version: version, isNewest: version == newest)
-            .select(restrictedTo: "(\(changedInVersion))")
-        // Sorted here, not by the query: asked for station order, SQLite walked the history's
-        // union in that order and probed the version's changes, minutes at a million stations.
+        // A station's state before the version that changed it is its history row ending at that
+        // version; the version's changes drive, in that order (CROSS JOIN). Rebuilt as each
+        // version's state and joined, SQLite probed one with every row of the other: 0.10 s for
+        // the 10,054 stations a 1 % import at a million moves, and 112 s for a past version.
+        // Sorted here, not by the query.
         var moved: [(station: Int64, name: String, from: (Double, Double), to: (Double, Double), kilometres: Double)] = []
-        let cursor = try Row.fetchCursor(db, sql: """
-            SELECT n.station_cd, n.station_name, b.lat, b.lon, n.lat, n.lon
-            FROM (\(now)) n JOIN (\(before)) b ON b.key_id = n.key_id
-            WHERE b.lat IS NOT NULL AND b.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
-            """)
-        while let row = try cursor.next() {
+        try forEachRow(db, """
+            SELECT n.station_cd, n.station_name, h.lat, h.lon, n.lat, n.lon
+            FROM (\(changedInVersion)) c
+            CROSS JOIN main.\(MasterTable.stations.historyTable) h ON h.key_id = c.key_id AND h.valid_to = \(version)
+            CROSS JOIN stations n ON n.station_cd = h.station_cd
+            WHERE h.lat IS NOT NULL AND h.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
+            """) { row in
             let kilometres = Geography.metres(latitude: row[2], longitude: row[3], toLatitude: row[4], longitude: row[5]) / 1000
-            guard kilometres > limits.moveKilometres else { continue }
+            guard kilometres > limits.moveKilometres else { return }
             moved.append((row[0], row[1], (row[2], row[3]), (row[4], row[5]), kilometres))
         }
         for station in moved.sorted(by: { $0.station < $1.station }) {
