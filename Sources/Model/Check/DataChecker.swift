@@ -433,18 +433,14 @@ package struct DataChecker {
     private func stationsMovedFar(_ db: Database, _ out: FindingOutput) throws {
         guard version > 1 else { return }  // the first version moves nothing
         let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
-        // A station's state before the version that changed it is its history row ending at that
-        // version; the version's changes drive, in that order (CROSS JOIN). Rebuilt as each
-        // version's state and joined, SQLite probed one with every row of the other: 0.10 s for
-        // the 10,054 stations a 1 % import at a million moves, and 112 s for a past version.
-        // Sorted here, not by the query.
+        let before = VersionedState.statesBefore(version, of: changedInVersion, in: .stations)
+        // The version's stations drive (CROSS JOIN), then their state now: 0.10 s -> 0.04 s for
+        // the 10,054 stations a 1 % import at a million moves. Sorted here, not by the query.
         var moved: [(station: Int64, name: String, from: (Double, Double), to: (Double, Double), kilometres: Double)] = []
         try forEachRow(db, """
-            SELECT n.station_cd, n.station_name, h.lat, h.lon, n.lat, n.lon
-            FROM (\(changedInVersion)) c
-            CROSS JOIN main.\(MasterTable.stations.historyTable) h ON h.key_id = c.key_id AND h.valid_to = \(version)
-            CROSS JOIN stations n ON n.station_cd = h.station_cd
-            WHERE h.lat IS NOT NULL AND h.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
+            SELECT n.station_cd, n.station_name, b.lat, b.lon, n.lat, n.lon
+            FROM (\(before)) b CROSS JOIN stations n ON n.station_cd = b.station_cd
+            WHERE b.lat IS NOT NULL AND b.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
             """) { row in
             let kilometres = Geography.metres(latitude: row[2], longitude: row[3], toLatitude: row[4], longitude: row[5]) / 1000
             guard kilometres > limits.moveKilometres else { return }

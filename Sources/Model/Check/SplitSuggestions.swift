@@ -285,12 +285,11 @@ package struct SplitFinder {
     /// Stations the version moved to a line of another operator: operator before → after,
     /// with the lines they left.
     private func movedAcrossOperators(_ db: Database) throws -> [Transfer: TransferEvidence] {
-        let keys = "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update])))"
-        let before = VersionedState(table: .stations, version: version - 1).select(restrictedTo: keys)
+        let before = VersionedState.statesBefore(version, of: UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update]), in: .stations)
         var moves: [(lineLeft: Int64, operatorNow: Int64)] = []
         for row in try Row.fetchAll(db, sql: """
             SELECT p.line_cd, nl.company_cd FROM (\(before)) p
-            JOIN stations n ON n.station_cd = p.station_cd
+            CROSS JOIN stations n ON n.station_cd = p.station_cd
             JOIN lines nl ON nl.line_cd = n.line_cd
             WHERE p.line_cd <> n.line_cd AND nl.company_cd IS NOT NULL
             """) {

@@ -61,6 +61,18 @@ package struct VersionedState {
         """
     }
 
+    /// `SELECT key_id, <columns>`: the states just before `version` of `keys` (SQL with a
+    /// `key_id` column), keys that `version` updated, closed or restored: the history rows it
+    /// superseded, found by their primary key in the order of `keys` (CROSS JOIN). `select` of
+    /// `version - 1` gives the same rows, but joined with another state SQLite probed one with
+    /// every row of the other: 112 s for a past version's 10,000 moved stations at a million.
+    package static func statesBefore(_ version: Int, of keys: String, in table: MasterTable, schema: String = "main") -> String {
+        """
+        SELECT c.key_id, \(table.columnNames.map { "h." + $0 }.joined(separator: ", "))
+        FROM (\(keys)) c CROSS JOIN \(schema).\(table.historyTable) h ON h.key_id = c.key_id AND h.valid_to = \(version)
+        """
+    }
+
     /// Restricts alias's rows to `keys`, matched through the table's key index: `key_id`
     /// is split back into its integer parts (`11302/1130201/1130202` → 11302, 1130201, 1130202).
     private func keyMatch(alias: String, keys: String) -> String {
