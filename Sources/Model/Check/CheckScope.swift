@@ -93,7 +93,6 @@ package struct CheckScope {
                 CROSS JOIN main.\(MasterTable.stations.historyTable) h ON h.key_id = CAST(c.station_cd AS TEXT) AND h.valid_to = \(version)
                 WHERE h.line_cd IS NOT NULL;
 
-
             INSERT OR IGNORE INTO \(groupStations) SELECT station_cd FROM \(changedStations);
             INSERT OR IGNORE INTO \(groupStations) SELECT CAST(key_id AS INTEGER) FROM main.recorded_findings
                 WHERE rule = '\(CheckRule.groupDangling.rawValue)' AND table_name = 'stations';

@@ -272,17 +272,17 @@ package struct SplitFinder {
     /// (a closed station's line may close with it).
     private func changed(_ kind: Update.Kind, _ db: Database) throws -> [Station] {
         let keys = "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])))"
-        let stations = "s.station_cd IN (SELECT CAST(key_id AS INTEGER) FROM \(keys))"
+        let isChanged = "s.station_cd IN (SELECT CAST(key_id AS INTEGER) FROM \(keys))"
         // A closed station's line as it was before, rebuilt for those lines alone: every line's
-        // state took 0.04 s of a 1 % import at a million stations.
+        // state took 0.040 s of a 1 % import at a million stations, those lines' 0.032 s.
         let linesBefore = VersionedState(table: .lines, version: version - 1)
-            .select(restrictedTo: "(SELECT DISTINCT CAST(s.line_cd AS TEXT) AS key_id FROM stations s WHERE \(stations))")
+            .select(restrictedTo: "(SELECT DISTINCT CAST(s.line_cd AS TEXT) AS key_id FROM stations s WHERE \(isChanged))")
         let lines = kind == .insert ? "lines" : "(\(linesBefore))"
         return try Row.fetchAll(db, sql: """
             SELECT \(Self.columns) FROM stations s
             JOIN \(lines) l ON l.line_cd = s.line_cd
             JOIN companies c ON c.company_cd = l.company_cd
-            WHERE \(stations)
+            WHERE \(isChanged)
             ORDER BY s.station_cd
             """).map(Station.init)
     }
