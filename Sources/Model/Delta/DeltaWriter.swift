@@ -151,24 +151,39 @@ package struct DeltaWriter {
 
     private func dropTables(_ db: Database) throws {
         for table in MasterTable.all { try db.execute(sql: "DROP TABLE IF EXISTS temp.\(statementsTable(table))") }
-        try db.execute(sql: "DROP TABLE IF EXISTS temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new; DROP TABLE IF EXISTS temp.delta_old")
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new")
     }
 
     /// One row per change of a key of `table` after the oldest `from` that some prepared delta
     /// takes as the key's first (`takenBySomeDelta`): the statement that brings the key
     /// from its state before that change to its state at `to` (none when both are equal or
-    /// absent), with the key's previous change, in the order a delta lists them. The touched
-    /// keys and both states are materialised in indexed temp tables, so the joins are by key.
+    /// absent), with the key's previous change, in the order a delta lists them.
+    ///
+    /// Both states are joined by key: the state before a change is the history row it
+    /// superseded (by the history's primary key), and the state at the newest version the
+    /// master row. Only an older `to` is materialised, from `VersionedState`, in an indexed temp
+    /// table. Copying both states of a release's 35,828 changes into indexed temp tables took
+    /// 0.16 s of the 0.42 s that rendering the stations took, at 100,000 stations and 50 versions.
     private func renderStatements(of table: MasterTable, _ db: Database) throws {
-        let newState = VersionedState(table: table, version: to, isNewest: to >= newest).select(restrictedTo: "temp.delta_changes")
         try db.execute(sql: """
             CREATE TEMP TABLE delta_changes AS SELECT * FROM (\(UpdateLog.changes(of: table, after: froms[0], through: to)))
                 WHERE \(takenBySomeDelta);
-            CREATE TEMP TABLE delta_new AS \(newState);
-            CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
-            CREATE TEMP TABLE delta_old AS \(VersionedState.statesBefore(changesIn: "temp.delta_changes", of: table));
-            CREATE UNIQUE INDEX temp.delta_old_by_change ON delta_old (key_id, change);
             """)
+        let new: (join: String, exists: String)
+        if to >= newest {
+            let parts = table.keyColumns.count == 1
+                ? ["CAST(c.key_id AS INTEGER)"]
+                : VersionedState.keyParts("c.key_id", count: table.keyColumns.count).map { "CAST(\($0) AS INTEGER)" }
+            let match = zip(table.keyColumns, parts).map { "n.\($0) = \($1)" }.joined(separator: " AND ")
+            new = ("main.\(table.name) n ON \(match)", "n.\(table.keyColumns[0]) IS NOT NULL")
+        } else {
+            try db.execute(sql: """
+                CREATE TEMP TABLE delta_new AS \(VersionedState(table: table, version: to).select(restrictedTo: "temp.delta_changes"));
+                CREATE UNIQUE INDEX temp.delta_new_by_key ON delta_new (key_id);
+                """)
+            new = ("temp.delta_new n ON n.key_id = c.key_id", "n.key_id IS NOT NULL")
+        }
+        let oldExists = "o.key_id IS NOT NULL"
         let columns = table.columns(clientSchema: toSchema)
         let sameRow = columns.map { "n.\($0.name) IS o.\($0.name)" }.joined(separator: " AND ")
         let upsert = SQLLiteral.upsert(table, columns: columns, alias: "n")
@@ -183,15 +198,15 @@ package struct DeltaWriter {
                 ord INTEGER PRIMARY KEY, previous_change INTEGER, change INTEGER NOT NULL, kind TEXT NOT NULL, statement TEXT NOT NULL);
             INSERT INTO temp.\(statementsTable(table)) (previous_change, change, kind, statement)
             SELECT c.previous_change, c.change,
-                   CASE WHEN n.key_id IS NULL THEN 'delete' WHEN o.key_id IS NULL THEN 'upsert' ELSE 'update' END,
-                   CASE WHEN n.key_id IS NULL THEN \(delete) WHEN o.key_id IS NULL THEN \(upsert) ELSE \(update) END
+                   CASE WHEN NOT \(new.exists) THEN 'delete' WHEN NOT \(oldExists) THEN 'upsert' ELSE 'update' END,
+                   CASE WHEN NOT \(new.exists) THEN \(delete) WHEN NOT \(oldExists) THEN \(upsert) ELSE \(update) END
             FROM temp.delta_changes c
-            LEFT JOIN temp.delta_new n ON n.key_id = c.key_id
-            LEFT JOIN temp.delta_old o ON o.key_id = c.key_id AND o.change = c.change
-            WHERE (n.key_id IS NOT NULL OR o.key_id IS NOT NULL)
-              AND NOT (n.key_id IS NOT NULL AND o.key_id IS NOT NULL AND \(sameRow))
-            ORDER BY n.key_id IS NOT NULL, \(order), c.change;
-            DROP TABLE temp.delta_changes; DROP TABLE temp.delta_new; DROP TABLE temp.delta_old;
+            LEFT JOIN \(new.join)
+            LEFT JOIN main.\(table.historyTable) o ON o.key_id = c.key_id AND o.valid_to = c.change
+            WHERE (\(new.exists) OR \(oldExists))
+              AND NOT (\(new.exists) AND \(oldExists) AND \(sameRow))
+            ORDER BY \(new.exists), \(order), c.change;
+            DROP TABLE temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new;
             """)
     }
 

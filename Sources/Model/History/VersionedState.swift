@@ -51,21 +51,12 @@ package struct VersionedState {
         return currentRows + "\nUNION ALL\n" + historyRows
     }
 
-    /// `SELECT key_id, change, <columns>`: for each change in `changes` (a table of `key_id` and
-    /// `change`, as `UpdateLog.changes` gives), the key's state just before it: the history row
-    /// that change superseded, found by its primary key; none for a change that inserted the key.
-    package static func statesBefore(changesIn changes: String, of table: MasterTable, schema: String = "main") -> String {
-        """
-        SELECT c.key_id, c.change, \(table.columnNames.map { "h." + $0 }.joined(separator: ", "))
-        FROM \(changes) c JOIN \(schema).\(table.historyTable) h ON h.key_id = c.key_id AND h.valid_to = c.change
-        """
-    }
-
     /// `SELECT key_id, <columns>`: the states just before `version` of `keys` (SQL with a
     /// `key_id` column), keys that `version` updated, closed or restored: the history rows it
     /// superseded, found by their primary key in the order of `keys` (CROSS JOIN). `select` of
     /// `version - 1` gives the same rows, but joined with another state SQLite probed one with
     /// every row of the other: 112 s for a past version's 10,000 moved stations at a million.
+    /// (A delta joins the history the same way, by each change's `valid_to`: `DeltaWriter`.)
     package static func statesBefore(_ version: Int, of keys: String, in table: MasterTable, schema: String = "main") -> String {
         """
         SELECT c.key_id, \(table.columnNames.map { "h." + $0 }.joined(separator: ", "))
