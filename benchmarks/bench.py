@@ -101,6 +101,17 @@ def release_pipeline(master, out, base_database, schema_from):
             f"sha256sum {database} {database}.gz {out}/delta-from-1.sql.gz > {out}/SHA256SUMS")
 
 
+def require_space_for_history(stations, versions):
+    """A history takes about 420 bytes a station a version on disk (2.0 GB at 100,000 stations and
+    50 versions, 20 GB at 1M): a run the disk cannot hold is refused before it starts, not stopped
+    by a full disk at version 46 (session 22)."""
+    needed = stations * versions * 420
+    free = shutil.disk_usage(WORK).free
+    if free < needed * 1.2:
+        sys.exit(f"the history table needs about {needed / 1e9:.1f} GB in {WORK} and {free / 1e9:.1f} GB are free: "
+                 "free some, or pass a smaller --history-stations or --history")
+
+
 def history_benchmark(stations, lengths, runs):
     """Release cost against history length, as weekly releases make it: a master of 1 … max(lengths)
     versions at `stations` stations, each version 1% of the stations changed and released into one
@@ -108,7 +119,6 @@ def history_benchmark(stations, lengths, runs):
     into a copy of the folder holding releases 1 … N − 1. A release renders the deltas from its
     checkpoints and joins the rest (README, "What a release renders and what it joins"); the second
     table compares what each phone downloads with the delta rendered for it alone."""
-    label = f"{stations // 1000}k"
     run([ADMIN, "synth", "--stations", str(stations), "--seed", "11", "--out", path("history", "s1")])
     master = path("history", "master.sqlite")
     folder = path("history", "folder")
@@ -224,10 +234,14 @@ def main():
     args = parser.parse_args()
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
+    lengths = [int(n) for n in args.history.split(",")] if args.history else []
+    if lengths and (args.history_only or not (args.serve_only or args.scenarios)):
+        # Before the main table: a full run reaches the history after several minutes.
+        require_space_for_history(args.history_stations, max(lengths))
     if args.history_only:
         print(f"# machine: {machine()}", flush=True)
         os.makedirs(path("history"))
-        history_benchmark(args.history_stations, [int(n) for n in args.history.split(",")], max(1, args.runs // 2))
+        history_benchmark(args.history_stations, lengths, max(1, args.runs // 2))
         return
     if args.serve_only:
         print(f"# machine: {machine()}", flush=True)
@@ -321,7 +335,7 @@ def main():
     print(f"\ndelta gzip bytes: ours {ours_gz:,}, sqldiff | gzip {anchor_gz:,} (ratio {ours_gz / anchor_gz:.2f})")
     if args.history:
         os.makedirs(path("history"))
-        history_benchmark(args.history_stations, [int(n) for n in args.history.split(",")], max(1, args.runs // 2))
+        history_benchmark(args.history_stations, lengths, max(1, args.runs // 2))
     serve_benchmark(WORK, n, args.serve_seconds)
 
 
