@@ -372,8 +372,8 @@ package struct DataChecker {
             ? ("connections c", "c")
             : ("\(CheckScope.connections) k CROSS JOIN connections c USING (line_cd, station_cd1, station_cd2)", "k")
         // Read column by column, the names only for a finding: with every row's thirteen values
-        // decoded as a GRDB row, the statement lived 0.75 s at a million connections, 0.64 s so
-        // (the join itself takes 0.39 s in `sqlite3`).
+        // decoded as a GRDB row, the statement lived 0.75 s at a million connections; read this
+        // way, 0.64 s (the join itself takes 0.39 s in `sqlite3`).
         let sql = """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
                    a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status,
@@ -503,7 +503,8 @@ package struct DataChecker {
         var duplicates: [(station: Int64, line: Int64, first: Int64, name: String)] = []
         // In scope, the lines in scope are read whole: a finding depends on every open station
         // of its line. Read column by column: a name's bytes are taken once, not decoded to a
-        // string and copied twice (the statement lived 0.60 s at a million stations, 0.41 s so).
+        // string and copied twice (the statement lived 0.60 s at a million stations; read this
+        // way, 0.41 s).
         let sql = """
             SELECT station_cd, station_name, line_cd FROM stations
             WHERE e_status <> \(Self.closed)\(inScope(.lines, "line_cd")) ORDER BY line_cd, station_cd
