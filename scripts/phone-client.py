@@ -150,8 +150,15 @@ def update_through_serve(base, work, phone, manifest, v):
             if sha256(body) != delta["file"]["sha256"]:
                 raise RuntimeError("the delta's gzip is not the manifest's")
             body = gzip.decompress(body)
-        if sha256(body) != delta["sql_sha256"]:
-            raise RuntimeError("the delta's SQL is not the manifest's")
+        # A joined delta (manifest format 5) lists its SQL's parts, one after the other.
+        parts = delta.get("sql_parts") or [{"sql_bytes": delta["sql_bytes"], "sql_sha256": delta["sql_sha256"]}]
+        offset = 0
+        for part in parts:
+            if sha256(body[offset:offset + part["sql_bytes"]]) != part["sql_sha256"]:
+                raise RuntimeError("the delta's SQL is not the manifest's")
+            offset += part["sql_bytes"]
+        if offset != len(body) or len(body) != delta["sql_bytes"]:
+            raise RuntimeError("the delta's SQL is not as long as the manifest says")
         if int(headers["X-Data-Version"]) != newest:
             raise RuntimeError("X-Data-Version is not the manifest's newest")
         run_in_transaction(phone, body.decode("utf-8"))

@@ -70,10 +70,9 @@ extension MasterDatabase {
     }
 
     /// Writes a delta inside the caller's read transaction, from statements `writer` rendered
-    /// (a release writes all of its own deltas from the one state it builds the client database from);
-    /// its SQL also into `sqlCopy`, when given.
+    /// (a release writes all of its own deltas from the one state it builds the client database from).
     package static func writeDelta(_ db: Database, from: Int, with writer: DeltaWriter, gzip: Bool, transaction: Bool,
-                                   into destination: DeltaDestination, keepingSQLIn sqlCopy: ByteSink? = nil) throws -> WrittenDelta {
+                                   into destination: DeltaDestination) throws -> WrittenDelta {
         var output: String?
         if case .file(let path) = destination {
             try FileChecks.requireReplaceable(path)
@@ -95,7 +94,7 @@ extension MasterDatabase {
             let gzipDigest = DigestSink(next: gzip ? sink : nil)
             // Deflate runs on a second core while SQLite renders the statements.
             let compressor = BackgroundSink(next: try GzipSink(next: gzipDigest))
-            let sqlDigest = DigestSink(next: TeeSink([compressor] + (gzip ? [] : [sink]) + (sqlCopy.map { [$0] } ?? [])))
+            let sqlDigest = DigestSink(next: gzip ? compressor : TeeSink([compressor, sink]))
             let summary = try writer.write(from: from, transaction: transaction, db, into: sqlDigest)
             try sqlDigest.finish()
             if let temporary, let output { try AtomicFile.moveIntoPlace(temporary, output, replacing: true) }

@@ -11,9 +11,10 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// 2: with `lineage` and `downloads`; no delta from version 0, none larger than the database.
     /// 3: each version has a carry-over script, and each full download names it.
     /// 4: a delta may be joined from an older version's delta and one of its own (`via`).
+    /// 5: a joined delta lists the hash of each part's SQL (`sql_parts`), not of the whole.
     public var format = Manifest.currentFormat
     /// The format this code writes.
-    public static let currentFormat = 4
+    public static let currentFormat = 5
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
     public var lineage: String?
@@ -239,10 +240,15 @@ public struct ReleasedDelta: Codable, Sendable, Equatable {
     public var to: Int
     /// The gzip file a client downloads.
     public var file: ReleasedFile
-    /// Size and hash of the SQL once inflated.
+    /// The size of the SQL once inflated.
     public var sqlBytes: Int
-    /// SHA-256 of the SQL once inflated (hex).
-    public var sqlSha256: String
+    /// SHA-256 of the SQL once inflated (hex); nil for a delta joined by a release of format 5
+    /// or later, whose `sqlParts` are hashed each.
+    public var sqlSha256: String?
+    /// For a delta joined by a release of format 5 or later: its SQL as the deltas rendered from
+    /// the master that it joins, oldest first, each with its size and hash; nil otherwise.
+    /// Hashing each part lets a release join a file without inflating and hashing all of it.
+    public var sqlParts: [DeltaSQLPart]?
     /// Statements per table and kind (`INSERT OR REPLACE`, `UPDATE`, `DELETE`).
     public var statements: [String: [String: Int]]
     /// Splits the delta carries out on the phone.
@@ -254,20 +260,27 @@ public struct ReleasedDelta: Codable, Sendable, Equatable {
     public var via: Int?
 
     /// A delta as a release records it.
-    public init(from: Int, to: Int, file: ReleasedFile, sqlBytes: Int, sqlSha256: String,
+    public init(from: Int, to: Int, file: ReleasedFile, sqlBytes: Int, sqlSha256: String?, sqlParts: [DeltaSQLPart]? = nil,
                 statements: [String: [String: Int]], duplicates: Int, via: Int?) {
         self.from = from
         self.to = to
         self.file = file
         self.sqlBytes = sqlBytes
         self.sqlSha256 = sqlSha256
+        self.sqlParts = sqlParts
         self.statements = statements
         self.duplicates = duplicates
         self.via = via
     }
 
+    /// What a reader of the SQL checks, in order: the parts of a joined delta, or the whole SQL
+    /// as one part; nil for an entry with neither (which `ManifestAudit` names).
+    public var hashedSQLParts: [DeltaSQLPart]? {
+        sqlParts ?? sqlSha256.map { [DeltaSQLPart(sqlBytes: sqlBytes, sqlSha256: $0)] }
+    }
+
     private enum CodingKeys: String, CodingKey {
-        case from, to, file, sqlBytes = "sql_bytes", sqlSha256 = "sql_sha256", statements, duplicates, via
+        case from, to, file, sqlBytes = "sql_bytes", sqlSha256 = "sql_sha256", sqlParts = "sql_parts", statements, duplicates, via
     }
 
     /// Every key present, `null` for a delta rendered from the master (docs/json.md).
@@ -278,8 +291,25 @@ public struct ReleasedDelta: Codable, Sendable, Equatable {
         try container.encode(file, forKey: .file)
         try container.encode(sqlBytes, forKey: .sqlBytes)
         try container.encode(sqlSha256, forKey: .sqlSha256)
+        try container.encode(sqlParts, forKey: .sqlParts)
         try container.encode(statements, forKey: .statements)
         try container.encode(duplicates, forKey: .duplicates)
         try container.encode(via, forKey: .via)
     }
+}
+
+/// A stretch of a joined delta's SQL: the SQL of one delta rendered from the master.
+public struct DeltaSQLPart: Codable, Sendable, Equatable {
+    /// Its size in bytes.
+    public var sqlBytes: Int
+    /// SHA-256 of its bytes (hex).
+    public var sqlSha256: String
+
+    /// A part of `sqlBytes` bytes whose SHA-256 is `sqlSha256`.
+    public init(sqlBytes: Int, sqlSha256: String) {
+        self.sqlBytes = sqlBytes
+        self.sqlSha256 = sqlSha256
+    }
+
+    private enum CodingKeys: String, CodingKey { case sqlBytes = "sql_bytes", sqlSha256 = "sql_sha256" }
 }

@@ -123,6 +123,9 @@ package struct ManifestAudit {
             if let via = delta.via, let reason = Self.joinProblem(delta, via: via, of: released) {
                 problem("\(field).\(name).via", delta.file.path, reason)
             }
+            if let (key, reason) = Self.sqlProblem(delta) {
+                problem("\(field).\(name).\(key)", delta.file.path, reason)
+            }
         }
         let froms = released.downloads.map(\.from)
         if froms.sorted() != Array(1..<max(version, 1)) {
@@ -180,6 +183,21 @@ package struct ManifestAudit {
             return "\(via) (expected a version between \(delta.from) and \(released.version), the one it was joined through)"
         }
         return nil
+    }
+
+    /// Why a delta's SQL cannot be checked by what its entry says (the key and the reason), or
+    /// nil: a rendered delta has the hash of its SQL; a joined one has that or its parts', which
+    /// add up to its size.
+    private static func sqlProblem(_ delta: ReleasedDelta) -> (String, String)? {
+        if let parts = delta.sqlParts {
+            if delta.sqlSha256 != nil { return ("sql_sha256", "a hash of the whole SQL beside sql_parts (expected null)") }
+            if delta.via == nil { return ("sql_parts", "parts of a delta rendered from the master (expected null, and the hash of its SQL)") }
+            if parts.count < 2 { return ("sql_parts", "\(parts.count) part (expected at least 2: a joined delta's parts)") }
+            let sum = parts.reduce(0) { $0 + $1.sqlBytes }
+            if sum != delta.sqlBytes { return ("sql_parts", "\(sum) bytes of SQL in all, but sql_bytes is \(delta.sqlBytes)") }
+            return nil
+        }
+        return delta.sqlSha256 == nil ? ("sql_sha256", "null, and no sql_parts (expected the hash of its SQL, or of each part)") : nil
     }
 
     /// Why a listed file is not where its entry belongs, or nil: its path alone.

@@ -374,8 +374,6 @@ private struct DeltaRendering: Sendable {
             GzipJoin.isJoinable(published.folder.url(delta.file.path))
         }
         var written: [(from: Int, path: String, delta: WrittenDelta)] = []
-        // The SQL of a delta others are joined through is kept beside the build for the joins.
-        let joinedThrough = Set(plan.joinable.values)
         func render(_ froms: [Int]) throws {
             guard !froms.isEmpty else { return }
             Progress.phase("rendering the deltas' statements")
@@ -385,9 +383,8 @@ private struct DeltaRendering: Sendable {
                 if abandoned.isAbandoned { throw CancellationError() }
                 Progress.update(index)
                 let deltaPath = ReleaseLayout.delta(from: from, to: version)
-                let sqlCopy = joinedThrough.contains(from) ? try FileSink(path: building.url(DeltaJoiner.ownSQL(from: from))) : nil
                 written.append((from, deltaPath, try MasterDatabase.writeDelta(
-                    db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)), keepingSQLIn: sqlCopy)))
+                    db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
             }
             try writer.finish(db)
         }

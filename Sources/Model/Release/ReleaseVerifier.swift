@@ -163,10 +163,21 @@ package struct ReleaseVerifier {
             report.failures.append("\(name): \(delta.file.path) does not inflate as one gzip member (\(error.localizedDescription))")
             return nil
         }
-        if sql.count != delta.sqlBytes || FileDigest.sha256(sql) != delta.sqlSha256 {
-            report.failures.append("\(name): \(delta.file.path) inflates to \(sql.count) bytes of SQL with sha256 \(FileDigest.sha256(sql)), "
-                + "the manifest says \(delta.sqlBytes) bytes with sha256 \(delta.sqlSha256)")
+        if sql.count != delta.sqlBytes {
+            report.failures.append("\(name): \(delta.file.path) inflates to \(sql.count) bytes of SQL, the manifest says \(delta.sqlBytes)")
             return nil
+        }
+        // A joined delta's parts one after the other, each hashed; a rendered one's SQL whole.
+        var start = sql.startIndex
+        for (index, part) in (delta.hashedSQLParts ?? []).enumerated() {
+            let end = start + part.sqlBytes
+            let digest = end <= sql.endIndex ? FileDigest.sha256(sql[start..<end]) : "none (the SQL ends before it)"
+            if digest != part.sqlSha256 {
+                let which = delta.sqlParts == nil ? "its SQL" : "part \(index + 1) of its SQL (bytes \(start - sql.startIndex) to \(end - sql.startIndex))"
+                report.failures.append("\(name): \(delta.file.path): \(which) has sha256 \(digest), the manifest says \(part.sqlSha256)")
+                return nil
+            }
+            start = end
         }
         let script = path("apply-\(delta.from).sql")
         try (Data("BEGIN;\n".utf8) + sql + Data("COMMIT;\n".utf8)).write(to: URL(fileURLWithPath: script))

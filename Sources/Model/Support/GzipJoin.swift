@@ -36,20 +36,28 @@ package enum GzipJoin {
         return isPlainHeader(Array(head)) && Array(end.prefix(syncFlush.count + emptyFinalBlock.count)) == syncFlush + emptyFinalBlock
     }
 
+    /// A part as `join` read it.
+    package struct JoinedPart: Equatable, Sendable {
+        /// SHA-256 of the whole file as read.
+        package let sha256: String
+        /// The length of its content, from its trailer: modulo 2^32, as gzip keeps it.
+        package let contentLength: UInt32
+    }
+
     /// Writes the join of `parts` (paths of joinable gzip files) into `sink`, and finishes it.
-    /// Returns each part's SHA-256, of the whole file as read, so that the caller can check the
-    /// bytes it joined against the manifest that lists them.
+    /// Returns each part's SHA-256 and content length, so that the caller can check the bytes it
+    /// joined against the manifest that lists them.
     ///
     /// - Throws: `GzipError.corrupt(path)` for a part that is not joinable.
-    package static func join(_ parts: [String], into sink: ByteSink) throws -> [String] {
+    package static func join(_ parts: [String], into sink: ByteSink) throws -> [JoinedPart] {
         precondition(!parts.isEmpty, "nothing to join")
         try ParallelGzip.header.withUnsafeBytes { try sink.write($0) }
         var crc = crc32(0, nil, 0)
         var length: UInt32 = 0
-        var digests: [String] = []
+        var read: [JoinedPart] = []
         for (index, path) in parts.enumerated() {
             let isLast = index == parts.count - 1
-            digests.append(try MappedFile.withBytes(ofFile: path) { bytes -> String in
+            read.append(try MappedFile.withBytes(ofFile: path) { bytes -> JoinedPart in
                 let tail = syncFlush.count + emptyFinalBlock.count + trailerSize
                 guard bytes.count >= ParallelGzip.header.count + tail, isPlainHeader(Array(bytes.prefix(ParallelGzip.header.count))),
                       Array(bytes[(bytes.count - tail)..<(bytes.count - trailerSize)]) == syncFlush + emptyFinalBlock else {
@@ -63,7 +71,7 @@ package enum GzipJoin {
                 // is the length itself for any part under 4 GiB.
                 crc = crc32_combine(crc, uLong(partCRC), Int(partLength))
                 length &+= partLength
-                return FileDigest.sha256(UnsafeRawBufferPointer(bytes))
+                return JoinedPart(sha256: FileDigest.sha256(UnsafeRawBufferPointer(bytes)), contentLength: partLength)
             })
         }
         var trailer: [UInt8] = []
@@ -72,7 +80,7 @@ package enum GzipJoin {
         }
         try trailer.withUnsafeBytes { try sink.write($0) }
         try sink.finish()
-        return digests
+        return read
     }
 
     /// Magic, deflate, no flags: the header is exactly 10 bytes and the data follows it.

@@ -122,7 +122,16 @@ import Testing
             // One member whose SQL is the two parts' one after the other.
             let sql = try Gunzip.inflate(Data(contentsOf: URL(fileURLWithPath: file(delta.file.path))), name: delta.file.path)
             #expect(sql == (try Gunzip.read(file(first.file.path))) + (try Gunzip.read(file(second.file.path))))
-            #expect(FileDigest.sha256(sql) == delta.sqlSha256)
+            // Its SQL is listed by part, the parts of the older delta then this release's own.
+            #expect(delta.sqlSha256 == nil)
+            let parts = try #require(delta.sqlParts)
+            #expect(parts == (first.hashedSQLParts ?? []) + (second.hashedSQLParts ?? []))
+            var offset = sql.startIndex
+            for part in parts {
+                #expect(FileDigest.sha256(sql[offset..<min(offset + part.sqlBytes, sql.endIndex)]) == part.sqlSha256)
+                offset += part.sqlBytes
+            }
+            #expect(offset == sql.endIndex && delta.sqlBytes == sql.count)
             #expect(delta.duplicates == first.duplicates + second.duplicates)
             // Against the delta rendered for this phone alone: the issue's 1.2×, and since these
             // deltas change a few rows, one delta's fixed lines a step (about 300 bytes of gzip).
@@ -177,36 +186,52 @@ import Testing
         #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
-    /// The SQL a release keeps of its own deltas for the joins is its build's: one cut short
-    /// (here after the deltas are written) stops the release with the file named and what to
-    /// do, nothing is published, and the release made again lands.
-    @Test func aShortCopyOfThisReleasesOwnSQLStopsTheReleaseAndNothingIsPublished() throws {
-        let (database, folder, results) = try tenReleases()
-        try commitEleven(database)
-        var options = Self.elevenOptions(folder)
-        let cut = Locked<[String]>([])
-        options.onStep = { step in
-            guard step == .deltasWritten else { return }
-            for building in try FileManager.default.contentsOfDirectory(atPath: folder) where building.hasPrefix(ReleaseFolder.buildingPrefix) {
-                let buildPath = (folder as NSString).appendingPathComponent(building)
-                for name in try FileManager.default.contentsOfDirectory(atPath: buildPath) where name.hasSuffix(".sql") {
-                    let path = (buildPath as NSString).appendingPathComponent(name)
-                    try Data(try Data(contentsOf: URL(fileURLWithPath: path)).dropLast()).write(to: URL(fileURLWithPath: path))
-                    cut.withLock { $0.append(name) }
-                }
+    static func manifestPath(_ folder: String) -> String { (folder as NSString).appendingPathComponent(Manifest.fileName) }
+
+    /// The folder's manifest, the index of its newest version and of that version's joined delta from 1.
+    static func joinedDeltaFromOne(in folder: String) throws -> (manifest: Manifest, newest: Int, delta: Int) {
+        let manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath(folder))))
+        let newest = manifest.versions.count - 1
+        let index = try #require(manifest.versions[newest].deltas.firstIndex { $0.from == 1 && $0.via != nil })
+        return (manifest, newest, index)
+    }
+
+    /// A joined delta's parts are taken from the older delta's entry, not inflated: an entry whose
+    /// hash was changed (its file unchanged) is carried into the next joins, and `verify`, which
+    /// hashes every part, names the part and the file.
+    @Test func verifyNamesAJoinedPartWhoseHashIsNotItsSQLs() throws {
+        let (database, folder, _) = try tenReleases()
+        var (manifest, newest, index) = try Self.joinedDeltaFromOne(in: folder)
+        let parts = try #require(manifest.versions[newest].deltas[index].sqlParts)
+        manifest.versions[newest].deltas[index].sqlParts![parts.count - 1].sqlSha256 = String(repeating: "0", count: 64)
+        try manifest.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
+
+        let report = try database.verifyRelease(folder: folder)
+        let bytes = parts.dropLast().reduce(0) { $0 + $1.sqlBytes }
+        #expect(report.failures.contains {
+            $0.hasPrefix("version 10: delta 1 → 10: 10/delta-from-1.sql.gz: part \(parts.count) of its SQL (bytes \(bytes) to \(bytes + parts.last!.sqlBytes)) has sha256 ")
+                && $0.hasSuffix("the manifest says \(String(repeating: "0", count: 64))")
+        }, "\(report.failures)")
+    }
+
+    /// The audit names a joined delta whose parts do not add up to its SQL, or that lists neither
+    /// a hash nor parts.
+    @Test func theAuditNamesSQLPartsThatAreNotWhatTheyShouldBe() throws {
+        let (_, folder, _) = try tenReleases()
+        let (original, newest, index) = try Self.joinedDeltaFromOne(in: folder)
+        for (change, words) in [
+            ({ (delta: inout ReleasedDelta) in delta.sqlBytes += 1 }, "sql_parts \"10/delta-from-1.sql.gz\": "),
+            ({ (delta: inout ReleasedDelta) in delta.sqlParts = nil }, "sql_sha256 \"10/delta-from-1.sql.gz\": null, and no sql_parts"),
+        ] {
+            var manifest = original
+            change(&manifest.versions[newest].deltas[index])
+            try manifest.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
+            #expect {
+                try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes })
+            } throws: { error in
+                "\(error.localizedDescription)".contains("versions[10].deltas[from 1].\(words)")
             }
         }
-        #expect {
-            try database.release(options)
-        } throws: { error in
-            let words = "\(error.localizedDescription)"
-            return words.contains("cannot read \(folder)/\(ReleaseFolder.buildingPrefix)") && words.contains(".sql: ")
-                && words.contains("bytes, but the delta from") && words.contains("(release again)")
-        }
-        #expect(!cut.withLock { $0 }.isEmpty)
-        #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
-        options.onStep = nil
-        #expect(try database.release(options).released.version == 11)
     }
 
     /// A manifest whose entry says other SQL than its file holds (its file unchanged): the part
@@ -218,6 +243,10 @@ import Testing
         for index in manifest.versions.indices {
             for deltaIndex in manifest.versions[index].deltas.indices where manifest.versions[index].deltas[deltaIndex].from == 1 {
                 manifest.versions[index].deltas[deltaIndex].sqlBytes += 1
+                // A joined delta's parts still add up to it, or the audit would name them first.
+                if let last = manifest.versions[index].deltas[deltaIndex].sqlParts?.indices.last {
+                    manifest.versions[index].deltas[deltaIndex].sqlParts![last].sqlBytes += 1
+                }
             }
         }
         try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
@@ -225,7 +254,8 @@ import Testing
             try releaseEleven(database, into: folder)
         } throws: { error in
             let words = "\(error.localizedDescription)"
-            return words.contains(#".deltas[from 1].sql_bytes ""#) && words.contains("bytes of SQL, but the manifest lists")
+            return words.contains(#".deltas[from 1].sql_bytes ""#) && words.contains("as its gzip trailer keeps it), but the manifest lists")
+                && words.contains("its entry in manifest.json changed since it was released")
         }
         #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }

@@ -33,6 +33,22 @@ import Testing
         #expect(try Manifest.decode(extended) == next)
     }
 
+    /// A folder of format 4 has no `sql_parts`: its deltas read with none, their hash of the whole kept.
+    @Test func aManifestOfFormatFourReadsWithNoParts() throws {
+        var written = Manifest(lineage: "lineage", newest: 3, versions: (1...3).map { Self.version($0) })
+        written.format = 4
+        for version in written.versions.indices {
+            for delta in written.versions[version].deltas.indices where written.versions[version].deltas[delta].sqlParts != nil {
+                written.versions[version].deltas[delta].sqlParts = nil
+                written.versions[version].deltas[delta].sqlSha256 = "whole"
+            }
+        }
+        let lines = String(decoding: try written.encoded(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let formatFour = lines.filter { !$0.contains("\"sql_parts\" : null") }.joined(separator: "\n")
+        #expect(formatFour.count < lines.joined(separator: "\n").count)
+        #expect(try Manifest.decode(Data(formatFour.utf8)) == written)
+    }
+
     @Test func anythingButOneNewerVersionAppendedToBytesAsEncodedIsEncodedWhole() throws {
         let previous = Manifest(lineage: "lineage", newest: 3, versions: (1...3).map { Self.version($0) })
         let bytes = try previous.encoded()
@@ -68,12 +84,16 @@ import Testing
         let database = ReleasedFile(path: "\(number)/stations.sqlite", bytes: 1000 + number, sha256: "db-\(number)")
         let gzip = ReleasedFile(path: "\(number)/stations.sqlite.gz", bytes: 400 + number, sha256: "gz-\(number)")
         let carryOver = number % 3 == 0 ? nil : ReleasedFile(path: "\(number)/carry-over.sql", bytes: 7, sha256: "駅/\"\(number)\"")
+        // Joined deltas listed by part, and (as format 4 wrote them) by the hash of the whole.
         let deltas = (1..<number).map { from in
-            ReleasedDelta(from: from, to: number,
-                          file: ReleasedFile(path: "\(number)/delta-from-\(from).sql.gz", bytes: 10 * from, sha256: "d-\(from)"),
-                          sqlBytes: 100 * from, sqlSha256: "s-\(from)",
-                          statements: ["stations": ["update": from, "upsert": 1, "delete": 0], "lines": [:]],
-                          duplicates: from % 2, via: from % 4 == 0 ? nil : from + 1)
+            let via = from % 4 == 0 ? nil : from + 1
+            let parts = via != nil && from % 4 != 3
+                ? [DeltaSQLPart(sqlBytes: 60 * from, sqlSha256: "p-\(from)"), DeltaSQLPart(sqlBytes: 40 * from, sqlSha256: "p-\(from + 1)")] : nil
+            return ReleasedDelta(from: from, to: number,
+                                 file: ReleasedFile(path: "\(number)/delta-from-\(from).sql.gz", bytes: 10 * from, sha256: "d-\(from)"),
+                                 sqlBytes: 100 * from, sqlSha256: parts == nil ? "s-\(from)" : nil, sqlParts: parts,
+                                 statements: ["stations": ["update": from, "upsert": 1, "delete": 0], "lines": [:]],
+                                 duplicates: from % 2, via: via)
         }
         var downloads = deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }
         if number > 2 { downloads[0] = ClientDownload(from: 1, kind: .full, path: gzip.path, carryOver: carryOver?.path) }
