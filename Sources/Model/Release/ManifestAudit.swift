@@ -73,6 +73,9 @@ package struct ManifestAudit {
         func problem(_ field: String, _ file: String? = nil, _ reason: String) {
             problems.append(ManifestProblem(field: field, file: file, reason: reason))
         }
+        if manifest.format > Manifest.currentFormat {
+            problem("format", nil, "\(manifest.format), newer than this station-admin reads (up to \(Manifest.currentFormat)); use the station-admin that released it, or a newer one")
+        }
         let numbers = manifest.versions.map(\.version)
         if numbers != Array(Set(numbers)).sorted() {
             problem("versions", nil, "versions \(numbers.map(String.init).joined(separator: ", ")) (expected each version once, in increasing order)")

@@ -186,6 +186,46 @@ import Testing
         #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
+    /// A folder released by format 4 lists each joined delta by the hash of its whole SQL: a
+    /// release joins through such a delta with that hash as one part, and `verify` passes.
+    @Test func aFolderOfFormatFourIsJoinedThroughAndVerifies() throws {
+        let (database, folder, _) = try tenReleases()
+        var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: Self.manifestPath(folder))))
+        manifest.format = 4
+        for version in manifest.versions.indices {
+            for index in manifest.versions[version].deltas.indices where manifest.versions[version].deltas[index].sqlParts != nil {
+                let path = (folder as NSString).appendingPathComponent(manifest.versions[version].deltas[index].file.path)
+                manifest.versions[version].deltas[index].sqlSha256 = FileDigest.sha256(try Gunzip.read(path))
+                manifest.versions[version].deltas[index].sqlParts = nil
+            }
+        }
+        try manifest.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
+
+        try releaseEleven(database, into: folder)
+        let released = try ReleaseFolder(path: folder).loadManifest()
+        #expect(released.format == Manifest.currentFormat)
+        let eleven = try #require(released.version(11))
+        let throughFormatFour = eleven.deltas.filter { delta in
+            delta.via.flatMap { manifest.version($0) }?.deltas.first { $0.from == delta.from }?.via != nil
+        }
+        #expect(!throughFormatFour.isEmpty)
+        for delta in throughFormatFour {
+            let older = try #require(manifest.version(delta.via!)?.deltas.first { $0.from == delta.from })
+            #expect(delta.sqlParts?.first == DeltaSQLPart(sqlBytes: older.sqlBytes, sqlSha256: older.sqlSha256!))
+        }
+        #expect(try database.verifyRelease(folder: folder).failures == [])
+
+        // A folder of a newer format than this code reads is refused, the field named.
+        var newer = released
+        newer.format = Manifest.currentFormat + 1
+        try newer.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
+        #expect {
+            try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes })
+        } throws: { error in
+            "\(error.localizedDescription)".contains("format: \(Manifest.currentFormat + 1), newer than this station-admin reads")
+        }
+    }
+
     static func manifestPath(_ folder: String) -> String { (folder as NSString).appendingPathComponent(Manifest.fileName) }
 
     /// The folder's manifest, the index of its newest version and of that version's joined delta from 1.
