@@ -123,7 +123,7 @@ extension MasterDatabase {
         var manifest = existing ?? Manifest(lineage: lineage, newest: released.version, versions: [])
         manifest.lineage = lineage
         // What this release adds is of this code's format (a joined delta's `sql_parts`, say), so
-        // the folder says so: a reader of an older format refuses it rather than misread it.
+        // the folder says so; `ManifestAudit` refuses a format newer than its code reads.
         manifest.format = Manifest.currentFormat
         manifest.versions.removeAll { $0.version == released.version }
         manifest.versions.append(released)
