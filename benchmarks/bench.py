@@ -101,6 +101,22 @@ def release_pipeline(master, out, base_database, schema_from):
             f"sha256sum {database} {database}.gz {out}/delta-from-1.sql.gz > {out}/SHA256SUMS")
 
 
+def verified_release_pipeline(master, out, base_database):
+    """The default `release` (checks and verify) has this anchor: the pipeline above, then what a
+    person would run to check it (session 12): the delta applied by sqlite3 to a copy of version
+    1 in one transaction, sqldiff --primarykey of the result against the new database (read, not
+    required empty: sqldiff's own REAL literals do not round-trip), PRAGMA integrity_check,
+    gunzip -t, sha256sum -c."""
+    database = os.path.join(out, "stations.sqlite")
+    phone = os.path.join(out, "phone.sqlite")
+    return (release_pipeline(master, out, base_database, base_database) + " && "
+            f"cp {base_database} {phone} && "
+            f"{{ echo 'BEGIN;'; gunzip -c {out}/delta-from-1.sql.gz; echo 'COMMIT;'; }} | sqlite3 -bail {phone} && "
+            f"sqldiff --primarykey {phone} {database} > /dev/null && "
+            f"test \"$(sqlite3 {database} 'PRAGMA integrity_check')\" = ok && "
+            f"gunzip -t {database}.gz {out}/delta-from-1.sql.gz && sha256sum -c --quiet {out}/SHA256SUMS")
+
+
 def require_space_for_history(stations, versions):
     """A history takes about 420 bytes a station a version on disk (2.0 GB at 100,000 stations and
     50 versions, 20 GB at 1M): a run the disk cannot hold is refused before it starts, not stopped
@@ -310,6 +326,12 @@ def main():
                  release_pipeline(path("synth2.sqlite"), path("anchor-release"), path("releases/1/stations.sqlite"),
                                   path("releases/1/stations.sqlite")),
                  clean("run-release"), "sqlite3 build + gzip + sha256sum + sqldiff | gzip"),
+        Scenario(f"{label} release (default: checks and verify)",
+                 admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release")),
+                 verified_release_pipeline(path("synth2.sqlite"), path("anchor-release"), path("releases/1/stations.sqlite")),
+                 lambda: (shutil.rmtree(path("run-release"), ignore_errors=True),
+                          shutil.copytree(path("releases"), path("run-release"))),
+                 "the same, then sqlite3 applies the delta, sqldiff, integrity_check, gunzip -t, sha256sum -c"),
         Scenario(f"{label} release (no verify), against VACUUM INTO alone",
                  admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
                  f"rm -f {path('vacuum.sqlite')} && sqlite3 {path('synth2.sqlite')} \"VACUUM INTO '{path('vacuum.sqlite')}'\"",

@@ -260,10 +260,11 @@ package enum SyntheticCompletions {
                     records[split.new] = Record(date: "2024-03-16", memo: "already at \(split.new)", updatedAt: 2_000 + Int64(index))
                 }
             }
-            for (station, record) in records {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO completions (station_cd, date, memo, updated_at) VALUES (?, ?, ?, ?)",
-                    arguments: [station, record.date, record.memo, record.updatedAt])
+            // One statement, the keys in order: at 1M stations (314,000 records) the verify of a
+            // release spent 1.5 s compiling a statement per record into a B-tree in hash order.
+            let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO completions (station_cd, date, memo, updated_at) VALUES (?, ?, ?, ?)")
+            for (station, record) in records.sorted(by: { $0.key < $1.key }) {
+                try insert.execute(arguments: [station, record.date, record.memo, record.updatedAt])
             }
         }
         return try queue.read(read)
@@ -298,7 +299,8 @@ package enum SyntheticCompletions {
 
     package static func read(_ db: Database) throws -> [Int64: Record] {
         var records: [Int64: Record] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT station_cd, date, memo, updated_at FROM completions") {
+        let rows = try Row.fetchCursor(db, sql: "SELECT station_cd, date, memo, updated_at FROM completions")
+        while let row = try rows.next() {
             records[row[0]] = Record(date: row[1], memo: row[2], updatedAt: row[3])
         }
         return records
