@@ -207,6 +207,25 @@ import Testing
         ])
     }
 
+    /// A manifest whose content hash is not its database's: `verify` says so first (the hash is
+    /// computed beside the paths' checks, on another core), and the delta's check names it too.
+    @Test func verifyNamesADatabaseWhoseContentIsNotTheManifests() throws {
+        let database = try twoVersions()
+        let folder = scratch.path("release")
+        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        let released = try database.release(ReleaseOptions(outputFolder: folder, verify: false)).released
+        let manifestPath = (folder as NSString).appendingPathComponent(Manifest.fileName)
+        var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+        let wrong = String(repeating: "0", count: 64)
+        manifest.versions[manifest.versions.count - 1].contentHash = wrong
+        try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
+
+        let report = try database.verifyRelease(folder: folder)
+        #expect(report.failures.first == "version 2: 2/stations.sqlite: content hash \(released.contentHash), expected \(wrong)")
+        #expect(report.failures.contains { $0.hasPrefix("version 2: delta 1 → 2: content hash \(released.contentHash) differs from version 2's \(wrong)") })
+        #expect(report.pathsPassed.isEmpty)
+    }
+
     /// Version 0 is a new install (it downloads the database): no delta from 0. Every other
     /// older version gets its delta, unless the delta's gzip would be larger than the database's.
     @Test func theManifestTellsEveryOlderVersionWhatItDownloads() throws {
