@@ -105,12 +105,14 @@ struct DeltaJoiner {
         /// `entryChanged`: the file is the one listed, so its entry was changed since.
         private func disagreement(_ part: ReleasedDelta, field: String, _ found: String, listed: String,
                                   entryChanged: Bool = false) -> ReleaseError {
-            let listing = part.to == version ? "this release wrote" : "the manifest lists"
-            let changed = entryChanged ? "its entry in manifest.json changed since it was released; restore manifest.json"
-                : "the file changed since it was released; restore it"
+            // This release's own part is in its build folder: nothing published to restore.
+            let (listing, hint) = part.to == version
+                ? ("this release wrote", "its build folder changed while it ran; release again")
+                : ("the manifest lists", (entryChanged ? "its entry in manifest.json changed since it was released; restore manifest.json"
+                    : "the file changed since it was released; restore it") + " from a backup, or release into a new folder")
             return ReleaseError.manifestDisagrees(published, [ManifestProblem(
                 field: "versions[\(part.to)].deltas[from \(part.from)].\(field)", file: part.file.path,
-                reason: "\(found), but \(listing) \(listed) (\(changed) from a backup, or release into a new folder)")])
+                reason: "\(found), but \(listing) \(listed) (\(hint))")])
         }
     }
 }

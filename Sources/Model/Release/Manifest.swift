@@ -283,7 +283,8 @@ public struct ReleasedDelta: Codable, Sendable, Equatable {
         case from, to, file, sqlBytes = "sql_bytes", sqlSha256 = "sql_sha256", sqlParts = "sql_parts", statements, duplicates, via
     }
 
-    /// Every key present, `null` for a delta rendered from the master (docs/json.md).
+    /// Every key present: `null` for what a delta lacks (a rendered one's `via` and `sql_parts`,
+    /// a joined one's `sql_sha256`; docs/json.md).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(from, forKey: .from)

@@ -173,8 +173,12 @@ package struct ReleaseVerifier {
             return nil
         }
         // A joined delta's parts one after the other, each hashed; a rendered one's SQL whole.
+        guard let parts = delta.hashedSQLParts else {
+            report.failures.append("\(name): \(delta.file.path): the manifest gives neither sql_sha256 nor sql_parts, so its SQL cannot be checked")
+            return nil
+        }
         var start = sql.startIndex
-        for (index, part) in (delta.hashedSQLParts ?? []).enumerated() {
+        for (index, part) in parts.enumerated() {
             let end = start + part.sqlBytes
             let digest = end <= sql.endIndex ? FileDigest.sha256(sql[start..<end]) : "none (the SQL ends before it)"
             if digest != part.sqlSha256 {
@@ -265,8 +269,9 @@ package enum SyntheticCompletions {
                     records[split.new] = Record(date: "2024-03-16", memo: "already at \(split.new)", updatedAt: 2_000 + Int64(index))
                 }
             }
-            // One statement, the keys in order: at 1M stations (314,000 records) the verify of a
-            // release spent 1.5 s compiling a statement per record into a B-tree in hash order.
+            // One statement, the keys in order: with a statement compiled per record (314,000 at
+            // 1M stations), inserted in the dictionary's hash order and read back as one array,
+            // a 1M release with verify took 24.6 s instead of 20.0 s.
             let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO completions (station_cd, date, memo, updated_at) VALUES (?, ?, ?, ?)")
             for (station, record) in records.sorted(by: { $0.key < $1.key }) {
                 try insert.execute(arguments: [station, record.date, record.memo, record.updatedAt])
