@@ -18,7 +18,7 @@ struct CurationOptions: ParsableArguments {
 
     func report(_ report: ChangeReport, _ database: MasterDatabase) throws {
         if output.json { return try Console.printJSON(report) }
-        if report.totalChanges == 0 { return print("No changes: the database stays at version \(report.version - 1).") }
+        if report.totalChanges == 0 && report.conflicts.isEmpty { return print("No changes: the database stays at version \(report.version - 1).") }
         ReportPrinter.print(report, heading: report.committed ? "Committed version \(report.version)" : "Dry run: would commit version \(report.version)")
         if report.committed { try ReportPrinter.printNextStep(database) }
     }

@@ -23,10 +23,12 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
     @Option(help: "Only describe changes of this kind (INSERT, UPDATE, DELETE, RESTORE).") var type: UpdateKindArgument?
     @Flag(help: "Exit with status 1 when the files would change anything, 0 when not, 2 on an error.") var exitCode = false
     @Flag(help: "One JSON object per change and line (all changes matching --table and --type).") var nl = false
+    @Flag(help: "Print a resolution file for import --resolve: every conflict and provisional row, each with \"take\": null to fill in.") var conflicts = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if nl && output.json { throw ValidationError(OutputOptions.oneFormOnly) }
+        if conflicts && (nl || output.json) { throw ValidationError("--conflicts prints a resolution file; it takes neither --nl nor --json.") }
         if let show, show < 0 { throw ValidationError("--show must be 0 or more.") }
     }
 
@@ -42,9 +44,12 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
         // Every change goes to a file and is read back one at a time: a diff of a million
         // stations describes two million.
         let everyChange = try DescribedChangeFile()
-        let report = try database.diff(
-            snapshot.paths, options: ImportOptions(allowMassClose: snapshot.allowMassClose, describeLimit: 0),
-            listingEveryChangeIn: everyChange)
+        let report = try database.diff(snapshot.paths, options: try snapshot.options(describeLimit: 0), listingEveryChangeIn: everyChange)
+        if conflicts {
+            print(try MergeDecisions.skeleton(conflicts: report.conflicts, adoptions: report.adoptions), terminator: "")
+            if exitCode && !(report.conflicts.isEmpty && report.adoptions.isEmpty) { throw ExitCode(1) }
+            return
+        }
         func matches(_ change: DescribedChange) -> Bool {
             (table == nil || change.table == table!.table.name) && (type == nil || change.kind == type!.kind)
         }
@@ -56,6 +61,7 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
         } else {
             Pager.startIfWanted(disabled: global.noPager)
             ReportPrinter.printCounts(report, heading: "Changes an import would make as version \(report.version)")
+            ReportPrinter.printMerge(report)
             var matching = 0
             try everyChange.forEach { change in
                 guard matches(change) else { return }

@@ -10,6 +10,8 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
         discussion: """
             Example: station-admin import datasets/ekidata/2021-03-12 --memo "ekidata 2021-03-12"
 
+            The files are merged three ways with upstream's last files of their tables: a column upstream did not change keeps the master's value (a curated fix survives), one upstream changed takes the file's, and one both changed is a conflict the import refuses until it is decided (--prefer, --resolve). Provisional rows that upstream now has under its own codes are adopted with --adopt. A snapshot older than the last one imported is refused (--allow-older).
+
             \(ExitStatus.standard)
             """)
 
@@ -32,7 +34,7 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
         let everyChange = output.json ? try DescribedChangeFile() : nil
         let report = try database.importSnapshot(
             snapshot.paths,
-            options: ImportOptions(memo: memo, allowMassClose: snapshot.allowMassClose, describeLimit: output.json ? 0 : show),
+            options: try snapshot.options(memo: memo, describeLimit: output.json ? 0 : show),
             dryRun: dryRun, listingEveryChangeIn: everyChange)
         if let everyChange { return try Console.printJSON(report, listing: everyChange) }
         if report.totalChanges == 0 {

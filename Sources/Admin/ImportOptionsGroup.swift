@@ -1,5 +1,7 @@
 import ArgumentParser
+import StationImport
 import StationSchema
+import StationVersion
 
 /// The arguments `diff` and `import` share.
 struct SnapshotArguments: ParsableArguments {
@@ -10,7 +12,54 @@ struct SnapshotArguments: ParsableArguments {
     @Flag(name: .long, help: "Accept a file that closes more than 5% of a table's open rows.")
     var allowMassClose = false
 
+    @Flag(name: .long, help: "Accept a file that reopens more than 5% of a table's closed rows.")
+    var allowMassReopen = false
+
+    @Option(help: ArgumentHelp("The snapshot's date, for files whose names carry none (ekidata's do: station20210312free.csv).", valueName: "YYYY-MM-DD"))
+    var snapshotDate: String?
+
+    @Flag(name: .long, help: "Accept a snapshot older than the last one imported.")
+    var allowOlder = false
+
+    @OptionGroup var decisions: MergeDecisionOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Please give at least one folder or CSV file.") }
     }
+
+    func options(memo: String? = nil, describeLimit: Int?) throws -> ImportOptions {
+        var merge = try decisions.decisions()
+        merge.adoptAll = decisions.adopt
+        return ImportOptions(memo: memo, allowMassClose: allowMassClose, describeLimit: describeLimit, decisions: merge,
+                             snapshotDate: snapshotDate, allowOlder: allowOlder, allowMassReopen: allowMassReopen)
+    }
+}
+
+/// How conflicts and provisional rows are decided: `diff`, `import` and `revert`.
+struct MergeDecisionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Decide every conflict for one side: ours (the master's value) or theirs (the file's; for revert, the value before the version).",
+                               valueName: "side"))
+    var prefer: SideArgument?
+
+    @Option(help: ArgumentHelp("Decide conflicts (and provisional rows) one by one: a JSON Lines file, as `diff --conflicts` writes it.", valueName: "file"))
+    var resolve: String?
+
+    @Flag(help: "Adopt every provisional row upstream now has under its own code: close it, and DUPLICATE each station to upstream's.")
+    var adopt = false
+
+    func decisions() throws -> MergeDecisions {
+        var decisions = MergeDecisions(prefer: prefer?.side)
+        if let resolve { try decisions.read(resolve) }
+        return decisions
+    }
+}
+
+/// `ours` or `theirs`.
+struct SideArgument: ExpressibleByArgument {
+    let side: MergeSide
+    init?(argument: String) {
+        guard let side = MergeSide(rawValue: argument.lowercased()) else { return nil }
+        self.side = side
+    }
+    static var allValueStrings: [String] { MergeSide.allCases.map(\.rawValue) }
 }

@@ -13,6 +13,7 @@ enum ReportPrinter {
     /// The counts, the changes `report.changes` describes, then what the version suggests and finds.
     static func print(_ report: ChangeReport, heading: String) {
         printCounts(report, heading: heading)
+        printMerge(report)
         for (index, change) in report.changes.enumerated() { printChange(change, first: index == 0) }
         if report.changes.count < report.totalChanges {
             let more = report.totalChanges - report.changes.count
@@ -31,6 +32,39 @@ enum ReportPrinter {
         for name in tables { table.append([name] + kinds.map { String(report.counts[name]?[$0.rawValue] ?? 0) }) }
         table.print()
         for warning in report.warnings { Console.error("warning: \(warning.escapingControlCharacters)") }
+    }
+
+    /// What the three-way merge found: provisional rows first, one group per event (the version
+    /// that added them), then conflicts, then the curated values it kept.
+    static func printMerge(_ report: ChangeReport, shown: Int = 10) {
+        if !report.adoptions.isEmpty {
+            Swift.print("")
+            Swift.print("Provisional rows upstream now has under its own codes:")
+            var event: Int?? = .none
+            for adoption in report.adoptions {
+                if event != .some(adoption.version) {
+                    event = .some(adoption.version)
+                    Console.line("  " + (adoption.version.map { "version \($0)" } ?? "no version") + (adoption.memo.map { " (\($0))" } ?? "") + ":")
+                }
+                let decision = adoption.adopted.map { $0 ? "adopted" : "both kept" } ?? "undecided"
+                Console.line("    \(adoption.description): \(adoption.reason) [\(decision)]")
+            }
+        }
+        if !report.conflicts.isEmpty {
+            Swift.print("")
+            Swift.print("Conflicts: \(plural(report.conflicts.count, "column")) changed by both upstream and curators:")
+            for conflict in report.conflicts.prefix(shown) {
+                Console.line("  \(conflict.description) [\(conflict.decision.map { "decided: \($0.rawValue)" } ?? "undecided")]")
+            }
+            if report.conflicts.count > shown { Swift.print("  … and \(report.conflicts.count - shown) more (diff --conflicts lists them all)") }
+        }
+        let kept = report.mergeNotes.filter { $0.outcome == .kept }
+        if !kept.isEmpty {
+            Swift.print("")
+            Swift.print("Curated values kept (upstream did not change them since its last file): \(kept.count)")
+            for note in kept.prefix(shown) { Console.line("  " + note.description) }
+            if kept.count > shown { Swift.print("  … and \(kept.count - shown) more (--json lists them all)") }
+        }
     }
 
     /// One change in words, after a blank line when it is the first.

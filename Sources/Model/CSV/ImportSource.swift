@@ -7,6 +7,8 @@ package struct ImportFile {
     package let header: TableHeader
     package var table: MasterTable { header.table }
     package var displayName: String { path }
+    /// The upstream snapshot's date, from the file's name (`SnapshotDate`), if it has one.
+    package var dateInName: String? { SnapshotDate.fromFileName(path) }
 }
 
 /// Resolves the PATH arguments of `diff` and `import` into one file per table.

@@ -27,6 +27,9 @@ package struct ImportChecks {
         package struct Counts: Sendable {
             /// The open rows of each imported table, which `checkMassClosures` weighs closures against.
             package let openRows: [MasterTable: Int]
+            /// The closed rows of each imported table that closes by status, which
+            /// `checkMassReopenings` weighs reopenings against.
+            package let closedRows: [MasterTable: Int]
             /// The connections that touched a station the import changes (`CheckScope.build`); nil
             /// unless `changesFewStations`.
             package let touchingChangedStations: [CheckScope.ConnectionKey]?
@@ -72,7 +75,8 @@ package struct ImportChecks {
         let changedStations = changedStations.flatMap { $0.count <= max(1_000, (keyLines[.stations]?.count ?? 0) / 20) ? $0 : nil }
         let counts = BackgroundTask {
             try queue.read { db in
-                StateBefore.Counts(openRows: try checks.openRows(db),
+                let rows = try checks.rowCounts(db)
+                return StateBefore.Counts(openRows: rows.open, closedRows: rows.closed,
                                    touchingChangedStations: try changedStations.map { try CheckScope.connections(touching: $0, db) })
             }
         }
@@ -84,13 +88,39 @@ package struct ImportChecks {
         return StateBefore(counts: counts, changesFewStations: changedStations != nil, connectionWarnings: warnings, queue: queue)
     }
 
-    private func openRows(_ db: Database) throws -> [MasterTable: Int] {
-        var open: [MasterTable: Int] = [:]
+    private func rowCounts(_ db: Database) throws -> (open: [MasterTable: Int], closed: [MasterTable: Int]) {
+        var open: [MasterTable: Int] = [:], closed: [MasterTable: Int] = [:]
         for table in files.map(\.table) {
-            open[table] = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM main.\(table.name)\(table.closesByStatus ? " WHERE e_status <> \(MasterTable.closedStatus)" : "")") ?? 0
+            guard table.closesByStatus else {
+                open[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(table.name)") ?? 0
+                continue
+            }
+            let row = try Row.fetchOne(db, sql: """
+                SELECT COUNT(*), COALESCE(SUM(e_status = \(MasterTable.closedStatus)), 0) FROM main.\(table.name)
+                """)!
+            let (all, closedCount): (Int, Int) = (row[0], row[1])
+            open[table] = all - closedCount
+            closed[table] = closedCount
         }
-        return open
+        return (open, closed)
+    }
+
+    /// An older snapshot reopens what the newer ones closed: more reopenings than this share of a
+    /// table's closed rows, and more than `massReopenFloor`, needs `allowMassReopen`.
+    package static let massReopenShare = 0.05
+    /// Reopening a handful of stations is a curator's everyday correction, whatever the share.
+    package static let massReopenFloor = 10
+
+    /// Refuses reopening more than `massReopenShare` of a table's rows closed before the import
+    /// (`closedRows`, from `StateBefore.Counts`): the mirror of `checkMassClosures`.
+    package func checkMassReopenings(_ version: PendingVersion, closedRows: [MasterTable: Int]) throws {
+        for file in files where file.table.closesByStatus {
+            let closed = closedRows[file.table] ?? 0
+            let reopening = try version.reopeningCount(of: file.table)
+            if reopening > Self.massReopenFloor && Double(reopening) > Double(closed) * Self.massReopenShare {
+                throw ImportError.massReopening(file: file.displayName, table: file.table.name, reopening: reopening, closed: closed)
+            }
+        }
     }
 
     /// Refuses closing more than `massCloseShare` of a table's rows open before the import
@@ -170,9 +200,39 @@ public struct ImportProblem: LocatedProblem, Equatable {
 /// An import refused as a whole, not for one row.
 public enum ImportError: Error, LocalizedError, Equatable {
     case massClosure(file: String, table: String, closing: Int, open: Int)
+    case massReopening(file: String, table: String, reopening: Int, closed: Int)
+    /// The file's snapshot is older than the newest one imported for its table.
+    case olderSnapshot(file: String, table: String, date: String, newest: String, newestVersion: Int)
+    case badSnapshotDate(String)
+    /// Conflicts or provisional rows nobody decided: nothing is written.
+    case undecided(conflicts: [MergeConflict], adoptions: [Adoption])
 
     public var errorDescription: String? {
         switch self {
+        case let .massReopening(file, table, reopening, closed):
+            let percent = closed == 0 ? 100 : Double(reopening) / Double(closed) * 100
+            return "\(file): would reopen \(reopening) of \(closed) closed \(table) rows (\(String(format: "%.1f", percent))%, more than 5%): "
+                + "is this an older snapshot? If this is really so, import again with --allow-mass-reopen"
+        case let .olderSnapshot(file, table, date, newest, newestVersion):
+            return "\(file): the snapshot is of \(date), older than the \(table) snapshot of \(newest) imported in version \(newestVersion): "
+                + "importing it would undo what upstream and curators recorded since (expected a snapshot of \(newest) or later; "
+                + "if the file is named with the wrong date, give the right one with --snapshot-date YYYY-MM-DD; to import it anyway, --allow-older)"
+        case let .badSnapshotDate(date):
+            return "--snapshot-date \(date) is not a date (expected YYYY-MM-DD, e.g. 2021-03-12)"
+        case let .undecided(conflicts, adoptions):
+            var lines: [String] = []
+            if !adoptions.isEmpty {
+                lines.append("\(adoptions.count) provisional \(adoptions.count == 1 ? "row matches" : "rows match") upstream's rows for the same event; adopt them (--adopt) or decide each in a resolution file:")
+                lines += adoptions.map { "  \($0.description) (\($0.reason))" }
+            }
+            if !conflicts.isEmpty {
+                lines.append("\(conflicts.count) \(conflicts.count == 1 ? "column was" : "columns were") changed by both upstream and curators:")
+                lines += conflicts.prefix(MergeConflict.shownInRefusal).map { "  " + $0.description }
+                if conflicts.count > MergeConflict.shownInRefusal { lines.append("  … and \(conflicts.count - MergeConflict.shownInRefusal) more") }
+            }
+            lines.append("Nothing was written. Decide all with --prefer theirs|ours"
+                + (adoptions.isEmpty ? "" : " and --adopt") + ", or each in a file: diff --conflicts writes its skeleton, import --resolve FILE reads it.")
+            return "the import needs decisions:\n" + lines.joined(separator: "\n")
         case let .massClosure(file, table, closing, open):
             let percent = Double(closing) / Double(open) * 100
             return "\(file): would close \(closing) of \(open) open \(table) rows (\(String(format: "%.1f", percent))%, more than 5%): "

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import StationCSV
 import StationCheck
@@ -13,12 +14,25 @@ public struct ImportOptions: Sendable {
     public var allowMassClose: Bool
     /// How many changes the report describes in words (nil: all).
     public var describeLimit: Int?
+    /// How the three-way merge's conflicts and provisional rows are decided.
+    public var decisions: MergeDecisions
+    /// The snapshot's date for every file (`YYYY-MM-DD`), where the files' names give none or the wrong one.
+    public var snapshotDate: String?
+    /// Accept a snapshot older than the last one imported.
+    public var allowOlder: Bool
+    /// Accept a file that reopens more than 5% of a table's closed rows.
+    public var allowMassReopen: Bool
 
     /// Options for `importSnapshot` and `diff`; nil `describeLimit` describes every change.
-    public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20) {
+    public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20, decisions: MergeDecisions = MergeDecisions(),
+                snapshotDate: String? = nil, allowOlder: Bool = false, allowMassReopen: Bool = false) {
         self.memo = memo
         self.allowMassClose = allowMassClose
         self.describeLimit = describeLimit
+        self.decisions = decisions
+        self.snapshotDate = snapshotDate
+        self.allowOlder = allowOlder
+        self.allowMassReopen = allowMassReopen
     }
 }
 
@@ -62,12 +76,36 @@ extension MasterDatabase {
         var phases = PhaseLog()
         let files = try ImportSource.files(from: paths)
         phases.done("headers read")
+        if let date = options.snapshotDate, !SnapshotDate.isCalendarDate(date) {
+            throw ImportError.badSnapshotDate(date)
+        }
         return try write { db in
             let version = try PendingVersion(db)
             var keyLines: [MasterTable: KeyLines] = [:]
+            var merged: [ThreeWayMerge.MergedTable] = []
+            var upstreamFiles: [(file: ImportFile, date: String?, threeWay: Bool)] = []
             for file in files {
-                keyLines[file.table] = try version.stage(file)
+                let date = options.snapshotDate ?? file.dateInName
+                if let date, !options.allowOlder, let newest = try UpstreamImport.newestDate(of: file.table, db), date < newest.date {
+                    throw ImportError.olderSnapshot(file: file.displayName, table: file.table.name, date: date, newest: newest.date, newestVersion: newest.version)
+                }
+                var comparison = StreamingTableDiff.Comparison.master
+                if let last = try UpstreamImport.newest(of: file.table, db) {
+                    comparison = .upstream(curatedKeys: try version.curatedKeys(of: file.table, since: last.version))
+                    merged.append(.init(table: file.table, givenColumns: Set(file.header.columns.map(\.name)), baseColumns: Set(last.columns)))
+                }
+                keyLines[file.table] = try version.stage(file, comparison: comparison)
+                upstreamFiles.append((file, date, !merged.isEmpty && merged.last!.table == file.table))
                 phases.done("\(file.table.name) compared")
+            }
+            var merge = ThreeWayMerge.Outcome()
+            if !merged.isEmpty {
+                merge = try ThreeWayMerge(version: version.number, tables: merged).run(decisions: options.decisions, db)
+                if commit && (!merge.undecidedConflicts.isEmpty || !merge.undecidedAdoptions.isEmpty) {
+                    throw ImportError.undecided(conflicts: merge.undecidedConflicts, adoptions: merge.undecidedAdoptions)
+                }
+                try version.stage(splits: merge.splits)
+                phases.done("three-way merge")
             }
             let checks = ImportChecks(files: files, keyLines: keyLines)
             let before = try checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
@@ -75,10 +113,12 @@ extension MasterDatabase {
             defer { before.finish() }
             Progress.phase("writing version \(version.number)")
             try version.write(memo: options.memo, author: author)
+            try version.recordUpstream(upstreamFiles, notes: merge.notes)
             phases.done("version written")
             let counts = try before.counts.wait()
             phases.done("second connection's counts waited for")
             if !options.allowMassClose { try checks.checkMassClosures(version, openRows: counts.openRows) }
+            if !options.allowMassReopen { try checks.checkMassReopenings(version, closedRows: counts.closedRows) }
             try checks.checkReferences(version)
             phases.done("references checked")
             // The split suggestions' scan of every station, on the second connection while the
@@ -92,9 +132,14 @@ extension MasterDatabase {
             }
             defer { _ = try? keysBefore?.wait() }
             Progress.phase("describing and checking version \(version.number)")
+            let tables = files.map(\.table)
             var report = try version.report(
-                tables: files.map(\.table), describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
+                tables: tables + MasterTable.all.filter { merge.adoptionTables.contains($0) && !tables.contains($0) },
+                describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
                 touchingBefore: counts.touchingChangedStations)
+            report.conflicts = merge.conflicts
+            report.adoptions = merge.adoptions
+            report.mergeNotes = merge.notes
             phases.done("described and checked")
             report.warnings = try before.connectionWarnings.wait()
             phases.done("second connection's warnings waited for")

@@ -62,6 +62,7 @@ public struct ClientSchemaChange: Sendable {
             if let check = column.domainCheck { definition += " CHECK (\(check))" }
             try db.execute(sql: "ALTER TABLE \(added.table) ADD COLUMN \(definition)")
             try db.execute(sql: "ALTER TABLE \(added.table)_history ADD COLUMN \(column.name) \(column.sqlType)")
+            try db.execute(sql: "ALTER TABLE \(added.table)_upstream ADD COLUMN \(column.name) \(column.sqlType)")
         }
         try db.execute(sql: "INSERT INTO client_schemas (schema_version, first_data_version) VALUES (?, ?)",
                        arguments: [version, try UpdateLog.newestVersion(db) + 1])

@@ -140,6 +140,16 @@ public enum MasterSchema {
                 FROM updates GROUP BY 1, 2, 3;
                 """)
         }
+        // Curator data, never published: what upstream last said (DOMAIN.md, "Upstream and
+        // curators"). `<table>_upstream` holds each table's rows as its last imported file gave
+        // them, the base of the next import's three-way merge; the master's own state may differ
+        // where curators fixed it. `upstream_imports` records each import of a table: its
+        // snapshot's date (no import backwards) and the columns its file gave (a column no file
+        // gave before has no base). `merge_notes` is the log of what a merge decided beside the
+        // rows it changed: curated values kept, conflicts decided, provisional rows adopted.
+        migrator.registerMigration("recordUpstream") { db in
+            try db.execute(sql: createUpstreamTables)
+        }
         for change in ClientSchema.changes {
             migrator.registerMigration(change.id) { db in try change.migrate(db) }
         }
@@ -225,6 +235,55 @@ public enum MasterSchema {
         SELECT line_cd, station_cd1, station_cd2 FROM connections;
         DROP TABLE connections;
         ALTER TABLE connections_checked RENAME TO connections;
+        """
+
+    /// Frozen: the upstream bases, one per master table and of its columns and key, and the
+    /// records of imports and merges (the migration `recordUpstream`).
+    package static let createUpstreamTables = """
+        CREATE TABLE prefectures_upstream (
+            pref_cd INTEGER PRIMARY KEY, pref_name TEXT
+        );
+        CREATE TABLE companies_upstream (
+            company_cd INTEGER PRIMARY KEY, rr_cd INTEGER, company_name TEXT, company_name_k TEXT,
+            company_name_h TEXT, company_name_r TEXT, company_url TEXT, company_type INTEGER,
+            e_status INTEGER, e_sort INTEGER
+        );
+        CREATE TABLE lines_upstream (
+            line_cd INTEGER PRIMARY KEY, company_cd INTEGER, line_name TEXT, line_name_k TEXT,
+            line_name_h TEXT, line_color_c TEXT, line_color_t TEXT, line_type INTEGER,
+            lon REAL, lat REAL, zoom INTEGER, e_status INTEGER, e_sort INTEGER
+        );
+        CREATE TABLE stations_upstream (
+            station_cd INTEGER PRIMARY KEY, station_g_cd INTEGER, station_name TEXT, station_name_k TEXT,
+            station_name_r TEXT, line_cd INTEGER, pref_cd INTEGER, post TEXT, address TEXT,
+            lon REAL, lat REAL, open_ymd TEXT, close_ymd TEXT, e_status INTEGER, e_sort INTEGER,
+            weight INTEGER
+        );
+        CREATE TABLE connections_upstream (
+            line_cd INTEGER NOT NULL, station_cd1 INTEGER NOT NULL, station_cd2 INTEGER NOT NULL,
+            PRIMARY KEY (line_cd, station_cd1, station_cd2)
+        ) WITHOUT ROWID;
+        CREATE TABLE upstream_imports (
+            version INTEGER NOT NULL,
+            table_name TEXT NOT NULL,
+            snapshot_date TEXT,
+            file_name TEXT NOT NULL,
+            columns TEXT NOT NULL,
+            PRIMARY KEY (table_name, version)
+        ) WITHOUT ROWID;
+        CREATE TABLE merge_notes (
+            version INTEGER NOT NULL,
+            table_name TEXT NOT NULL,
+            key_id TEXT NOT NULL,
+            column_name TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            base TEXT,
+            ours TEXT,
+            theirs TEXT,
+            ours_version INTEGER,
+            PRIMARY KEY (version, table_name, key_id, column_name)
+        ) WITHOUT ROWID;
+        CREATE INDEX merge_notes_by_key ON merge_notes(table_name, key_id);
         """
 
     package static let createMasterTables = """

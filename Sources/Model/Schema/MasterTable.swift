@@ -163,6 +163,9 @@ public struct MasterTable: Sendable, Hashable {
     public var columnNames: [String] { columns.map(\.name) }
     /// The twin that keeps every superseded state (`stations_history`).
     public var historyTable: String { name + "_history" }
+    /// What upstream's last imported file said of each row (`stations_upstream`): the base of
+    /// the next import's three-way merge.
+    public var upstreamTable: String { name + "_upstream" }
 
     /// The column called `name`, if the table has one.
     public func column(named name: String) -> Column? { columns.first { $0.name == name } }

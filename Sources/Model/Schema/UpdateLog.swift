@@ -169,6 +169,34 @@ package enum UpdateLog {
             """).map { ($0[0], $0[1], $0[2]) }
     }
 
+    /// The newest version that changed a row (never by a split), with the version's memo.
+    package static func newestChange(of table: MasterTable, key: String, kind: Update.Kind? = nil, _ db: Database) throws -> (version: Int, memo: String?)? {
+        try Row.fetchOne(db, sql: """
+            SELECT u.user_version, v.memo FROM updates u LEFT JOIN versions v ON v.version = u.user_version
+            WHERE u.table_name = ? AND u.key_id = ? AND u.type <> '\(Update.Kind.duplicate.rawValue)'\(kind.map { " AND u.type = '\($0.rawValue)'" } ?? "")
+            ORDER BY u.user_version DESC LIMIT 1
+            """, arguments: [table.name, key]).map { ($0[0], $0[1]) }
+    }
+
+    /// The first version after `version` that changed a row (never by a split), if one did.
+    package static func firstChange(of table: MasterTable, key: String, after version: Int, _ db: Database) throws -> Int? {
+        try Int.fetchOne(db, sql: """
+            SELECT MIN(user_version) FROM updates WHERE table_name = ? AND key_id = ? AND user_version > ? AND type <> '\(Update.Kind.duplicate.rawValue)'
+            """, arguments: [table.name, key, version])
+    }
+
+    /// The keys of `table` that versions after `version` changed, each once.
+    package static func keysChanged(of table: MasterTable, after version: Int, _ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT DISTINCT key_id FROM updates WHERE \(versionRange(of: table, after: version, through: Int.max))")
+    }
+
+    /// The rows `version` changed in `table` (never its splits), in the order it wrote them.
+    package static func rows(of table: MasterTable, in version: Int, _ db: Database) throws -> [(key: String, kind: Update.Kind)] {
+        try Row.fetchAll(db, sql: """
+            SELECT key_id, type FROM updates WHERE user_version = ? AND table_name = ? AND type <> '\(Update.Kind.duplicate.rawValue)' ORDER BY up_id
+            """, arguments: [version, table.name]).map { ($0[0], Update.Kind(rawValue: $0[1]) ?? .update) }
+    }
+
     /// SQL subquery: a row of the log in `schema` that changed the row of `table` whose key text
     /// is `key` (SQL) after `version`; `VersionedState` asks whether one exists.
     package static func changeAfter(_ version: Int, of table: MasterTable, key: String, schema: String = "main") -> String {

@@ -25,6 +25,13 @@ public struct ChangeReport: Codable, Sendable, Equatable {
     /// What `check` finds in this version that it did not find in the one before: the first
     /// `IntroducedFindings.shownPerRule` of each rule (`findingCounts` says how many there are).
     public var findings: [CheckFinding] = []
+    /// Columns upstream and curators both changed (an import's three-way merge), decided or not.
+    public var conflicts: [MergeConflict] = []
+    /// Provisional rows that match upstream's rows for the same event, adopted or not.
+    public var adoptions: [Adoption] = []
+    /// What the merge kept or decided beside the changes: curated values kept, conflicts
+    /// decided, provisional rows adopted (`merge_notes`).
+    public var mergeNotes: [MergeNote] = []
     /// Rule → how many findings of it this version introduces, every rule listed (0 for none).
     public var findingCounts: [String: Int] = Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, 0) })
 
@@ -42,6 +49,8 @@ public struct ChangeReport: Codable, Sendable, Equatable {
 
     package enum CodingKeys: String, CodingKey {
         case version, committed, counts, warnings, changes, totalChanges, suggestions, findings, findingCounts
+        // After `changes` in the sorted keys, which the streamed JSON relies on.
+        case conflicts, adoptions = "provisionalAdoptions", mergeNotes
     }
 
     /// The JSON contract (docs/json.md): every table and kind in `counts`, 0 for none.
@@ -60,5 +69,8 @@ public struct ChangeReport: Codable, Sendable, Equatable {
         try container.encode(suggestions, forKey: .suggestions)
         try container.encode(findings, forKey: .findings)
         try container.encode(findingCounts, forKey: .findingCounts)
+        try container.encode(conflicts, forKey: .conflicts)
+        try container.encode(adoptions, forKey: .adoptions)
+        try container.encode(mergeNotes, forKey: .mergeNotes)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 import StationCSV
@@ -35,8 +36,54 @@ package struct PendingVersion {
 
     /// Stages what importing `file` changes (the file is the whole table: rows it lacks
     /// close or go); returns the line of each key the file holds.
-    package func stage(_ file: ImportFile) throws -> KeyLines {
-        try StreamingTableDiff(file: file).stage(db).keyLines
+    package func stage(_ file: ImportFile, comparison: StreamingTableDiff.Comparison = .master) throws -> KeyLines {
+        try StreamingTableDiff(file: file, comparison: comparison).stage(db).keyLines
+    }
+
+    /// The keys of `table` whose master row may differ from upstream's last file because curators
+    /// changed it: rows a version after that import changed, and curated values an import kept.
+    /// An import looks at these rows even where upstream did not change them, to say what it kept.
+    package func curatedKeys(of table: MasterTable, since lastImport: Int) throws -> Set<RowKey> {
+        var keys = Set<RowKey>()
+        let texts = try UpdateLog.keysChanged(of: table, after: lastImport, db) + String.fetchAll(db, sql: """
+            SELECT key_id FROM merge_notes WHERE table_name = ? AND outcome IN ('kept', 'ours')
+            """, arguments: [table.name])
+        for text in texts {
+            let parts = text.split(separator: "/").compactMap { Int64($0) }
+            if parts.count == table.keyColumns.count { keys.insert(RowKey(parts)) }
+        }
+        return keys
+    }
+
+    /// After `write`: what each file said becomes its table's base for the next import (a file
+    /// compared with its base changes only the rows it changed), and the import is recorded with
+    /// its snapshot's date and columns; then the merge's notes.
+    package func recordUpstream(_ files: [(file: ImportFile, date: String?, threeWay: Bool)], notes: [MergeNote]) throws {
+        let loaded = try StagingTables.loadedTables(db)
+        for (file, date, threeWay) in files {
+            let table = file.table
+            let columns = table.columnNames.joined(separator: ", ")
+            if threeWay {
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO main.\(table.upstreamTable) (\(columns)) SELECT \(columns) FROM \(StagingTables.theirsTable(table));
+                    DELETE FROM main.\(table.upstreamTable) WHERE (\(table.keyOrder)) IN (SELECT \(table.keyOrder) FROM \(StagingTables.droppedTable(table)));
+                    """)
+            } else {
+                let source = loaded.contains(table) ? "main.\(table.name)" : StagingTables.theirsTable(table)
+                try db.execute(sql: """
+                    DELETE FROM main.\(table.upstreamTable);
+                    INSERT INTO main.\(table.upstreamTable) (\(columns)) SELECT \(columns) FROM \(source) ORDER BY \(table.keyOrder);
+                    """)
+            }
+            try UpstreamImport(version: number, table: table, snapshotDate: date, fileName: (file.path as NSString).lastPathComponent,
+                               columns: file.header.columns.map(\.name)).record(db)
+        }
+        try ThreeWayMerge.record(notes, db)
+    }
+
+    /// How many rows of `table` the staged changes reopen.
+    package func reopeningCount(of table: MasterTable) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'RESTORE'") ?? 0
     }
 
     /// Stages a curated table: `rows` are whole new states (what equals the stored row stages

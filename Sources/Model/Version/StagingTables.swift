@@ -10,6 +10,11 @@ import StationSchema
 package enum StagingTables {
     package static func importTable(_ table: MasterTable) -> String { "temp.import_\(table.name)" }
     package static func stagedTable(_ table: MasterTable) -> String { "temp.staged_\(table.name)" }
+    /// An import's file rows that the three-way merge looks at (those that differ from upstream's
+    /// last file, and those curators changed), or every row of a file that becomes the first base.
+    package static func theirsTable(_ table: MasterTable) -> String { "temp.theirs_\(table.name)" }
+    /// The keys of the rows upstream's last file had and this one lacks.
+    package static func droppedTable(_ table: MasterTable) -> String { "temp.dropped_\(table.name)" }
 
     /// The staged tables, empty. The import tables only curated changes fill are made when
     /// they are (`createImportTable`): each table created costs an import a schema reload.
@@ -20,6 +25,10 @@ package enum StagingTables {
                 DROP TABLE IF EXISTS \(importTable(table));
                 DROP TABLE IF EXISTS \(stagedTable(table));
                 CREATE TABLE \(stagedTable(table)) (kind TEXT NOT NULL, source_line INTEGER, \(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)));
+                DROP TABLE IF EXISTS \(theirsTable(table));
+                CREATE TABLE \(theirsTable(table)) (source_line INTEGER NOT NULL, \(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)));
+                DROP TABLE IF EXISTS \(droppedTable(table));
+                CREATE TABLE \(droppedTable(table)) (\(table.keyColumns.map { "\($0) INTEGER NOT NULL" }.joined(separator: ", ")), PRIMARY KEY (\(table.keyOrder)));
                 """)
         }
         try db.execute(sql: """
@@ -73,7 +82,10 @@ package enum StagingTables {
     package static func drop(_ db: Database) throws {
         try dropLoadedViews(db)
         for table in MasterTable.all {
-            try db.execute(sql: "DROP TABLE IF EXISTS \(importTable(table)); DROP TABLE IF EXISTS \(stagedTable(table));")
+            try db.execute(sql: """
+                DROP TABLE IF EXISTS \(importTable(table)); DROP TABLE IF EXISTS \(stagedTable(table));
+                DROP TABLE IF EXISTS \(theirsTable(table)); DROP TABLE IF EXISTS \(droppedTable(table));
+                """)
         }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.staged_duplicates")
     }

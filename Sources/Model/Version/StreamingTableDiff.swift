@@ -24,6 +24,27 @@ import StationSupport
 ///   the earliest line is reported, as a reader going line by line would.
 package struct StreamingTableDiff {
     package let file: ImportFile
+    /// What the file is compared with.
+    package var comparison: Comparison = .master
+
+    /// What a file is compared with.
+    package enum Comparison {
+        /// The master, as the whole of the table: no import of the table was recorded before
+        /// (DOMAIN.md: the first import of a table has no base). Each row of the file is also
+        /// kept in `theirs`, to become the base, unless the table was empty and the file is
+        /// loaded straight into it.
+        case master
+        /// Upstream's last file (`<table>_upstream`): only the rows that differ from it, and the
+        /// rows of `curatedKeys` (which the master may hold otherwise), go to `theirs` for the
+        /// three-way merge; the rows it had and the file lacks go to `dropped`, and close in the
+        /// master where they are still open.
+        case upstream(curatedKeys: Set<RowKey>)
+    }
+
+    package init(file: ImportFile, comparison: Comparison = .master) {
+        self.file = file
+        self.comparison = comparison
+    }
 
     /// What staging a file did.
     package struct StagedFile {
@@ -45,9 +66,19 @@ package struct StreamingTableDiff {
         let statusColumn = table.closesByStatus ? columns.firstIndex { $0.name == "e_status" } : nil
         let closed = Int64(MasterTable.closedStatus)
 
-        let tableIsEmpty = try Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
+        let curatedKeys: Set<RowKey>?
+        if case .upstream(let keys) = comparison { curatedKeys = keys } else { curatedKeys = nil }
+        let isThreeWay = curatedKeys != nil
+        // The rows compared with: upstream's last file, or the master.
+        let compared = isThreeWay ? table.upstreamTable : table.name
+        let tableIsEmpty = try !isThreeWay && Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
         let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
-        let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
+        let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(compared) WHERE \(keyCondition)")
+        // Where a row goes for the merge, or to become the base.
+        let keepTheirs = tableIsEmpty ? nil : try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.theirsTable(table)) (source_line, \(table.columnNames.joined(separator: ", ")))
+            VALUES (\((0..<columns.count + 1).map { "?\($0 + 1)" }.joined(separator: ", ")))
+            """)
         // An empty table is loaded straight into the master (every row is an INSERT), saving a
         // copy of every row; the staged table then becomes a view of it. The kind and line are
         // bound to ?1 and ?2 either way, and the master's statement leaves them out.
@@ -62,7 +93,7 @@ package struct StreamingTableDiff {
                 """)
         let lookupHandle = lookup.sqliteStatement
         let insertHandle = insert.sqliteStatement
-        var scan = try tableIsEmpty ? nil : OrderedScan(table, db)
+        var scan = try tableIsEmpty ? nil : OrderedScan(table, compared, skipsClosedRows: !isThreeWay, db)
 
         var lines = KeyLines(expected: ImportFile.estimatedLineCount(file.path) ?? 0)
         let width = header.columns.count
@@ -90,6 +121,27 @@ package struct StreamingTableDiff {
                         case SQLITE_DONE: storedRow = nil
                         default: throw StatementBinding.lastError(lookup, db)
                         }
+                    }
+                    if let keepTheirs {
+                        if isThreeWay {
+                            let changed = storedRow.map { stored in
+                                fieldOfColumn.enumerated().contains { column, field in
+                                    guard let field, !isKeyColumn[column] else { return false }
+                                    return Self.differs(batch.fields[base + field], text, stored: stored, column: Int32(column), kind: columns[column].kind)
+                                }
+                            } ?? true
+                            // Upstream did not change the row: the master's stays, whatever it holds,
+                            // unless curators changed it (looked at, to say which value was kept).
+                            if !changed && (curatedKeys!.isEmpty || !curatedKeys!.contains(key)) { continue }
+                        }
+                        let handle = keepTheirs.sqliteStatement
+                        sqlite3_reset(handle)
+                        sqlite3_bind_int64(handle, 1, Int64(batch.lines[row]))
+                        for (column, field) in fieldOfColumn.enumerated() {
+                            if let field { Self.bind(batch.fields[base + field], text, to: handle, at: Int32(column + 2)) } else { sqlite3_bind_null(handle, Int32(column + 2)) }
+                        }
+                        try StatementBinding.step(keepTheirs, db)
+                        if isThreeWay { continue }
                     }
                     let kind: Update.Kind
                     if let storedRow {
@@ -136,7 +188,11 @@ package struct StreamingTableDiff {
         sqlite3_reset(lookupHandle)
         if var scan {
             let passed = try scan.finish()
-            try stageMissingRows(passed.filter { lines[$0] == nil }, db)
+            if isThreeWay {
+                try stageDroppedRows(passed.filter { lines[$0] == nil }, db)
+            } else {
+                try stageMissingRows(passed.filter { lines[$0] == nil }, db)
+            }
         } else {
             try StagingTables.stageAsLoaded(table, db)
         }
@@ -155,6 +211,28 @@ package struct StreamingTableDiff {
             """)
         for key in missing {
             try stageMissing.execute(arguments: StatementArguments(key.values))
+        }
+    }
+
+    /// Rows upstream's last file had and this one lacks: upstream dropped them. Each is recorded
+    /// in `dropped` (the base forgets it) and closed in the master if it is open there (or, for
+    /// connections, removed if the master has it): a row upstream never had is not looked at.
+    private func stageDroppedRows(_ dropped: [RowKey], _ db: Database) throws {
+        let table = file.table
+        let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
+        let values = table.columns.map { table.closesByStatus && $0.name == "e_status" ? "\(MasterTable.closedStatus)" : $0.name }
+        let record = try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.droppedTable(table)) (\(table.keyOrder))
+            VALUES (\(table.keyColumns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))
+            """)
+        let close = try db.makeStatement(sql: """
+            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+            SELECT 'DELETE', NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
+            \(table.closesByStatus ? "AND e_status <> \(MasterTable.closedStatus)" : "")
+            """)
+        for key in dropped {
+            try record.execute(arguments: StatementArguments(key.values))
+            try close.execute(arguments: StatementArguments(key.values))
         }
     }
 
@@ -222,11 +300,14 @@ private struct OrderedScan {
 
     package var handle: SQLiteStatement { statement.sqliteStatement }
 
-    package init(_ table: MasterTable, _ db: Database) throws {
-        statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) ORDER BY \(table.keyOrder)")
+    /// - Parameters:
+    ///   - source: the table of `table`'s shape read: the master's, or its upstream base.
+    ///   - skipsClosedRows: a closed row stepped over is not passed (the master's: it stays closed).
+    package init(_ table: MasterTable, _ source: String, skipsClosedRows: Bool, _ db: Database) throws {
+        statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(source) ORDER BY \(table.keyOrder)")
         self.db = db
         keyColumns = table.keyColumns.map { key in Int32(table.columns.firstIndex { $0.name == key }!) }
-        statusColumn = table.closesByStatus ? table.columns.firstIndex { $0.name == "e_status" }.map(Int32.init) : nil
+        statusColumn = table.closesByStatus && skipsClosedRows ? table.columns.firstIndex { $0.name == "e_status" }.map(Int32.init) : nil
         try step()
     }
 

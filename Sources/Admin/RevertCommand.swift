@@ -1,0 +1,31 @@
+import ArgumentParser
+import StationCurate
+import StationVersion
+
+struct RevertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revert",
+        abstract: "Write a new version that puts back every row a version changed.",
+        discussion: """
+            Example: station-admin revert 3 --dry-run
+
+            Phones may have the version already, so it is undone by a new one. A column a later version changed again is a conflict: decide it with --prefer theirs (the value before the version) or --prefer ours (the value now), or one by one with --resolve FILE. A row the version added is closed; its splits (DUPLICATE) stay, since phones cannot give back the records they copied (docs/DOMAIN.md).
+
+            \(ExitStatus.standard)
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The data version to revert.") var version: Int
+    @OptionGroup var decisions: MergeDecisionOptions
+    @OptionGroup var curation: CurationOptions
+
+    func validate() throws {
+        if decisions.adopt { throw ValidationError("--adopt is for import: a revert has no provisional rows to adopt.") }
+    }
+
+    func run() throws {
+        let database = try global.openDatabase(author: curation.who)
+        let report = try database.revert(version: version, decisions: try decisions.decisions(), memo: curation.memo, dryRun: curation.dryRun)
+        try curation.report(report, database)
+    }
+}

@@ -1,0 +1,279 @@
+import Foundation
+import GRDB
+import StationSchema
+
+/// A column upstream and curators both changed, to different values, since upstream's last file
+/// (or, for `revert`, a column a later version changed after the one reverted). A person decides
+/// it: `MergeDecisions`.
+///
+/// In words: `stations 1110602 close_ymd: base NULL; ours 2023-04-01 (v4, "memo"); theirs 2025-03-15`.
+public struct MergeConflict: Codable, Sendable, Equatable, Hashable {
+    /// The table the row belongs to.
+    public var table: String
+    /// The row's key as in `updates.key_id` (`1110602`, `11302/1130201/1130202`).
+    public var key: String
+    /// The column decided.
+    public var column: String
+    /// What upstream's last file said (for a revert: the value before the reverted version).
+    public var base: MergeValue
+    /// The master's value now.
+    public var ours: MergeValue
+    /// What the new file says (for a revert: the value the revert would put back).
+    public var theirs: MergeValue
+    /// The newest version that changed the row in the master, and its memo.
+    public var oursVersion: Int?
+    /// That version's memo.
+    public var oursMemo: String?
+    /// The side decided, nil while undecided.
+    public var decision: MergeSide?
+
+    /// How many conflicts a refusal lists; `diff` and `--json` list them all.
+    public static let shownInRefusal = 20
+
+    /// A conflict, undecided unless `decision` says otherwise.
+    public init(table: String, key: String, column: String, base: MergeValue, ours: MergeValue, theirs: MergeValue,
+                oursVersion: Int? = nil, oursMemo: String? = nil, decision: MergeSide? = nil) {
+        self.table = table
+        self.key = key
+        self.column = column
+        self.base = base
+        self.ours = ours
+        self.theirs = theirs
+        self.oursVersion = oursVersion
+        self.oursMemo = oursMemo
+        self.decision = decision
+    }
+
+    package enum CodingKeys: String, CodingKey {
+        case table, key, column, base, ours, theirs, decision
+        case oursVersion = "ours_version", oursMemo = "ours_memo"
+    }
+
+    /// Every key, null for no value (docs/json.md).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(table, forKey: .table)
+        try container.encode(key, forKey: .key)
+        try container.encode(column, forKey: .column)
+        try container.encode(base, forKey: .base)
+        try container.encode(ours, forKey: .ours)
+        try container.encode(theirs, forKey: .theirs)
+        try container.encode(oursVersion, forKey: .oursVersion)
+        try container.encode(oursMemo, forKey: .oursMemo)
+        try container.encode(decision, forKey: .decision)
+    }
+
+    /// What the decision is about: table, key and column.
+    public var id: ConflictID { ConflictID(table: table, key: key, column: column) }
+
+    /// The conflict in one line, as `diff` and `import` list it.
+    public var description: String {
+        var origin = ""
+        if let oursVersion {
+            origin = " (v\(oursVersion)" + (oursMemo.map { ", \"\($0)\"" } ?? "") + ")"
+        }
+        return "\(table) \(key) \(column): base \(base); ours \(ours)\(origin); theirs \(theirs)"
+    }
+}
+
+/// Which conflict a decision is about.
+public struct ConflictID: Hashable, Sendable {
+    /// The table the row belongs to.
+    public var table: String
+    /// The row's key as in `updates.key_id`.
+    public var key: String
+    /// The column decided.
+    public var column: String
+}
+
+/// A master value as a merge shows it: JSON's own types, `NULL` in words.
+public enum MergeValue: Codable, Sendable, Hashable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    package init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let number): self = .integer(number)
+        case .double(let number): self = .real(number)
+        case .string(let text): self = .text(text)
+        case .blob(let data): self = .text(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    /// The conflict in words.
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let number): return String(number)
+        case .real(let number): return String(number)
+        case .text(let text): return text
+        }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let number = try? container.decode(Int64.self) { self = .integer(number) }
+        else if let number = try? container.decode(Double.self) { self = .real(number) }
+        else { self = .text(try container.decode(String.self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .integer(let number): try container.encode(number)
+        case .real(let number): try container.encode(number)
+        case .text(let text): try container.encode(text)
+        }
+    }
+}
+
+/// Rows a curator or a plan added provisionally that upstream now has under its own code: the
+/// same real event (DOMAIN.md, "Provisional rows"). Adopting the pair closes the provisional row
+/// and, for stations, records a DUPLICATE provisional → upstream, so records phones copied onto
+/// the provisional station follow to upstream's.
+public struct Adoption: Codable, Sendable, Equatable, Hashable {
+    /// The table the row belongs to.
+    public var table: String
+    /// The provisional row's code.
+    public var provisional: Int64
+    /// The provisional row's name.
+    public var provisionalName: String
+    /// Upstream's code for the same row.
+    public var upstream: Int64
+    /// Upstream's name for it.
+    public var upstreamName: String
+    /// The version that added the provisional row (the event), and its memo.
+    public var version: Int?
+    /// The memo of the version that added the provisional row.
+    public var memo: String?
+    /// Why the two look like one: the shared name, the distance, the stations they share.
+    public var reason: String
+    /// `true` adopted, `false` both rows kept, nil undecided.
+    public var adopted: Bool?
+
+    package enum CodingKeys: String, CodingKey {
+        case table, provisional, upstream, version, memo, reason, adopted
+        case provisionalName = "provisional_name", upstreamName = "upstream_name"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(table, forKey: .table)
+        try container.encode(provisional, forKey: .provisional)
+        try container.encode(provisionalName, forKey: .provisionalName)
+        try container.encode(upstream, forKey: .upstream)
+        try container.encode(upstreamName, forKey: .upstreamName)
+        try container.encode(version, forKey: .version)
+        try container.encode(memo, forKey: .memo)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(adopted, forKey: .adopted)
+    }
+
+    /// What the decision is about.
+    public var id: AdoptionID { AdoptionID(table: table, provisional: provisional, upstream: upstream) }
+
+    /// `stations 9944001 敦賀 → 9942801 敦賀`.
+    public var description: String {
+        "\(table) \(provisional) \(provisionalName) → \(upstream) \(upstreamName)"
+    }
+}
+
+/// Which pair an adoption decision is about.
+public struct AdoptionID: Hashable, Sendable {
+    /// The table the row belongs to.
+    public var table: String
+    /// The provisional row's code.
+    public var provisional: Int64
+    /// Upstream's code for the same row.
+    public var upstream: Int64
+}
+
+/// A curated value a merge kept where the file says otherwise (upstream did not change it since
+/// its last file), or a decision a merge carried out: `merge_notes`, shown with the row's log.
+public struct MergeNote: Codable, Sendable, Equatable {
+    /// What the merge did with the column.
+    public enum Outcome: String, Codable, Sendable {
+        /// Upstream did not change the column; the curated value stays.
+        case kept
+        /// A conflict decided for the master's value.
+        case ours
+        /// A conflict decided for the file's value.
+        case theirs
+        /// A provisional row closed for upstream's (`column` holds upstream's code).
+        case adopted
+    }
+
+    /// The version the merge made.
+    public var version: Int
+    /// The table the row belongs to.
+    public var table: String
+    /// The row's key as in `updates.key_id`.
+    public var key: String
+    /// The column decided.
+    public var column: String
+    /// What the merge did.
+    public var outcome: Outcome
+    /// What upstream's last file said.
+    public var base: MergeValue
+    /// The master's value before the merge.
+    public var ours: MergeValue
+    /// What the file said.
+    public var theirs: MergeValue
+    /// The version the master's value came from.
+    public var oursVersion: Int?
+
+    package enum CodingKeys: String, CodingKey {
+        case version, table, key, column, outcome, base, ours, theirs
+        case oursVersion = "ours_version"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(table, forKey: .table)
+        try container.encode(key, forKey: .key)
+        try container.encode(column, forKey: .column)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(base, forKey: .base)
+        try container.encode(ours, forKey: .ours)
+        try container.encode(theirs, forKey: .theirs)
+        try container.encode(oursVersion, forKey: .oursVersion)
+    }
+
+    /// `stations 1191420 close_ymd: kept 2017-07-05 from v3 (the file says NULL)`.
+    public var description: String {
+        let origin = oursVersion.map { " from v\($0)" } ?? ""
+        switch outcome {
+        case .kept: return "\(table) \(key) \(column): kept \(ours)\(origin) (the file says \(theirs))"
+        case .ours: return "\(table) \(key) \(column): conflict decided for ours, \(ours)\(origin) (base \(base), theirs \(theirs))"
+        case .theirs: return "\(table) \(key) \(column): conflict decided for theirs, \(theirs) (base \(base), ours \(ours)\(origin))"
+        case .adopted: return "\(table) \(key): provisional, closed for upstream's \(theirs)"
+        }
+    }
+
+    /// The notes of one row, oldest first.
+    package static func notes(table: String, key: String, _ db: Database) throws -> [MergeNote] {
+        try Row.fetchAll(db, sql: """
+            SELECT version, column_name, outcome, base, ours, theirs, ours_version FROM merge_notes
+            WHERE table_name = ? AND key_id = ? ORDER BY version, column_name
+            """, arguments: [table, key]).map { row in
+            MergeNote(version: row[0], table: table, key: key, column: row[1], outcome: Outcome(rawValue: row[2]) ?? .kept,
+                      base: Self.decode(row[3]), ours: Self.decode(row[4]), theirs: Self.decode(row[5]), oursVersion: row[6])
+        }
+    }
+
+    /// Notes store each value as its JSON text, so that a number stays a number.
+    package static func encodeValue(_ value: MergeValue) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    private static func decode(_ text: String?) -> MergeValue {
+        guard let text, let value = try? JSONDecoder().decode(MergeValue.self, from: Data(text.utf8)) else { return .null }
+        return value
+    }
+}

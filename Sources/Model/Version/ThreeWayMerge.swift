@@ -1,0 +1,283 @@
+import Foundation
+import GRDB
+import StationSchema
+
+/// The three-way merge of an import (DOMAIN.md, "Upstream and curators"): for each row and column
+/// of the file that upstream changed since its last file (`temp.theirs_<table>`, filled by
+/// `StreamingTableDiff` in its `.upstream` comparison), with *base* what that last file said
+/// (`<table>_upstream`), *ours* the master and *theirs* the file:
+///
+/// - upstream did not change the column: ours stays (a curated fix survives);
+/// - upstream changed it and ours still holds base: theirs;
+/// - ours already equals theirs (after adoption, a provisional code counts as upstream's): theirs;
+/// - both changed it differently: a `MergeConflict`, which `MergeDecisions` decides.
+///
+/// A row the master lacks is inserted; a row base lacks (upstream never had it, or dropped it
+/// before) takes theirs where it differs, as a first import does. For example, with base
+/// `1191420 彦山 close_ymd NULL`, ours `close_ymd 2017-07-05` (a curator's fix at v3) and the
+/// file again `NULL`, nothing is staged and a `kept` note says the value came from v3; with the
+/// file `2017-07-06`, the column is a conflict.
+package struct ThreeWayMerge {
+    /// The tables the import compares with their base, each with the columns its file gives and
+    /// the columns its base knows (the columns the previous file gave).
+    package struct MergedTable {
+        package let table: MasterTable
+        package let givenColumns: Set<String>
+        package let baseColumns: Set<String>
+
+        package init(table: MasterTable, givenColumns: Set<String>, baseColumns: Set<String>) {
+            self.table = table
+            self.givenColumns = givenColumns
+            self.baseColumns = baseColumns
+        }
+    }
+
+    package let version: Int
+    package let tables: [MergedTable]
+
+    package init(version: Int, tables: [MergedTable]) {
+        self.version = version
+        self.tables = tables
+    }
+
+    /// What the merge found: every conflict and adoption, decided or not.
+    package struct Outcome {
+        package var conflicts: [MergeConflict] = []
+        package var adoptions: [Adoption] = []
+        package var undecidedConflicts: [MergeConflict] = []
+        package var undecidedAdoptions: [Adoption] = []
+        package var notes: [MergeNote] = []
+        /// The DUPLICATEs provisional → upstream of the adopted stations, to stage.
+        package var splits: [(old: Int64, new: Int64)] = []
+        /// Tables the adoption changes beyond the merged ones (connections of a provisional station).
+        package var adoptionTables: Set<MasterTable> = []
+
+        package init() {}
+    }
+
+    /// Finds conflicts and adoptions, applies `decisions`, and stages the merged rows in
+    /// `temp.staged_<table>`. An undecided conflict keeps ours and an undecided pair both rows,
+    /// so that a diff shows the rest; an import refuses while `Outcome` lists any undecided.
+    package func run(decisions: MergeDecisions, _ db: Database) throws -> Outcome {
+        var outcome = Outcome()
+        try db.execute(sql: """
+            DROP TABLE IF EXISTS temp.merge_adoptions;
+            CREATE TABLE temp.merge_adoptions (table_name TEXT NOT NULL, provisional INTEGER NOT NULL, upstream INTEGER NOT NULL,
+                                               PRIMARY KEY (table_name, provisional));
+            DROP TABLE IF EXISTS temp.merge_decisions;
+            CREATE TABLE temp.merge_decisions (table_name TEXT NOT NULL, key_id TEXT NOT NULL, column_name TEXT NOT NULL, take TEXT NOT NULL,
+                                               PRIMARY KEY (table_name, key_id, column_name));
+            """)
+        outcome.adoptions = try ProvisionalMatcher(merged: Set(tables.map(\.table)), version: version).pairs(db)
+        for index in outcome.adoptions.indices {
+            let adoption = outcome.adoptions[index]
+            outcome.adoptions[index].adopted = decisions.adopts(adoption)
+            switch decisions.adopts(adoption) {
+            case true?:
+                try db.execute(sql: "INSERT OR IGNORE INTO temp.merge_adoptions (table_name, provisional, upstream) VALUES (?, ?, ?)",
+                               arguments: [adoption.table, adoption.provisional, adoption.upstream])
+            case false?: break
+            case nil: outcome.undecidedAdoptions.append(adoption)
+            }
+        }
+        for merged in tables {
+            outcome.conflicts += try conflicts(merged, db)
+        }
+
+        try decisions.checkEveryDecisionApplies(conflicts: outcome.conflicts, adoptions: outcome.adoptions)
+        for index in outcome.conflicts.indices {
+            let conflict = outcome.conflicts[index]
+            outcome.conflicts[index].decision = decisions.side(of: conflict)
+            guard let side = decisions.side(of: conflict) else {
+                outcome.undecidedConflicts.append(conflict)
+                continue
+            }
+            try db.execute(sql: "INSERT INTO temp.merge_decisions (table_name, key_id, column_name, take) VALUES (?, ?, ?, ?)",
+                           arguments: [conflict.table, conflict.key, conflict.column, side.rawValue])
+            outcome.notes.append(MergeNote(version: version, table: conflict.table, key: conflict.key, column: conflict.column,
+                                           outcome: side == .ours ? .ours : .theirs, base: conflict.base, ours: conflict.ours,
+                                           theirs: conflict.theirs, oursVersion: conflict.oursVersion))
+        }
+        for merged in tables {
+            outcome.notes += try keptValues(merged, db)
+            try stage(merged, db)
+        }
+        try adopt(&outcome, db)
+        return outcome
+    }
+
+    // MARK: The rules in SQL
+
+    /// SQL for the master's value of `column` as the merge compares it with theirs: a reference to
+    /// an adopted provisional row reads as upstream's code.
+    private func mapped(_ table: MasterTable, _ column: String) -> String {
+        guard let reference = MasterTable.references.first(where: { $0.child == table && $0.column == column }) else { return "m.\(column)" }
+        return """
+            COALESCE((SELECT a.upstream FROM temp.merge_adoptions a WHERE a.table_name = '\(reference.parent.name)' AND a.provisional = m.\(column)), m.\(column))
+            """
+    }
+
+    private func differs(_ left: String, _ right: String, _ column: MasterTable.Column) -> String {
+        CuratedRowDiff.differs(left, right, column.kind)
+    }
+
+    /// The columns merged three ways: given by the file, known to the base, not the key.
+    private func threeWayColumns(_ merged: MergedTable) -> [MasterTable.Column] {
+        merged.table.nonKeyColumns.filter { merged.givenColumns.contains($0.name) && merged.baseColumns.contains($0.name) }
+    }
+
+    private func joins(_ table: MasterTable) -> String {
+        """
+        FROM \(StagingTables.theirsTable(table)) t
+        JOIN main.\(table.upstreamTable) b ON \(table.keyJoin("b", "t"))
+        JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
+        """
+    }
+
+    /// Each column of theirs' rows that meets `condition` (SQL over `t`, `b`, `m` and the column),
+    /// with its key and the three values, in key order.
+    private func columnValues(_ merged: MergedTable, where condition: (MasterTable.Column) -> String, _ db: Database) throws
+        -> [(key: String, column: String, base: MergeValue, ours: MergeValue, theirs: MergeValue)] {
+        let table = merged.table
+        var found: [(key: String, column: String, base: MergeValue, ours: MergeValue, theirs: MergeValue)] = []
+        for column in threeWayColumns(merged) {
+            let c = column.name
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(table.keyText(alias: "t")) AS key_id, b.\(c), m.\(c), t.\(c) \(joins(table))
+                WHERE \(condition(column))
+                ORDER BY \(table.keyColumns.map { "t." + $0 }.joined(separator: ", "))
+                """)
+            found += rows.map { ($0[0], c, MergeValue($0[1]), MergeValue($0[2]), MergeValue($0[3])) }
+        }
+        return found.sorted { a, b in
+            let (x, y) = (Self.codes(a.key), Self.codes(b.key))
+            return x == y ? a.column < b.column : x.lexicographicallyPrecedes(y)
+        }
+    }
+
+    private func conflicts(_ merged: MergedTable, _ db: Database) throws -> [MergeConflict] {
+        let table = merged.table
+        return try columnValues(merged, where: { column in
+            let c = column.name
+            return "\(differs("t.\(c)", "b.\(c)", column)) AND \(differs("m.\(c)", "b.\(c)", column)) AND \(differs(mapped(table, c), "t.\(c)", column))"
+        }, db).map { found in
+            let origin = try Self.newestChange(table, key: found.key, db)
+            return MergeConflict(table: table.name, key: found.key, column: found.column, base: found.base, ours: found.ours,
+                                 theirs: found.theirs, oursVersion: origin?.version, oursMemo: origin?.memo)
+        }
+    }
+
+    /// Columns where the file differs from the master only because curators changed the master
+    /// and upstream did not: the value stays, and the note says which version it came from.
+    private func keptValues(_ merged: MergedTable, _ db: Database) throws -> [MergeNote] {
+        let table = merged.table
+        return try columnValues(merged, where: { column in
+            let c = column.name
+            return "NOT \(differs("t.\(c)", "b.\(c)", column)) AND \(differs("m.\(c)", "t.\(c)", column))"
+        }, db).map { found in
+            MergeNote(version: version, table: table.name, key: found.key, column: found.column, outcome: .kept, base: found.base,
+                      ours: found.ours, theirs: found.theirs, oursVersion: try Self.newestChange(table, key: found.key, db)?.version)
+        }
+    }
+
+    /// Stages each row of theirs as merged, where it differs from the master's.
+    private func stage(_ merged: MergedTable, _ db: Database) throws {
+        let table = merged.table
+        let closed = MasterTable.closedStatus
+        let values = table.columns.map { column -> String in
+            let c = column.name
+            if table.keyColumns.contains(c) { return "t.\(c)" }
+            let absent = column.defaultValue.map(String.init) ?? "NULL"
+            guard merged.givenColumns.contains(c) else { return "CASE WHEN m.\(table.keyColumns[0]) IS NULL THEN \(absent) ELSE m.\(c) END" }
+            guard merged.baseColumns.contains(c) else { return "t.\(c)" }
+            return """
+                CASE WHEN m.\(table.keyColumns[0]) IS NULL OR b.\(table.keyColumns[0]) IS NULL THEN t.\(c)
+                     WHEN NOT \(differs("t.\(c)", "b.\(c)", column)) THEN m.\(c)
+                     WHEN NOT \(differs("m.\(c)", "b.\(c)", column)) OR NOT \(differs(mapped(table, c), "t.\(c)", column)) THEN t.\(c)
+                     WHEN (SELECT d.take FROM temp.merge_decisions d WHERE d.table_name = '\(table.name)' AND d.key_id = \(table.keyText(alias: "t"))
+                           AND d.column_name = '\(c)') = 'theirs' THEN t.\(c)
+                     ELSE m.\(c) END
+                """
+        }
+        let firstKey = table.keyColumns[0]
+        let kind = table.closesByStatus
+            ? """
+                CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT'
+                     WHEN m.e_status = \(closed) AND x.e_status <> \(closed) THEN 'RESTORE'
+                     WHEN m.e_status <> \(closed) AND x.e_status = \(closed) THEN 'DELETE'
+                     ELSE 'UPDATE' END
+                """
+            : "CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT' ELSE 'UPDATE' END"
+        let changed = table.nonKeyColumns.map { differs("x.\($0.name)", "m.\($0.name)", $0) }
+        try db.execute(sql: """
+            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+            SELECT \(kind), x.source_line, \(table.columnNames.map { "x." + $0 }.joined(separator: ", "))
+            FROM (
+                SELECT t.source_line, \(zip(values, table.columnNames).map { "\($0) AS \($1)" }.joined(separator: ", "))
+                FROM \(StagingTables.theirsTable(table)) t
+                LEFT JOIN main.\(table.upstreamTable) b ON \(table.keyJoin("b", "t"))
+                LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
+                -- A row upstream had and the master lacks was removed by a curator: it stays removed.
+                WHERE NOT (b.\(firstKey) IS NOT NULL AND m.\(firstKey) IS NULL)
+            ) x
+            LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "x"))
+            WHERE m.\(firstKey) IS NULL\(changed.isEmpty ? "" : " OR " + changed.joined(separator: " OR "))
+            ORDER BY \(table.keyColumns.map { "x." + $0 }.joined(separator: ", "))
+            """)
+    }
+
+    /// Closes the adopted provisional rows, removes the connections of the provisional stations
+    /// and lines, and returns each station pair's DUPLICATE.
+    private func adopt(_ outcome: inout Outcome, _ db: Database) throws {
+        let adopted = try Row.fetchAll(db, sql: "SELECT table_name, provisional, upstream FROM temp.merge_adoptions ORDER BY table_name, provisional")
+        guard !adopted.isEmpty else { return }
+        for table in [MasterTable.companies, .lines, .stations] {
+            let columns = table.columns.map { $0.name == "e_status" ? "\(MasterTable.closedStatus)" : $0.name }
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+                SELECT 'DELETE', NULL, \(columns.joined(separator: ", ")) FROM main.\(table.name)
+                WHERE e_status <> \(MasterTable.closedStatus)
+                  AND \(table.keyColumns[0]) IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = '\(table.name)')
+                """)
+        }
+        let connections = MasterTable.connections
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO \(StagingTables.stagedTable(connections)) (kind, source_line, \(connections.columnNames.joined(separator: ", ")))
+            SELECT 'DELETE', NULL, \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")) FROM main.connections c
+            WHERE c.line_cd IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = 'lines')
+               OR c.station_cd1 IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = 'stations')
+               OR c.station_cd2 IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = 'stations')
+            """)
+        if db.changesCount > 0 { outcome.adoptionTables.insert(connections) }
+        for row in adopted {
+            let (table, provisional, upstream): (String, Int64, Int64) = (row[0], row[1], row[2])
+            if let master = MasterTable.named(table) { outcome.adoptionTables.insert(master) }
+            outcome.notes.append(MergeNote(version: version, table: table, key: String(provisional), column: master(table)?.keyColumns[0] ?? "",
+                                           outcome: .adopted, base: .null, ours: .integer(provisional), theirs: .integer(upstream), oursVersion: nil))
+            if table == MasterTable.stations.name { outcome.splits.append((provisional, upstream)) }
+        }
+    }
+
+    private func master(_ name: String) -> MasterTable? { MasterTable.named(name) }
+
+    /// A key's codes, for ordering keys as the tables do (`999` before `1000`).
+    private static func codes(_ key: String) -> [Int64] { key.split(separator: "/").compactMap { Int64($0) } }
+
+    /// The newest version that changed a row, and its memo.
+    package static func newestChange(_ table: MasterTable, key: String, _ db: Database) throws -> (version: Int, memo: String?)? {
+        try UpdateLog.newestChange(of: table, key: key, db)
+    }
+
+    /// Writes the notes of a written version into `merge_notes`.
+    package static func record(_ notes: [MergeNote], _ db: Database) throws {
+        let insert = try db.makeStatement(sql: """
+            INSERT OR REPLACE INTO merge_notes (version, table_name, key_id, column_name, outcome, base, ours, theirs, ours_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for note in notes {
+            try insert.execute(arguments: [note.version, note.table, note.key, note.column, note.outcome.rawValue,
+                                           MergeNote.encodeValue(note.base), MergeNote.encodeValue(note.ours),
+                                           MergeNote.encodeValue(note.theirs), note.oursVersion])
+        }
+    }
+}
