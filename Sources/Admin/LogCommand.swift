@@ -65,7 +65,17 @@ struct LogCommand: ParsableCommand {
             if output.json { return try Console.printJSON(story) }
             if nl { return try story.forEach(Console.printJSONLine) }
             Pager.startIfWanted(disabled: global.noPager)
-            for entry in story { Console.line(Self.line(entry, oneline: oneline)) }
+            // What imports kept of the key stands among its changes, at the version of the import.
+            var notes = try database.mergeNotes(key: key!, table: table)
+            if filter.newestFirst { notes.reverse() }
+            func comesFirst(_ note: MergeNote, _ entry: StoryEntry) -> Bool {
+                filter.newestFirst ? note.version > entry.update.userVersion : note.version < entry.update.userVersion
+            }
+            for entry in story {
+                while let note = notes.first, comesFirst(note, entry) { Console.line(Self.line(note)); notes.removeFirst() }
+                Console.line(Self.line(entry, oneline: oneline))
+            }
+            for note in notes { Console.line(Self.line(note)) }
             return
         }
         if output.json { return try Console.printJSONArray { append in try database.forEachUpdate(filter, append) } }
@@ -85,6 +95,11 @@ struct LogCommand: ParsableCommand {
         if oneline { return shortFields(entry.update).joined(separator: "\t") }
         let update = entry.update
         return "\(update.upID)  v\(update.userVersion)  \(update.updateDate)  \(entry.change.summary)" + (update.memo.map { "  (\($0))" } ?? "")
+    }
+
+    /// `      v5  import kept stations 1191420 close_ymd: kept 2017-07-05 from v3 (the file says NULL)`
+    private static func line(_ note: MergeNote) -> String {
+        "       v\(note.version)  merge: \(note.description)"
     }
 
     /// The `--oneline` fields: `21880 v4 2026-11-24T… UPDATE stations 1130101 [memo]`.

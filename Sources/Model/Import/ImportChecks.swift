@@ -230,8 +230,9 @@ public enum ImportError: Error, LocalizedError, Equatable {
                 lines += conflicts.prefix(MergeConflict.shownInRefusal).map { "  " + $0.description }
                 if conflicts.count > MergeConflict.shownInRefusal { lines.append("  … and \(conflicts.count - MergeConflict.shownInRefusal) more") }
             }
-            lines.append("Nothing was written. Decide all with --prefer theirs|ours"
-                + (adoptions.isEmpty ? "" : " and --adopt") + ", or each in a file: diff --conflicts writes its skeleton, import --resolve FILE reads it.")
+            let all = [conflicts.isEmpty ? nil : "--prefer theirs|ours", adoptions.isEmpty ? nil : "--adopt"].compactMap { $0 }
+            lines.append("Nothing was written. Decide all with \(all.joined(separator: " and ")), "
+                + "or each in a file: diff --conflicts writes its skeleton, import --resolve FILE reads it.")
             return "the import needs decisions:\n" + lines.joined(separator: "\n")
         case let .massClosure(file, table, closing, open):
             let percent = Double(closing) / Double(open) * 100

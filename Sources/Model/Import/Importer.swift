@@ -144,7 +144,10 @@ extension MasterDatabase {
             report.warnings = try before.connectionWarnings.wait()
             phases.done("second connection's warnings waited for")
             if importsStations {
+                // A provisional station adopted has its split already: upstream's station.
+                let adopted = Set(merge.splits.map(\.old))
                 report.suggestions = try Self.suggestSplits(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
+                    .filter { !adopted.contains($0.old) }
                 phases.done("split suggestions")
             }
             return (report, report.committed)

@@ -31,6 +31,13 @@ extension MasterDatabase {
         return story
     }
 
+    /// What imports kept or decided about a key beside its changes (`merge_notes`), oldest first:
+    /// the curated values an import kept, with the version each came from; conflicts decided;
+    /// a provisional row adopted.
+    public func mergeNotes(key: String, table: String? = nil) throws -> [MergeNote] {
+        try read { db in try MergeNote.notes(table: table, key: key, db) }
+    }
+
     /// What one `updates` row changed: the columns, old → new, read from the history, and the
     /// row's name after the change; an INSERT lists the new row's non-NULL columns.
     package static func describe(_ update: Update, _ db: Database) throws -> DescribedChange {

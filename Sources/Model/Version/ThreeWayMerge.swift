@@ -63,7 +63,7 @@ package struct ThreeWayMerge {
         try db.execute(sql: """
             DROP TABLE IF EXISTS temp.merge_adoptions;
             CREATE TABLE temp.merge_adoptions (table_name TEXT NOT NULL, provisional INTEGER NOT NULL, upstream INTEGER NOT NULL,
-                                               PRIMARY KEY (table_name, provisional));
+                                               adopted INTEGER NOT NULL, PRIMARY KEY (table_name, provisional));
             DROP TABLE IF EXISTS temp.merge_decisions;
             CREATE TABLE temp.merge_decisions (table_name TEXT NOT NULL, key_id TEXT NOT NULL, column_name TEXT NOT NULL, take TEXT NOT NULL,
                                                PRIMARY KEY (table_name, key_id, column_name));
@@ -72,12 +72,13 @@ package struct ThreeWayMerge {
         for index in outcome.adoptions.indices {
             let adoption = outcome.adoptions[index]
             outcome.adoptions[index].adopted = decisions.adopts(adoption)
-            switch decisions.adopts(adoption) {
-            case true?:
-                try db.execute(sql: "INSERT OR IGNORE INTO temp.merge_adoptions (table_name, provisional, upstream) VALUES (?, ?, ?)",
-                               arguments: [adoption.table, adoption.provisional, adoption.upstream])
-            case false?: break
-            case nil: outcome.undecidedAdoptions.append(adoption)
+            // An undecided pair counts as one for the conflicts, so that a refusal lists the
+            // adoption, not every column that names the provisional code; only adopted pairs close.
+            let adopted = decisions.adopts(adoption)
+            if adopted == nil { outcome.undecidedAdoptions.append(adoption) }
+            if adopted != false {
+                try db.execute(sql: "INSERT OR IGNORE INTO temp.merge_adoptions (table_name, provisional, upstream, adopted) VALUES (?, ?, ?, ?)",
+                               arguments: [adoption.table, adoption.provisional, adoption.upstream, adopted == true])
             }
         }
         for merged in tables {
@@ -229,24 +230,35 @@ package struct ThreeWayMerge {
     /// Closes the adopted provisional rows, removes the connections of the provisional stations
     /// and lines, and returns each station pair's DUPLICATE.
     private func adopt(_ outcome: inout Outcome, _ db: Database) throws {
-        let adopted = try Row.fetchAll(db, sql: "SELECT table_name, provisional, upstream FROM temp.merge_adoptions ORDER BY table_name, provisional")
+        let adopted = try Row.fetchAll(db, sql: "SELECT table_name, provisional, upstream FROM temp.merge_adoptions WHERE adopted ORDER BY table_name, provisional")
         guard !adopted.isEmpty else { return }
         for table in [MasterTable.companies, .lines, .stations] {
-            let columns = table.columns.map { $0.name == "e_status" ? "\(MasterTable.closedStatus)" : $0.name }
+            // A provisional station closes on the day upstream's opens, when upstream says.
+            let columns = table.columns.map { column -> String in
+                switch column.name {
+                case "e_status": return "\(MasterTable.closedStatus)"
+                case "close_ymd":
+                    return """
+                        COALESCE(p.close_ymd, (SELECT t.open_ymd FROM \(StagingTables.theirsTable(table)) t JOIN temp.merge_adoptions a
+                                               ON a.upstream = t.\(table.keyColumns[0]) AND a.table_name = '\(table.name)' AND a.provisional = p.\(table.keyColumns[0])))
+                        """
+                default: return "p." + column.name
+                }
+            }
             try db.execute(sql: """
                 INSERT OR IGNORE INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-                SELECT 'DELETE', NULL, \(columns.joined(separator: ", ")) FROM main.\(table.name)
-                WHERE e_status <> \(MasterTable.closedStatus)
-                  AND \(table.keyColumns[0]) IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = '\(table.name)')
+                SELECT 'DELETE', NULL, \(columns.joined(separator: ", ")) FROM main.\(table.name) p
+                WHERE p.e_status <> \(MasterTable.closedStatus)
+                  AND p.\(table.keyColumns[0]) IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = '\(table.name)')
                 """)
         }
         let connections = MasterTable.connections
         try db.execute(sql: """
             INSERT OR IGNORE INTO \(StagingTables.stagedTable(connections)) (kind, source_line, \(connections.columnNames.joined(separator: ", ")))
             SELECT 'DELETE', NULL, \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")) FROM main.connections c
-            WHERE c.line_cd IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = 'lines')
-               OR c.station_cd1 IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = 'stations')
-               OR c.station_cd2 IN (SELECT provisional FROM temp.merge_adoptions WHERE table_name = 'stations')
+            WHERE c.line_cd IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'lines')
+               OR c.station_cd1 IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'stations')
+               OR c.station_cd2 IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'stations')
             """)
         if db.changesCount > 0 { outcome.adoptionTables.insert(connections) }
         for row in adopted {

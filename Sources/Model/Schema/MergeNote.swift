@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+
+/// A master value as a merge shows it: JSON's own types, `NULL` in words.
+public enum MergeValue: Codable, Sendable, Hashable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    package init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let number): self = .integer(number)
+        case .double(let number): self = .real(number)
+        case .string(let text): self = .text(text)
+        case .blob(let data): self = .text(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    /// The conflict in words.
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let number): return String(number)
+        case .real(let number): return String(number)
+        case .text(let text): return text
+        }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let number = try? container.decode(Int64.self) { self = .integer(number) }
+        else if let number = try? container.decode(Double.self) { self = .real(number) }
+        else { self = .text(try container.decode(String.self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .integer(let number): try container.encode(number)
+        case .real(let number): try container.encode(number)
+        case .text(let text): try container.encode(text)
+        }
+    }
+}
+
+/// A row of `merge_notes`: a curated value a merge kept where the file says otherwise (upstream did not change it since
+/// its last file), or a decision a merge carried out: `merge_notes`, shown with the row's log.
+public struct MergeNote: Codable, Sendable, Equatable {
+    /// What the merge did with the column.
+    public enum Outcome: String, Codable, Sendable {
+        /// Upstream did not change the column; the curated value stays.
+        case kept
+        /// A conflict decided for the master's value.
+        case ours
+        /// A conflict decided for the file's value.
+        case theirs
+        /// A provisional row closed for upstream's (`column` holds upstream's code).
+        case adopted
+    }
+
+    /// The version the merge made.
+    public var version: Int
+    /// The table the row belongs to.
+    public var table: String
+    /// The row's key as in `updates.key_id`.
+    public var key: String
+    /// The column decided.
+    public var column: String
+    /// What the merge did.
+    public var outcome: Outcome
+    /// What upstream's last file said.
+    public var base: MergeValue
+    /// The master's value before the merge.
+    public var ours: MergeValue
+    /// What the file said.
+    public var theirs: MergeValue
+    /// The version the master's value came from.
+    public var oursVersion: Int?
+
+    package init(version: Int, table: String, key: String, column: String, outcome: Outcome, base: MergeValue, ours: MergeValue,
+                 theirs: MergeValue, oursVersion: Int?) {
+        self.version = version
+        self.table = table
+        self.key = key
+        self.column = column
+        self.outcome = outcome
+        self.base = base
+        self.ours = ours
+        self.theirs = theirs
+        self.oursVersion = oursVersion
+    }
+
+    package enum CodingKeys: String, CodingKey {
+        case version, table, key, column, outcome, base, ours, theirs
+        case oursVersion = "ours_version"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(table, forKey: .table)
+        try container.encode(key, forKey: .key)
+        try container.encode(column, forKey: .column)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(base, forKey: .base)
+        try container.encode(ours, forKey: .ours)
+        try container.encode(theirs, forKey: .theirs)
+        try container.encode(oursVersion, forKey: .oursVersion)
+    }
+
+    /// `stations 1191420 close_ymd: kept 2017-07-05 from v3 (the file says NULL)`.
+    public var description: String {
+        let origin = oursVersion.map { " from v\($0)" } ?? ""
+        switch outcome {
+        case .kept: return "\(table) \(key) \(column): kept \(ours)\(origin) (the file says \(theirs))"
+        case .ours: return "\(table) \(key) \(column): conflict decided for ours, \(ours)\(origin) (base \(base), theirs \(theirs))"
+        case .theirs: return "\(table) \(key) \(column): conflict decided for theirs, \(theirs) (base \(base), ours \(ours)\(origin))"
+        case .adopted: return "\(table) \(key): provisional, closed for upstream's \(theirs)"
+        }
+    }
+
+    /// The notes of one row (of any table when `table` is nil), oldest first.
+    package static func notes(table: String?, key: String, _ db: Database) throws -> [MergeNote] {
+        try Row.fetchAll(db, sql: """
+            SELECT version, table_name, column_name, outcome, base, ours, theirs, ours_version FROM merge_notes
+            WHERE key_id = ?\(table == nil ? "" : " AND table_name = ?") ORDER BY version, table_name, column_name
+            """, arguments: StatementArguments([key] + (table.map { [$0] } ?? []))).map { row in
+            MergeNote(version: row[0], table: row[1], key: key, column: row[2], outcome: Outcome(rawValue: row[3]) ?? .kept,
+                      base: Self.decode(row[4]), ours: Self.decode(row[5]), theirs: Self.decode(row[6]), oursVersion: row[7])
+        }
+    }
+
+    /// Notes store each value as its JSON text, so that a number stays a number.
+    package static func encodeValue(_ value: MergeValue) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    private static func decode(_ text: String?) -> MergeValue {
+        guard let text, let value = try? JSONDecoder().decode(MergeValue.self, from: Data(text.utf8)) else { return .null }
+        return value
+    }
+}
