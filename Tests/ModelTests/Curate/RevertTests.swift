@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import StationCurate
+import StationHistory
+import StationImport
+import StationRelease
+import StationSchema
+import StationVersion
+import Testing
+
+/// `revert V`: a new version that puts back every row V changed (DOMAIN.md, "Upstream and
+/// curators": a version is undone only by a new one), each checked on the three update paths.
+@Suite struct RevertTests {
+    let scratch = Scratch()
+
+    func releaseAndVerify(_ database: MasterDatabase) throws -> ReleaseResult {
+        var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: true)
+        options.skipChecks = true
+        return try database.release(options)
+    }
+
+    @Test func revertingAPlanPutsItsRowsBackAndKeepsItsSplits() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: false)
+        options.skipChecks = true
+        try database.release(options)
+        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try database.release(options)
+        let report = try database.revert(version: 2, memo: "the plan was early")
+        #expect(report.committed && report.version == 3 && report.conflicts.isEmpty)
+        #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141513") == 11415)
+        #expect(try database.value("SELECT line_name FROM lines WHERE line_cd = 11415") == "JR北陸本線(米原～金沢)")
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1141543") == 0)
+        #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 1141543") == String?.none)
+        #expect(try database.value("SELECT e_status FROM companies WHERE company_cd = 301") == 2)
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9944001") == 2)
+        #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 99440") == 0)
+        #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 11415 AND station_cd1 = 1141512 AND station_cd2 = 1141513") == 1)
+        // The splits stay: phones that ran them keep the copies, and every phone runs them.
+        #expect(try database.read { try UpdateLog.splits($0) }.map(\.version) == [2, 2])
+        let result = try releaseAndVerify(database)
+        #expect(result.verification?.failures == [])
+        #expect(result.verification?.passed.last == "delta, full download, app update: user records identical for versions 1…2")
+        // Reverting the revert brings the plan back.
+        try database.revert(version: 3)
+        #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141513") == 99440)
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9944001") == 0)
+    }
+
+    @Test func revertingASplitClosesTheNewStation() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))], memo: "Aoimori")
+        try database.revert(version: 2)
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9920607") == 2)
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1120101") == 0)
+        let result = try releaseAndVerify(database)
+        #expect(result.verification?.failures == [])
+    }
+
+    @Test func revertingAnImportPutsBackTheSnapshotBefore() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2019])
+        try database.importSnapshot([Fixtures.ekidata2021])
+        let report = try database.revert(version: 2, memo: "back to 2019")
+        #expect(report.committed)
+        // Every table as version 1 had it: renamed, closed and added rows alike.
+        let state: (Int) throws -> [String] = { version in
+            try database.read { db in
+                try MasterTable.all.flatMap { table in
+                    try String.fetchAll(db, sql: "SELECT \(table.keyText(alias: "s")) || '|' || quote(\(table.columnNames.map { "s." + $0 }.joined(separator: ") || '|' || quote(")))"
+                        + " FROM (\(VersionedState(table: table, version: version).select())) s WHERE \(table.closesByStatus ? "s.e_status <> 2" : "1") ORDER BY 1")
+                }
+            }
+        }
+        #expect(try state(3) == (try state(1)))
+        #expect(try releaseAndVerify(database).verification?.failures == [])
+        // Upstream's base stays 2021's: importing it again does not undo the revert.
+        #expect(try database.importSnapshot([Fixtures.ekidata2021]).totalChanges == 0)
+    }
+
+    @Test func aColumnALaterVersionChangedIsAConflict() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "陸奥市川駅", "weight": "5"]))])
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "むついちかわ"]))])
+        let before = try database.settledSHA256()
+        #expect {
+            try database.revert(version: 2)
+        } throws: { error in
+            guard case let RevertError.undecided(version, conflicts) = error else { return false }
+            return version == 2 && conflicts.map(\.description) == ["stations 1120102 station_name: base 陸奥市川駅; ours むついちかわ (v3); theirs 陸奥市川"]
+        }
+        #expect(try database.settledSHA256() == before)
+        // The weight no later version touched goes back whatever is decided.
+        let dry = try database.revert(version: 2, dryRun: true)
+        #expect(!dry.committed && dry.conflicts.map(\.decision) == [nil])
+        try database.revert(version: 2, decisions: MergeDecisions(prefer: .ours))
+        #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "むついちかわ")
+        #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 1120102") == 13)
+        try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
+        #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "陸奥市川駅")
+        #expect(throws: RevertError.noSuchVersion(9, newest: 5)) { try database.revert(version: 9) }
+    }
+}
