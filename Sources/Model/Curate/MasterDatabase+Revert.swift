@@ -117,6 +117,8 @@ private struct RevertedRow {
             let was: DatabaseValue = before.map { $0[name] as DatabaseValue } ?? (name == status ? MasterTable.closedStatus.databaseValue : now[name])
             let wrote: DatabaseValue = then.map { $0[name] as DatabaseValue } ?? now[name]
             let current: DatabaseValue = now[name]
+            // A column the version did not change has nothing to put back, whatever came later.
+            if Self.same(was, wrote, column) { continue }
             if Self.same(current, wrote, column) {
                 target[name] = was
             } else if !Self.same(current, was, column) {

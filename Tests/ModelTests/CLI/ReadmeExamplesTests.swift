@@ -50,7 +50,7 @@ import Testing
             if result.status != 0 { return }
         }
         let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
-        #expect(try database.dataVersion() == 13)
+        #expect(try database.dataVersion() == 15)
         #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
         #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
         #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])

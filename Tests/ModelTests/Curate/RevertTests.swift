@@ -82,7 +82,7 @@ import Testing
     @Test func aColumnALaterVersionChangedIsAConflict() throws {
         let database = try scratch.baseDatabase()
         try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "陸奥市川駅", "weight": "5"]))])
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "むついちかわ"]))])
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "むついちかわ", "post": "039-9999"]))])
         let before = try database.settledSHA256()
         #expect {
             try database.revert(version: 2)
@@ -97,6 +97,8 @@ import Testing
         try database.revert(version: 2, decisions: MergeDecisions(prefer: .ours))
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "むついちかわ")
         #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 1120102") == 13)
+        // A column version 2 did not change is no conflict, and stays as the later version set it.
+        #expect(try database.value("SELECT post FROM stations WHERE station_cd = 1120102") == "039-9999")
         try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "陸奥市川駅")
         #expect(throws: RevertError.noSuchVersion(9, newest: 5)) { try database.revert(version: 9) }
