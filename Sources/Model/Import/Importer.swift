@@ -113,7 +113,7 @@ extension MasterDatabase {
             defer { before.finish() }
             Progress.phase("writing version \(version.number)")
             try version.write(memo: options.memo, author: author)
-            try version.recordUpstream(upstreamFiles, notes: merge.notes)
+            let upstreamChanged = try version.recordUpstream(upstreamFiles, notes: merge.notes)
             phases.done("version written")
             let counts = try before.counts.wait()
             phases.done("second connection's counts waited for")
@@ -150,7 +150,10 @@ extension MasterDatabase {
                     .filter { !adopted.contains($0.old) }
                 phases.done("split suggestions")
             }
-            return (report, report.committed)
+            // Nothing changed in the master, but upstream's files did: they are kept, without a version.
+            let keepsUpstream = commit && !report.committed && upstreamChanged
+            if keepsUpstream { try version.keepUpstreamAlone() }
+            return (report, report.committed || keepsUpstream)
         }
     }
 }

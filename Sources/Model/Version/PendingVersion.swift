@@ -58,11 +58,24 @@ package struct PendingVersion {
     /// After `write`: what each file said becomes its table's base for the next import (a file
     /// compared with its base changes only the rows it changed), and the import is recorded with
     /// its snapshot's date and columns; then the merge's notes.
-    package func recordUpstream(_ files: [(file: ImportFile, date: String?, threeWay: Bool)], notes: [MergeNote]) throws {
+    ///
+    /// - Returns: whether any base changed: an import that changes nothing in the master still
+    ///   keeps what upstream said (`keepUpstreamAlone`), or a conflict decided for ours would be
+    ///   asked again at the next import of the same file.
+    @discardableResult
+    package func recordUpstream(_ files: [(file: ImportFile, date: String?, threeWay: Bool)], notes: [MergeNote]) throws -> Bool {
         let loaded = try StagingTables.loadedTables(db)
+        var changed = false
         for (file, date, threeWay) in files {
             let table = file.table
             let columns = table.columnNames.joined(separator: ", ")
+            let given = Set(file.header.columns.map(\.name))
+            let differs = table.nonKeyColumns.filter { given.contains($0.name) }.map { "t.\($0.name) IS NOT b.\($0.name)" }
+            changed = try changed || !threeWay || Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(table)) t LEFT JOIN main.\(table.upstreamTable) b ON \(table.keyJoin("b", "t"))
+                               WHERE b.\(table.keyColumns[0]) IS NULL\(differs.isEmpty ? "" : " OR " + differs.joined(separator: " OR ")))
+                    OR EXISTS (SELECT 1 FROM \(StagingTables.droppedTable(table)))
+                """)!
             if threeWay {
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO main.\(table.upstreamTable) (\(columns)) SELECT \(columns) FROM \(StagingTables.theirsTable(table));
@@ -79,6 +92,15 @@ package struct PendingVersion {
                                columns: file.header.columns.map(\.name)).record(db)
         }
         try ThreeWayMerge.record(notes, db)
+        return changed
+    }
+
+    /// Undoes `write` but for what `recordUpstream` kept, when the version changes nothing: the
+    /// import's bases, its record and its notes stand at the master's version as it stays.
+    package func keepUpstreamAlone() throws {
+        try db.execute(sql: "DELETE FROM versions WHERE version = ?", arguments: [number])
+        try db.execute(sql: "UPDATE OR REPLACE upstream_imports SET version = ? WHERE version = ?", arguments: [number - 1, number])
+        try db.execute(sql: "UPDATE OR REPLACE merge_notes SET version = ? WHERE version = ?", arguments: [number - 1, number])
     }
 
     /// How many rows of `table` the staged changes reopen.
