@@ -143,9 +143,10 @@ public enum MasterSchema {
         // Curator data, never published: what upstream last said (DOMAIN.md, "Upstream and
         // curators"). `<table>_upstream` holds each table's rows as its last imported file gave
         // them, the base of the next import's three-way merge; the master's own state may differ
-        // where curators fixed it. `upstream_imports` records each import of a table: its
-        // snapshot's date (no import backwards) and the columns its file gave (a column no file
-        // gave before has no base). `merge_notes` is the log of what a merge decided beside the
+        // where curators fixed it. `upstream_imports` records each import of a table: the data
+        // version its base stands at (the version it made, or the master's when it changed
+        // nothing), its snapshot's date (no import backwards) and the columns its file gave (a
+        // column no file gave before has no base). `merge_notes` is the log of what a merge decided beside the
         // rows it changed: curated values kept, conflicts decided, provisional rows adopted.
         migrator.registerMigration("recordUpstream") { db in
             try db.execute(sql: createUpstreamTables)
@@ -264,13 +265,15 @@ public enum MasterSchema {
             PRIMARY KEY (line_cd, station_cd1, station_cd2)
         ) WITHOUT ROWID;
         CREATE TABLE upstream_imports (
+            id INTEGER PRIMARY KEY,
             version INTEGER NOT NULL,
+            made_version INTEGER NOT NULL,
             table_name TEXT NOT NULL,
             snapshot_date TEXT,
             file_name TEXT NOT NULL,
-            columns TEXT NOT NULL,
-            PRIMARY KEY (table_name, version)
-        ) WITHOUT ROWID;
+            columns TEXT NOT NULL
+        );
+        CREATE INDEX upstream_imports_by_table ON upstream_imports(table_name, version);
         CREATE TABLE merge_notes (
             version INTEGER NOT NULL,
             table_name TEXT NOT NULL,

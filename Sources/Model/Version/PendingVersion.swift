@@ -99,7 +99,7 @@ package struct PendingVersion {
     /// import's bases, its record and its notes stand at the master's version as it stays.
     package func keepUpstreamAlone() throws {
         try db.execute(sql: "DELETE FROM versions WHERE version = ?", arguments: [number])
-        try db.execute(sql: "UPDATE OR REPLACE upstream_imports SET version = ? WHERE version = ?", arguments: [number - 1, number])
+        try db.execute(sql: "UPDATE upstream_imports SET version = ?, made_version = 0 WHERE version = ?", arguments: [number - 1, number])
         try db.execute(sql: "UPDATE OR REPLACE merge_notes SET version = ? WHERE version = ?", arguments: [number - 1, number])
     }
 

@@ -26,8 +26,8 @@ package struct ProvisionalMatcher {
         var found: [Adoption] = []
         var stationPairs: [(provisional: Candidate, upstream: Candidate)] = []
         if merged.contains(.stations) {
-            let provisional = try candidates(.stations, provisional: true, parent: "line_cd", db)
             var upstream = try candidates(.stations, provisional: false, parent: "line_cd", db)
+            let provisional = upstream.isEmpty ? [] : try candidates(.stations, provisional: true, parent: "line_cd", db)
             for station in provisional {
                 let near = upstream.enumerated()
                     .filter { $0.element.name == station.name }
@@ -44,8 +44,8 @@ package struct ProvisionalMatcher {
         }
         var linePairs: [(provisional: Candidate, upstream: Candidate)] = []
         if merged.contains(.lines) {
-            let provisional = try candidates(.lines, provisional: true, parent: "company_cd", db)
             var upstream = try candidates(.lines, provisional: false, parent: "company_cd", db)
+            let provisional = upstream.isEmpty ? [] : try candidates(.lines, provisional: true, parent: "company_cd", db)
             for line in provisional {
                 // Where upstream puts the stations the master has on the provisional line.
                 var votes: [Int64: Int] = [:]
@@ -70,8 +70,8 @@ package struct ProvisionalMatcher {
             }
         }
         if merged.contains(.companies) {
-            let provisional = try candidates(.companies, provisional: true, parent: nil, db)
             var upstream = try candidates(.companies, provisional: false, parent: nil, db)
+            let provisional = upstream.isEmpty ? [] : try candidates(.companies, provisional: true, parent: nil, db)
             for company in provisional {
                 let byLine = linePairs.first { $0.provisional.parent == company.code }.flatMap { pair in
                     upstream.firstIndex { $0.code == pair.upstream.parent }
@@ -94,10 +94,13 @@ package struct ProvisionalMatcher {
         let name = table.columnNames.first { $0.hasSuffix("_name") }!
         let hasPlace = table.column(named: "lat") != nil
         let columns = "r.\(key), r.\(name), \(parent.map { "r." + $0 } ?? "NULL"), \(hasPlace ? "r.lat, r.lon" : "NULL, NULL")"
+        // Rows no import brought are those curated versions inserted: a few, found in the log,
+        // not by looking for every row of the master in the base.
         let sql = provisional
             ? """
                 SELECT \(columns) FROM main.\(table.name) r
-                WHERE r.e_status <> \(MasterTable.closedStatus)
+                WHERE r.\(key) IN (\(UpdateLog.insertedCodes(of: table, inVersions: UpstreamImport.curatedVersions(of: table))))
+                  AND r.e_status <> \(MasterTable.closedStatus)
                   AND NOT EXISTS (SELECT 1 FROM main.\(table.upstreamTable) b WHERE b.\(key) = r.\(key))
                   AND NOT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(table)) t WHERE t.\(key) = r.\(key))
                 ORDER BY r.\(key)

@@ -5,7 +5,8 @@ import StationSchema
 /// One import of a table from an upstream file, as `upstream_imports` records it: the version it
 /// made, the snapshot's date, and the columns the file gave (what `<table>_upstream` holds).
 public struct UpstreamImport: Sendable, Equatable {
-    /// The data version the import made.
+    /// The data version the import made, or the master's when it changed nothing there: versions
+    /// after it are the curators' (or later imports').
     public let version: Int
     /// The table imported.
     public let table: MasterTable
@@ -20,7 +21,7 @@ public struct UpstreamImport: Sendable, Equatable {
     package static func newest(of table: MasterTable, _ db: Database) throws -> UpstreamImport? {
         try Row.fetchOne(db, sql: """
             SELECT version, snapshot_date, file_name, columns FROM upstream_imports
-            WHERE table_name = ? ORDER BY version DESC LIMIT 1
+            WHERE table_name = ? ORDER BY id DESC LIMIT 1
             """, arguments: [table.name]).map { row in
             UpstreamImport(version: row[0], table: table, snapshotDate: row[1], fileName: row[2],
                            columns: (row[3] as String).split(separator: ",").map(String.init))
@@ -31,13 +32,24 @@ public struct UpstreamImport: Sendable, Equatable {
     package static func newestDate(of table: MasterTable, _ db: Database) throws -> (date: String, version: Int)? {
         try Row.fetchOne(db, sql: """
             SELECT snapshot_date, version FROM upstream_imports
-            WHERE table_name = ? AND snapshot_date IS NOT NULL ORDER BY snapshot_date DESC, version DESC LIMIT 1
+            WHERE table_name = ? AND snapshot_date IS NOT NULL ORDER BY snapshot_date DESC, id DESC LIMIT 1
             """, arguments: [table.name]).map { ($0[0], $0[1]) }
     }
 
     package func record(_ db: Database) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO upstream_imports (version, table_name, snapshot_date, file_name, columns) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO upstream_imports (version, made_version, table_name, snapshot_date, file_name, columns) VALUES (?, 1, ?, ?, ?, ?)
             """, arguments: [version, table.name, snapshotDate, fileName, columns.joined(separator: ",")])
+    }
+
+    /// SQL subquery: the versions after `table`'s first recorded import that no import of it made,
+    /// whose INSERTs are the rows no import brought. (The first recorded import compared the
+    /// file with the whole master, closing every open row the file lacked.)
+    package static func curatedVersions(of table: MasterTable) -> String {
+        """
+        SELECT v.version FROM versions v
+        WHERE v.version > (SELECT MIN(version) FROM upstream_imports WHERE table_name = '\(table.name)')
+          AND v.version NOT IN (SELECT version FROM upstream_imports WHERE table_name = '\(table.name)' AND made_version)
+        """
     }
 }
