@@ -118,10 +118,10 @@ private struct RevertedRow {
             let wrote: DatabaseValue = then.map { $0[name] as DatabaseValue } ?? now[name]
             let current: DatabaseValue = now[name]
             // A column the version did not change has nothing to put back, whatever came later.
-            if Self.same(was, wrote, column) { continue }
-            if Self.same(current, wrote, column) {
+            if !FieldChange.differ(was, wrote, column.kind) { continue }
+            if !FieldChange.differ(current, wrote, column.kind) {
                 target[name] = was
-            } else if !Self.same(current, was, column) {
+            } else if FieldChange.differ(current, was, column.kind) {
                 var conflict = MergeConflict(table: table.name, key: key, column: name, base: MergeValue(wrote), ours: MergeValue(current),
                                              theirs: MergeValue(was), oursVersion: origin?.version, oursMemo: origin?.memo)
                 conflict.decision = decisions.side(of: conflict)
@@ -129,19 +129,8 @@ private struct RevertedRow {
                 conflicts.append(conflict)
             }
         }
-        let changed = table.nonKeyColumns.contains { !Self.same(target[$0.name]!, now[$0.name], $0) }
+        let changed = table.nonKeyColumns.contains { FieldChange.differ(target[$0.name]!, now[$0.name], $0.kind) }
         if changed { batch.put(table, target.mapValues { $0 as DatabaseValueConvertible? }) }
         return conflicts
-    }
-
-    /// Equal under the diff rules: coordinates within the tolerance, everything else exactly.
-    static func same(_ a: DatabaseValue, _ b: DatabaseValue, _ column: MasterTable.Column) -> Bool {
-        switch column.kind {
-        case .coordinate, .real:
-            guard let x = Double.fromDatabaseValue(a), let y = Double.fromDatabaseValue(b) else { return a.isNull && b.isNull }
-            return MasterTable.isSameCoordinate(x, y)
-        default:
-            return a == b
-        }
     }
 }

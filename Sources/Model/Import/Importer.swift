@@ -91,7 +91,7 @@ extension MasterDatabase {
                 }
                 var comparison = StreamingTableDiff.Comparison.master
                 if let last = try UpstreamImport.newest(of: file.table, db) {
-                    comparison = .upstream(curatedKeys: try version.curatedKeys(of: file.table, since: last.version))
+                    comparison = .upstream
                     merged.append(.init(table: file.table, givenColumns: Set(file.header.columns.map(\.name)), baseColumns: Set(last.columns)))
                 }
                 keyLines[file.table] = try version.stage(file, comparison: comparison)
@@ -112,7 +112,7 @@ extension MasterDatabase {
             // An error ends the import only once the second connection is done.
             defer { before.finish() }
             Progress.phase("writing version \(version.number)")
-            try version.write(memo: options.memo, author: author)
+            try version.write(memo: options.memo, author: author, settingUpstreamOf: Set(files.map(\.table)))
             let upstreamChanged = try version.recordUpstream(upstreamFiles, notes: merge.notes)
             phases.done("version written")
             let counts = try before.counts.wait()

@@ -106,14 +106,17 @@ extension DescribedChange {
 
 extension FieldChange {
     /// Whether two stored values of a column differ under the diff rules: coordinates are
-    /// equal within `MasterTable.coordinateTolerance`.
+    /// equal within `MasterTable.coordinateTolerance`, text byte for byte (as SQLite compares it,
+    /// not by Unicode equivalence).
     package static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
-        switch kind {
-        case .coordinate, .real:
+        switch (kind, new.storage, old.storage) {
+        case (.coordinate, _, _), (.real, _, _):
             guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
                 return new.isNull != old.isNull
             }
             return !MasterTable.isSameCoordinate(a, b)
+        case let (_, .string(a), .string(b)):
+            return !a.utf8.elementsEqual(b.utf8)
         default:
             return new != old
         }

@@ -141,15 +141,26 @@ public enum MasterSchema {
                 """)
         }
         // Curator data, never published: what upstream last said (DOMAIN.md, "Upstream and
-        // curators"). `<table>_upstream` holds each table's rows as its last imported file gave
-        // them, the base of the next import's three-way merge; the master's own state may differ
-        // where curators fixed it. `upstream_imports` records each import of a table: the data
+        // curators"), the base of the next import's three-way merge. `<table>_upstream` holds
+        // only the rows where the last imported file differs from the master (a curated fix, a
+        // conflict decided for ours), or lacks the row (`upstream_lacks`: a curator's or a plan's
+        // row, one upstream dropped); every other row of the base is the master's own. So an
+        // import that takes upstream's changes writes almost nothing there, and the first writes
+        // nothing at all. `upstream_imports` records each import of a table: the data
         // version its base stands at (the version it made, or the master's when it changed
         // nothing), its snapshot's date (no import backwards) and the columns its file gave (a
         // column no file gave before has no base). `merge_notes` is the log of what a merge decided beside the
         // rows it changed: curated values kept, conflicts decided, provisional rows adopted.
         migrator.registerMigration("recordUpstream") { db in
             try db.execute(sql: createUpstreamTables)
+        }
+        // Curator data, never published: the content hash of each version a release published,
+        // so that a release never replaces what phones have (`PublishedHistory`): a restored
+        // backup or a diverged master is refused before it writes into the folder.
+        migrator.registerMigration("recordPublishedVersions") { db in
+            try db.execute(sql: """
+                CREATE TABLE published_versions (version INTEGER PRIMARY KEY, content_hash TEXT NOT NULL, recorded_at TEXT NOT NULL)
+                """)
         }
         for change in ClientSchema.changes {
             migrator.registerMigration(change.id) { db in try change.migrate(db) }
@@ -242,26 +253,31 @@ public enum MasterSchema {
     /// records of imports and merges (the migration `recordUpstream`).
     package static let createUpstreamTables = """
         CREATE TABLE prefectures_upstream (
-            pref_cd INTEGER PRIMARY KEY, pref_name TEXT
+            pref_cd INTEGER PRIMARY KEY, pref_name TEXT,
+            upstream_lacks INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE companies_upstream (
             company_cd INTEGER PRIMARY KEY, rr_cd INTEGER, company_name TEXT, company_name_k TEXT,
             company_name_h TEXT, company_name_r TEXT, company_url TEXT, company_type INTEGER,
-            e_status INTEGER, e_sort INTEGER
+            e_status INTEGER, e_sort INTEGER,
+            upstream_lacks INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE lines_upstream (
             line_cd INTEGER PRIMARY KEY, company_cd INTEGER, line_name TEXT, line_name_k TEXT,
             line_name_h TEXT, line_color_c TEXT, line_color_t TEXT, line_type INTEGER,
-            lon REAL, lat REAL, zoom INTEGER, e_status INTEGER, e_sort INTEGER
+            lon REAL, lat REAL, zoom INTEGER, e_status INTEGER, e_sort INTEGER,
+            upstream_lacks INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE stations_upstream (
             station_cd INTEGER PRIMARY KEY, station_g_cd INTEGER, station_name TEXT, station_name_k TEXT,
             station_name_r TEXT, line_cd INTEGER, pref_cd INTEGER, post TEXT, address TEXT,
             lon REAL, lat REAL, open_ymd TEXT, close_ymd TEXT, e_status INTEGER, e_sort INTEGER,
-            weight INTEGER
+            weight INTEGER,
+            upstream_lacks INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE connections_upstream (
             line_cd INTEGER NOT NULL, station_cd1 INTEGER NOT NULL, station_cd2 INTEGER NOT NULL,
+            upstream_lacks INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (line_cd, station_cd1, station_cd2)
         ) WITHOUT ROWID;
         CREATE TABLE upstream_imports (

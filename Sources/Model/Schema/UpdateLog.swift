@@ -190,15 +190,6 @@ package enum UpdateLog {
         try String.fetchAll(db, sql: "SELECT DISTINCT key_id FROM updates WHERE \(versionRange(of: table, after: version, through: Int.max))")
     }
 
-    /// SQL subquery: the codes of `table`'s rows that the versions `versions` (SQL with one
-    /// column) inserted, found through the log's index on versions.
-    package static func insertedCodes(of table: MasterTable, inVersions versions: String) -> String {
-        """
-        SELECT CAST(key_id AS INTEGER) FROM updates
-        WHERE user_version IN (\(versions)) AND +table_name = '\(table.name)' AND type = '\(Update.Kind.insert.rawValue)'
-        """
-    }
-
     /// The rows `version` changed in `table` (never its splits), in the order it wrote them.
     package static func rows(of table: MasterTable, in version: Int, _ db: Database) throws -> [(key: String, kind: Update.Kind)] {
         try Row.fetchAll(db, sql: """

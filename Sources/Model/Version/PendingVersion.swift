@@ -40,59 +40,62 @@ package struct PendingVersion {
         try StreamingTableDiff(file: file, comparison: comparison).stage(db).keyLines
     }
 
-    /// The keys of `table` whose master row may differ from upstream's last file because curators
-    /// changed it: rows a version after that import changed, and curated values an import kept.
-    /// An import looks at these rows even where upstream did not change them, to say what it kept.
-    package func curatedKeys(of table: MasterTable, since lastImport: Int) throws -> Set<RowKey> {
-        var keys = Set<RowKey>()
-        let texts = try UpdateLog.keysChanged(of: table, after: lastImport, db) + String.fetchAll(db, sql: """
-            SELECT key_id FROM merge_notes WHERE table_name = ? AND outcome IN ('kept', 'ours')
-            """, arguments: [table.name])
-        for text in texts {
-            let parts = text.split(separator: "/").compactMap { Int64($0) }
-            if parts.count == table.keyColumns.count { keys.insert(RowKey(parts)) }
-        }
-        return keys
-    }
-
-    /// After `write`: what each file said becomes its table's base for the next import (a file
-    /// compared with its base changes only the rows it changed), and the import is recorded with
-    /// its snapshot's date and columns; then the merge's notes.
+    /// After `write`: what each file said becomes its table's base for the next import, held in
+    /// `<table>_upstream` only where the master now differs from it or lacks the row (each join
+    /// a CROSS JOIN from the few rows of the file to the master, never the master read whole); the import
+    /// is recorded with its snapshot's date and columns; then the merge's notes.
     ///
     /// - Returns: whether any base changed: an import that changes nothing in the master still
     ///   keeps what upstream said (`keepUpstreamAlone`), or a conflict decided for ours would be
     ///   asked again at the next import of the same file.
     @discardableResult
     package func recordUpstream(_ files: [(file: ImportFile, date: String?, threeWay: Bool)], notes: [MergeNote]) throws -> Bool {
-        let loaded = try StagingTables.loadedTables(db)
         var changed = false
-        for (file, date, threeWay) in files {
+        for (file, _, threeWay) in files {
             let table = file.table
-            let columns = table.columnNames.joined(separator: ", ")
-            let given = Set(file.header.columns.map(\.name))
-            let differs = table.nonKeyColumns.filter { given.contains($0.name) }.map { "t.\($0.name) IS NOT b.\($0.name)" }
-            changed = try changed || !threeWay || Bool.fetchOne(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(table)) t LEFT JOIN main.\(table.upstreamTable) b ON \(table.keyJoin("b", "t"))
-                               WHERE b.\(table.keyColumns[0]) IS NULL\(differs.isEmpty ? "" : " OR " + differs.joined(separator: " OR ")))
-                    OR EXISTS (SELECT 1 FROM \(StagingTables.droppedTable(table)))
-                """)!
+            let upstream = "main.\(table.upstreamTable)"
+            let keys = table.keyOrder
             if threeWay {
+                let given = Set(file.header.columns.map(\.name))
+                let differsFromBase = table.nonKeyColumns.filter { given.contains($0.name) }.map { "t.\($0.name) IS NOT b.\($0.name)" }
+                changed = try changed || Bool.fetchOne(db, sql: """
+                    SELECT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(table)) t LEFT JOIN \(StagingTables.baseTable(table)) b ON \(table.keyJoin("b", "t"))
+                                   WHERE b.\(table.keyColumns[0]) IS NULL\(differsFromBase.isEmpty ? "" : " OR " + differsFromBase.joined(separator: " OR ")))
+                        OR EXISTS (SELECT 1 FROM \(StagingTables.droppedTable(table)))
+                    """)!
+                let differs = table.nonKeyColumns.filter { given.contains($0.name) }.map { "t.\($0.name) IS NOT m.\($0.name)" }
+                let sameAsMaster = differs.isEmpty ? "1" : "NOT (" + differs.joined(separator: " OR ") + ")"
+                let columns = table.columnNames.joined(separator: ", ")
                 try db.execute(sql: """
-                    INSERT OR REPLACE INTO main.\(table.upstreamTable) (\(columns)) SELECT \(columns) FROM \(StagingTables.theirsTable(table));
-                    DELETE FROM main.\(table.upstreamTable) WHERE (\(table.keyOrder)) IN (SELECT \(table.keyOrder) FROM \(StagingTables.droppedTable(table)));
+                    DELETE FROM \(upstream) WHERE (\(keys)) IN (
+                        SELECT \(table.keyColumns.map { "t." + $0 }.joined(separator: ", ")) FROM \(StagingTables.theirsTable(table)) t
+                        CROSS JOIN main.\(table.name) m ON \(table.keyJoin("m", "t")) WHERE \(sameAsMaster));
+                    INSERT OR REPLACE INTO \(upstream) (\(columns), upstream_lacks)
+                        SELECT \(table.columnNames.map { "t." + $0 }.joined(separator: ", ")), 0 FROM \(StagingTables.theirsTable(table)) t
+                        LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "t")) WHERE m.\(table.keyColumns[0]) IS NULL OR NOT (\(sameAsMaster));
+                    DELETE FROM \(upstream) WHERE (\(keys)) IN (SELECT \(keys) FROM \(StagingTables.droppedTable(table)));
+                    INSERT INTO \(upstream) (\(keys), upstream_lacks)
+                        SELECT \(table.keyColumns.map { "d." + $0 }.joined(separator: ", ")), 1 FROM \(StagingTables.droppedTable(table)) d
+                        CROSS JOIN main.\(table.name) m ON \(table.keyJoin("m", "d"));
                     """)
             } else {
-                let source = loaded.contains(table) ? "main.\(table.name)" : StagingTables.theirsTable(table)
-                try db.execute(sql: """
-                    DELETE FROM main.\(table.upstreamTable);
-                    INSERT INTO main.\(table.upstreamTable) (\(columns)) SELECT \(columns) FROM \(source) ORDER BY \(table.keyOrder);
-                    """)
+                // The first import: the master is the file now, but for the rows it closed for
+                // being absent, which upstream lacks.
+                try db.execute(sql: "DELETE FROM \(upstream)")
+                if try table.closesByStatus && !StagingTables.isLoaded(table, db) {
+                    try db.execute(sql: """
+                        INSERT INTO \(upstream) (\(keys), upstream_lacks)
+                        SELECT \(keys), 1 FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE' AND source_line IS NULL
+                        """)
+                }
             }
-            try UpstreamImport(version: number, table: table, snapshotDate: date, fileName: (file.path as NSString).lastPathComponent,
+        }
+        for (file, date, _) in files {
+            try UpstreamImport(version: number, table: file.table, snapshotDate: date, fileName: (file.path as NSString).lastPathComponent,
                                columns: file.header.columns.map(\.name)).record(db)
         }
         try ThreeWayMerge.record(notes, db)
-        return changed
+        return changed || files.contains { !$0.threeWay }
     }
 
     /// Undoes `write` but for what `recordUpstream` kept, when the version changes nothing: the
@@ -162,8 +165,12 @@ package struct PendingVersion {
 
     /// Writes the staged changes as version `number` and checks what only the written
     /// state can tell (every new station of a split exists).
-    package func write(memo: String?, author: String?) throws {
-        try VersionWriter(version: number, memo: memo, author: author).write(db)
+    ///
+    /// - Parameter upstreamTables: the tables whose base this version sets itself (an import's
+    ///   files, `recordUpstream`); the base of every other imported table keeps what this version
+    ///   overwrites.
+    package func write(memo: String?, author: String?, settingUpstreamOf upstreamTables: Set<MasterTable> = []) throws {
+        try VersionWriter(version: number, memo: memo, author: author, upstreamTables: upstreamTables).write(db)
         try SplitRules.checkNewStationsExist(try stagedSplits(), db)
     }
 

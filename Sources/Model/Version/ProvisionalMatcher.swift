@@ -5,7 +5,7 @@ import StationSchema
 /// Pairs the rows curators or plans added provisionally with the rows an import brings for the
 /// same real event under upstream's codes (DOMAIN.md, "Provisional rows").
 ///
-/// A provisional row is open in the master, unknown to upstream's last file and absent from the
+/// A provisional row is open in the master, lacking from upstream's last file and absent from the
 /// new one; an upstream row is new to both the master and the last file. Stations pair by name
 /// within `radius` (the split suggestions' rule of a station that stays where it was); lines by
 /// the stations they hold (a provisional line whose stations, kept codes or paired ones, upstream
@@ -94,20 +94,18 @@ package struct ProvisionalMatcher {
         let name = table.columnNames.first { $0.hasSuffix("_name") }!
         let hasPlace = table.column(named: "lat") != nil
         let columns = "r.\(key), r.\(name), \(parent.map { "r." + $0 } ?? "NULL"), \(hasPlace ? "r.lat, r.lon" : "NULL, NULL")"
-        // Rows no import brought are those curated versions inserted: a few, found in the log,
-        // not by looking for every row of the master in the base.
+        // The rows upstream lacks are held apart as such: a few, looked up in the master (CROSS JOIN
+        // keeps SQLite from reading every row of the master to find them).
         let sql = provisional
             ? """
-                SELECT \(columns) FROM main.\(table.name) r
-                WHERE r.\(key) IN (\(UpdateLog.insertedCodes(of: table, inVersions: UpstreamImport.curatedVersions(of: table))))
-                  AND r.e_status <> \(MasterTable.closedStatus)
-                  AND NOT EXISTS (SELECT 1 FROM main.\(table.upstreamTable) b WHERE b.\(key) = r.\(key))
+                SELECT \(columns) FROM main.\(table.upstreamTable) o CROSS JOIN main.\(table.name) r ON r.\(key) = o.\(key)
+                WHERE o.upstream_lacks AND r.e_status <> \(MasterTable.closedStatus)
                   AND NOT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(table)) t WHERE t.\(key) = r.\(key))
                 ORDER BY r.\(key)
                 """
             : """
                 SELECT \(columns) FROM \(StagingTables.theirsTable(table)) r
-                WHERE NOT EXISTS (SELECT 1 FROM main.\(table.upstreamTable) b WHERE b.\(key) = r.\(key))
+                WHERE NOT EXISTS (SELECT 1 FROM \(StagingTables.baseTable(table)) b WHERE b.\(key) = r.\(key))
                   AND NOT EXISTS (SELECT 1 FROM main.\(table.name) m WHERE m.\(key) = r.\(key))
                 ORDER BY r.\(key)
                 """

@@ -13,6 +13,8 @@ package enum StagingTables {
     /// An import's file rows that the three-way merge looks at (those that differ from upstream's
     /// last file, and those curators changed), or every row of a file that becomes the first base.
     package static func theirsTable(_ table: MasterTable) -> String { "temp.theirs_\(table.name)" }
+    /// Upstream's last values of the rows in `theirs` that it had (`ThreeWayMerge` fills it).
+    package static func baseTable(_ table: MasterTable) -> String { "temp.base_\(table.name)" }
     /// The keys of the rows upstream's last file had and this one lacks.
     package static func droppedTable(_ table: MasterTable) -> String { "temp.dropped_\(table.name)" }
 
@@ -27,6 +29,8 @@ package enum StagingTables {
                 CREATE TABLE \(stagedTable(table)) (kind TEXT NOT NULL, source_line INTEGER, \(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)));
                 DROP TABLE IF EXISTS \(theirsTable(table));
                 CREATE TABLE \(theirsTable(table)) (source_line INTEGER NOT NULL, \(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)));
+                DROP TABLE IF EXISTS \(baseTable(table));
+                CREATE TABLE \(baseTable(table)) (\(typedColumns(table)), PRIMARY KEY (\(table.keyOrder)));
                 DROP TABLE IF EXISTS \(droppedTable(table));
                 CREATE TABLE \(droppedTable(table)) (\(table.keyColumns.map { "\($0) INTEGER NOT NULL" }.joined(separator: ", ")), PRIMARY KEY (\(table.keyOrder)));
                 """)
@@ -84,7 +88,7 @@ package enum StagingTables {
         for table in MasterTable.all {
             try db.execute(sql: """
                 DROP TABLE IF EXISTS \(importTable(table)); DROP TABLE IF EXISTS \(stagedTable(table));
-                DROP TABLE IF EXISTS \(theirsTable(table)); DROP TABLE IF EXISTS \(droppedTable(table));
+                DROP TABLE IF EXISTS \(theirsTable(table)); DROP TABLE IF EXISTS \(droppedTable(table)); DROP TABLE IF EXISTS \(baseTable(table));
                 """)
         }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.staged_duplicates")

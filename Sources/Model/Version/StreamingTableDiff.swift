@@ -30,15 +30,13 @@ package struct StreamingTableDiff {
     /// What a file is compared with.
     package enum Comparison {
         /// The master, as the whole of the table: no import of the table was recorded before
-        /// (DOMAIN.md: the first import of a table has no base). Each row of the file is also
-        /// kept in `theirs`, to become the base, unless the table was empty and the file is
-        /// loaded straight into it.
+        /// (DOMAIN.md: the first import of a table has no base).
         case master
-        /// Upstream's last file (`<table>_upstream`): only the rows that differ from it, and the
-        /// rows of `curatedKeys` (which the master may hold otherwise), go to `theirs` for the
-        /// three-way merge; the rows it had and the file lacks go to `dropped`, and close in the
-        /// master where they are still open.
-        case upstream(curatedKeys: Set<RowKey>)
+        /// Upstream's last file: the master's rows, but where `<table>_upstream` says otherwise
+        /// (`ThreeWayMerge`). Only the rows that differ from it, and the rows it holds apart from
+        /// the master (to say what was kept), go to `theirs` for the merge; the rows it had and
+        /// the file lacks go to `dropped`, and close in the master where they are still open.
+        case upstream
     }
 
     package init(file: ImportFile, comparison: Comparison = .master) {
@@ -66,19 +64,27 @@ package struct StreamingTableDiff {
         let statusColumn = table.closesByStatus ? columns.firstIndex { $0.name == "e_status" } : nil
         let closed = Int64(MasterTable.closedStatus)
 
-        let curatedKeys: Set<RowKey>?
-        if case .upstream(let keys) = comparison { curatedKeys = keys } else { curatedKeys = nil }
-        let isThreeWay = curatedKeys != nil
-        // The rows compared with: upstream's last file, or the master.
-        let compared = isThreeWay ? table.upstreamTable : table.name
+        let isThreeWay = comparison == .upstream
+        // Upstream's last file is the master but for a few rows, held apart and looked up by key;
+        // a row it lacks has no base.
+        var heldApart = Set<RowKey>(), lacking = Set<RowKey>()
+        if isThreeWay {
+            let keys = try db.makeStatement(sql: "SELECT \(table.keyOrder), upstream_lacks FROM main.\(table.upstreamTable)")
+            let count = Int32(table.keyColumns.count)
+            try StatementBinding.forEachRow(keys, db) { row in
+                let key = RowKey(count: Int(count)) { sqlite3_column_int64(row, Int32($0)) }
+                if sqlite3_column_int64(row, count) != 0 { lacking.insert(key) } else { heldApart.insert(key) }
+            }
+        }
         let tableIsEmpty = try !isThreeWay && Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
         let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
-        let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(compared) WHERE \(keyCondition)")
-        // Where a row goes for the merge, or to become the base.
-        let keepTheirs = tableIsEmpty ? nil : try db.makeStatement(sql: """
+        let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
+        let baseLookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.upstreamTable) WHERE \(keyCondition)")
+        // Where a row goes for the merge.
+        let keepTheirs = isThreeWay ? try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.theirsTable(table)) (source_line, \(table.columnNames.joined(separator: ", ")))
             VALUES (\((0..<columns.count + 1).map { "?\($0 + 1)" }.joined(separator: ", ")))
-            """)
+            """) : nil
         // An empty table is loaded straight into the master (every row is an INSERT), saving a
         // copy of every row; the staged table then becomes a view of it. The kind and line are
         // bound to ?1 and ?2 either way, and the master's statement leaves them out.
@@ -93,7 +99,7 @@ package struct StreamingTableDiff {
                 """)
         let lookupHandle = lookup.sqliteStatement
         let insertHandle = insert.sqliteStatement
-        var scan = try tableIsEmpty ? nil : OrderedScan(table, compared, skipsClosedRows: !isThreeWay, db)
+        var scan = try tableIsEmpty ? nil : OrderedScan(table, db)
 
         var lines = KeyLines(expected: ImportFile.estimatedLineCount(file.path) ?? 0)
         let width = header.columns.count
@@ -123,17 +129,33 @@ package struct StreamingTableDiff {
                         }
                     }
                     if let keepTheirs {
-                        if isThreeWay {
-                            let changed = storedRow.map { stored in
-                                fieldOfColumn.enumerated().contains { column, field in
-                                    guard let field, !isKeyColumn[column] else { return false }
-                                    return Self.differs(batch.fields[base + field], text, stored: stored, column: Int32(column), kind: columns[column].kind)
-                                }
-                            } ?? true
-                            // Upstream did not change the row: the master's stays, whatever it holds,
-                            // unless curators changed it (looked at, to say which value was kept).
-                            if !changed && (curatedKeys!.isEmpty || !curatedKeys!.contains(key)) { continue }
+                        // The base row: the master's, unless upstream's is held apart or lacking.
+                        var baseRow = storedRow
+                        let isHeldApart = heldApart.contains(key)
+                        if isHeldApart {
+                            let handle = baseLookup.sqliteStatement
+                            sqlite3_reset(handle)
+                            for (index, field) in keyFields.enumerated() {
+                                sqlite3_bind_int64(handle, Int32(index + 1), batch.fields[base + field].integerValue ?? 0)
+                            }
+                            guard sqlite3_step(handle) == SQLITE_ROW else { throw StatementBinding.lastError(baseLookup, db) }
+                            baseRow = handle
+                        } else if !lacking.isEmpty && lacking.contains(key) {
+                            baseRow = nil
                         }
+                        var changed = baseRow == nil
+                        if let baseRow {
+                            for (column, field) in fieldOfColumn.enumerated() {
+                                guard let field, !isKeyColumn[column] else { continue }
+                                if Self.differs(batch.fields[base + field], text, stored: baseRow, column: Int32(column), kind: columns[column].kind) {
+                                    changed = true
+                                    break
+                                }
+                            }
+                        }
+                        // Upstream did not change the row: the master's stays, whatever it holds;
+                        // a row held apart is looked at, to say which curated value was kept.
+                        if !changed && !isHeldApart { continue }
                         let handle = keepTheirs.sqliteStatement
                         sqlite3_reset(handle)
                         sqlite3_bind_int64(handle, 1, Int64(batch.lines[row]))
@@ -141,7 +163,7 @@ package struct StreamingTableDiff {
                             if let field { Self.bind(batch.fields[base + field], text, to: handle, at: Int32(column + 2)) } else { sqlite3_bind_null(handle, Int32(column + 2)) }
                         }
                         try StatementBinding.step(keepTheirs, db)
-                        if isThreeWay { continue }
+                        continue
                     }
                     let kind: Update.Kind
                     if let storedRow {
@@ -186,10 +208,14 @@ package struct StreamingTableDiff {
             if let last = batch.lines.last { Progress.update(last) }
         }
         sqlite3_reset(lookupHandle)
+        sqlite3_reset(baseLookup.sqliteStatement)
         if var scan {
             let passed = try scan.finish()
             if isThreeWay {
-                try stageDroppedRows(passed.filter { lines[$0] == nil }, db)
+                // What upstream had and no longer has: open rows of the master it did not lack,
+                // and rows held apart (a connection a curator removed, say).
+                let dropped = passed.filter { lines[$0] == nil && !lacking.contains($0) && !heldApart.contains($0) }
+                try stageDroppedRows(dropped + heldApart.filter { lines[$0] == nil }.sorted(), db)
             } else {
                 try stageMissingRows(passed.filter { lines[$0] == nil }, db)
             }
@@ -222,11 +248,11 @@ package struct StreamingTableDiff {
         let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
         let values = table.columns.map { table.closesByStatus && $0.name == "e_status" ? "\(MasterTable.closedStatus)" : $0.name }
         let record = try db.makeStatement(sql: """
-            INSERT INTO \(StagingTables.droppedTable(table)) (\(table.keyOrder))
+            INSERT OR IGNORE INTO \(StagingTables.droppedTable(table)) (\(table.keyOrder))
             VALUES (\(table.keyColumns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))
             """)
         let close = try db.makeStatement(sql: """
-            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+            INSERT OR IGNORE INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
             SELECT 'DELETE', NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
             \(table.closesByStatus ? "AND e_status <> \(MasterTable.closedStatus)" : "")
             """)
@@ -300,14 +326,11 @@ private struct OrderedScan {
 
     package var handle: SQLiteStatement { statement.sqliteStatement }
 
-    /// - Parameters:
-    ///   - source: the table of `table`'s shape read: the master's, or its upstream base.
-    ///   - skipsClosedRows: a closed row stepped over is not passed (the master's: it stays closed).
-    package init(_ table: MasterTable, _ source: String, skipsClosedRows: Bool, _ db: Database) throws {
-        statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(source) ORDER BY \(table.keyOrder)")
+    package init(_ table: MasterTable, _ db: Database) throws {
+        statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) ORDER BY \(table.keyOrder)")
         self.db = db
         keyColumns = table.keyColumns.map { key in Int32(table.columns.firstIndex { $0.name == key }!) }
-        statusColumn = table.closesByStatus && skipsClosedRows ? table.columns.firstIndex { $0.name == "e_status" }.map(Int32.init) : nil
+        statusColumn = table.closesByStatus ? table.columns.firstIndex { $0.name == "e_status" }.map(Int32.init) : nil
         try step()
     }
 

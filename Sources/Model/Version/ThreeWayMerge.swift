@@ -4,8 +4,8 @@ import StationSchema
 
 /// The three-way merge of an import (DOMAIN.md, "Upstream and curators"): for each row and column
 /// of the file that upstream changed since its last file (`temp.theirs_<table>`, filled by
-/// `StreamingTableDiff` in its `.upstream` comparison), with *base* what that last file said
-/// (`<table>_upstream`), *ours* the master and *theirs* the file:
+/// `StreamingTableDiff` in its `.upstream` comparison), with *base* what that last file said (the
+/// master's row, or the one `<table>_upstream` holds apart), *ours* the master and *theirs* the file:
 ///
 /// - upstream did not change the column: ours stays (a curated fix survives);
 /// - upstream changed it and ours still holds base: theirs;
@@ -68,6 +68,7 @@ package struct ThreeWayMerge {
             CREATE TABLE temp.merge_decisions (table_name TEXT NOT NULL, key_id TEXT NOT NULL, column_name TEXT NOT NULL, take TEXT NOT NULL,
                                                PRIMARY KEY (table_name, key_id, column_name));
             """)
+        for merged in tables { try fillBase(merged.table, db) }
         outcome.adoptions = try ProvisionalMatcher(merged: Set(tables.map(\.table)), version: version).pairs(db)
         for index in outcome.adoptions.indices {
             let adoption = outcome.adoptions[index]
@@ -81,8 +82,15 @@ package struct ThreeWayMerge {
                                arguments: [adoption.table, adoption.provisional, adoption.upstream, adopted == true])
             }
         }
+        var adopted: [String: [Int64: Int64]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT table_name, provisional, upstream FROM temp.merge_adoptions") {
+            adopted[row[0] as String, default: [:]][row[1]] = row[2]
+        }
+        var kept: [MergeNote] = []
         for merged in tables {
-            outcome.conflicts += try conflicts(merged, db)
+            let found = try compare(merged, adoptions: adopted, db)
+            outcome.conflicts += found.conflicts
+            kept += found.kept
         }
 
         try decisions.checkEveryDecisionApplies(conflicts: outcome.conflicts, adoptions: outcome.adoptions)
@@ -99,12 +107,28 @@ package struct ThreeWayMerge {
                                            outcome: side == .ours ? .ours : .theirs, base: conflict.base, ours: conflict.ours,
                                            theirs: conflict.theirs, oursVersion: conflict.oursVersion))
         }
+        outcome.notes += kept
         for merged in tables {
-            outcome.notes += try keptValues(merged, db)
             try stage(merged, db)
         }
         try adopt(&outcome, db)
         return outcome
+    }
+
+    /// Upstream's last values of theirs' rows: the row held apart in `<table>_upstream`, else the
+    /// master's; none where upstream lacked it or neither has it.
+    private func fillBase(_ table: MasterTable, _ db: Database) throws {
+        let key = table.keyColumns[0]
+        try db.execute(sql: """
+            INSERT INTO \(StagingTables.baseTable(table)) (\(table.columnNames.joined(separator: ", ")))
+            SELECT \(table.columns.map { column in
+                table.keyColumns.contains(column.name) ? "t.\(column.name)" : "CASE WHEN o.\(key) IS NULL THEN m.\(column.name) ELSE o.\(column.name) END"
+            }.joined(separator: ", "))
+            FROM \(StagingTables.theirsTable(table)) t
+            LEFT JOIN main.\(table.upstreamTable) o ON \(table.keyJoin("o", "t"))
+            LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
+            WHERE (o.\(key) IS NOT NULL AND NOT o.upstream_lacks) OR (o.\(key) IS NULL AND m.\(key) IS NOT NULL)
+            """)
     }
 
     // MARK: The rules in SQL
@@ -130,55 +154,61 @@ package struct ThreeWayMerge {
     private func joins(_ table: MasterTable) -> String {
         """
         FROM \(StagingTables.theirsTable(table)) t
-        JOIN main.\(table.upstreamTable) b ON \(table.keyJoin("b", "t"))
-        JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
+        CROSS JOIN \(StagingTables.baseTable(table)) b ON \(table.keyJoin("b", "t"))
+        CROSS JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
         """
     }
 
-    /// Each column of theirs' rows that meets `condition` (SQL over `t`, `b`, `m` and the column),
-    /// with its key and the three values, in key order.
-    private func columnValues(_ merged: MergedTable, where condition: (MasterTable.Column) -> String, _ db: Database) throws
-        -> [(key: String, column: String, base: MergeValue, ours: MergeValue, theirs: MergeValue)] {
+    /// Conflicts and kept values of one table, from one pass over theirs' rows that both base and
+    /// the master have (a few thousand at a 1 % change of a million stations), compared here.
+    private func compare(_ merged: MergedTable, adoptions: [String: [Int64: Int64]], _ db: Database) throws
+        -> (conflicts: [MergeConflict], kept: [MergeNote]) {
         let table = merged.table
-        var found: [(key: String, column: String, base: MergeValue, ours: MergeValue, theirs: MergeValue)] = []
-        for column in threeWayColumns(merged) {
-            let c = column.name
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT \(table.keyText(alias: "t")) AS key_id, b.\(c), m.\(c), t.\(c) \(joins(table))
-                WHERE \(condition(column))
-                ORDER BY \(table.keyColumns.map { "t." + $0 }.joined(separator: ", "))
-                """)
-            found += rows.map { ($0[0], c, MergeValue($0[1]), MergeValue($0[2]), MergeValue($0[3])) }
+        let columns = threeWayColumns(merged)
+        guard !columns.isEmpty else { return ([], []) }
+        // For a column that names another table's row, the adopted provisional code reads as upstream's.
+        let parents = columns.map { column in
+            MasterTable.references.first { $0.child == table && $0.column == column.name }.flatMap { adoptions[$0.parent.name] }
         }
-        return found.sorted { a, b in
-            let (x, y) = (Self.codes(a.key), Self.codes(b.key))
-            return x == y ? a.column < b.column : x.lexicographicallyPrecedes(y)
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT \(table.keyText(alias: "t")), \(columns.map { "t.\($0.name), b.\($0.name), m.\($0.name)" }.joined(separator: ", ")) \(joins(table))
+            ORDER BY \(table.keyColumns.map { "t." + $0 }.joined(separator: ", "))
+            """)
+        var conflicts: [MergeConflict] = [], kept: [MergeNote] = []
+        while let row = try rows.next() {
+            let key: String = row[0]
+            for (index, column) in columns.enumerated() {
+                let theirs: DatabaseValue = row[1 + 3 * index], base: DatabaseValue = row[2 + 3 * index], ours: DatabaseValue = row[3 + 3 * index]
+                let upstreamChanged = FieldChange.differ(theirs, base, column.kind)
+                guard upstreamChanged || FieldChange.differ(ours, theirs, column.kind) else { continue }
+                if !upstreamChanged {
+                    kept.append(MergeNote(version: version, table: table.name, key: key, column: column.name, outcome: .kept,
+                                          base: MergeValue(base), ours: MergeValue(ours), theirs: MergeValue(theirs), oursVersion: nil))
+                    continue
+                }
+                var mapped = ours
+                if let map = parents[index], let code = Int64.fromDatabaseValue(ours), let upstream = map[code] { mapped = upstream.databaseValue }
+                if FieldChange.differ(ours, base, column.kind) && FieldChange.differ(mapped, theirs, column.kind) {
+                    conflicts.append(MergeConflict(table: table.name, key: key, column: column.name, base: MergeValue(base),
+                                                   ours: MergeValue(ours), theirs: MergeValue(theirs)))
+                }
+            }
         }
-    }
-
-    private func conflicts(_ merged: MergedTable, _ db: Database) throws -> [MergeConflict] {
-        let table = merged.table
-        return try columnValues(merged, where: { column in
-            let c = column.name
-            return "\(differs("t.\(c)", "b.\(c)", column)) AND \(differs("m.\(c)", "b.\(c)", column)) AND \(differs(mapped(table, c), "t.\(c)", column))"
-        }, db).map { found in
-            let origin = try Self.newestChange(table, key: found.key, db)
-            return MergeConflict(table: table.name, key: found.key, column: found.column, base: found.base, ours: found.ours,
-                                 theirs: found.theirs, oursVersion: origin?.version, oursMemo: origin?.memo)
+        // Where the master's value came from, for the few that are shown.
+        var origins: [String: (version: Int, memo: String?)?] = [:]
+        func origin(_ key: String) throws -> (version: Int, memo: String?)? {
+            if let known = origins[key] { return known }
+            let found = try Self.newestChange(table, key: key, db)
+            origins[key] = .some(found)
+            return found
         }
-    }
-
-    /// Columns where the file differs from the master only because curators changed the master
-    /// and upstream did not: the value stays, and the note says which version it came from.
-    private func keptValues(_ merged: MergedTable, _ db: Database) throws -> [MergeNote] {
-        let table = merged.table
-        return try columnValues(merged, where: { column in
-            let c = column.name
-            return "NOT \(differs("t.\(c)", "b.\(c)", column)) AND \(differs("m.\(c)", "t.\(c)", column))"
-        }, db).map { found in
-            MergeNote(version: version, table: table.name, key: found.key, column: found.column, outcome: .kept, base: found.base,
-                      ours: found.ours, theirs: found.theirs, oursVersion: try Self.newestChange(table, key: found.key, db)?.version)
+        for index in conflicts.indices {
+            let found = try origin(conflicts[index].key)
+            conflicts[index].oursVersion = found?.version
+            conflicts[index].oursMemo = found?.memo
         }
+        for index in kept.indices { kept[index].oursVersion = try origin(kept[index].key)?.version }
+        return (conflicts, kept)
     }
 
     /// Stages each row of theirs as merged, where it differs from the master's.
@@ -216,7 +246,7 @@ package struct ThreeWayMerge {
             FROM (
                 SELECT t.source_line, \(zip(values, table.columnNames).map { "\($0) AS \($1)" }.joined(separator: ", "))
                 FROM \(StagingTables.theirsTable(table)) t
-                LEFT JOIN main.\(table.upstreamTable) b ON \(table.keyJoin("b", "t"))
+                LEFT JOIN \(StagingTables.baseTable(table)) b ON \(table.keyJoin("b", "t"))
                 LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
                 -- A row upstream had and the master lacks was removed by a curator: it stays removed.
                 WHERE NOT (b.\(firstKey) IS NOT NULL AND m.\(firstKey) IS NULL)
@@ -271,9 +301,6 @@ package struct ThreeWayMerge {
     }
 
     private func master(_ name: String) -> MasterTable? { MasterTable.named(name) }
-
-    /// A key's codes, for ordering keys as the tables do (`999` before `1000`).
-    private static func codes(_ key: String) -> [Int64] { key.split(separator: "/").compactMap { Int64($0) } }
 
     /// The newest version that changed a row, and its memo.
     package static func newestChange(_ table: MasterTable, key: String, _ db: Database) throws -> (version: Int, memo: String?)? {

@@ -41,15 +41,4 @@ public struct UpstreamImport: Sendable, Equatable {
             INSERT INTO upstream_imports (version, made_version, table_name, snapshot_date, file_name, columns) VALUES (?, 1, ?, ?, ?, ?)
             """, arguments: [version, table.name, snapshotDate, fileName, columns.joined(separator: ",")])
     }
-
-    /// SQL subquery: the versions after `table`'s first recorded import that no import of it made,
-    /// whose INSERTs are the rows no import brought. (The first recorded import compared the
-    /// file with the whole master, closing every open row the file lacked.)
-    package static func curatedVersions(of table: MasterTable) -> String {
-        """
-        SELECT v.version FROM versions v
-        WHERE v.version > (SELECT MIN(version) FROM upstream_imports WHERE table_name = '\(table.name)')
-          AND v.version NOT IN (SELECT version FROM upstream_imports WHERE table_name = '\(table.name)' AND made_version)
-        """
-    }
 }

@@ -15,12 +15,15 @@ package struct VersionWriter {
     package let memo: String?
     package let author: String?
     package let date: String
+    /// The tables whose upstream base the version sets itself (an import's files).
+    package let upstreamTables: Set<MasterTable>
 
-    package init(version: Int, memo: String?, author: String?, date: Date = Date()) {
+    package init(version: Int, memo: String?, author: String?, date: Date = Date(), upstreamTables: Set<MasterTable> = []) {
         self.version = version
         self.memo = memo
         self.author = author
         self.date = UTCTimestamp.text(date)
+        self.upstreamTables = upstreamTables
     }
 
     package func write(_ db: Database) throws {
@@ -28,7 +31,9 @@ package struct VersionWriter {
         try StatementBinding.execute(
             "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)", [version, date, author, memo], db)
         let loaded = try StagingTables.loadedTables(db)
+        let imported = Set(try String.fetchAll(db, sql: "SELECT DISTINCT table_name FROM upstream_imports"))
         for table in MasterTable.all {
+            if imported.contains(table.name) && !upstreamTables.contains(table) { try keepUpstreamBase(table, db) }
             try write(table, loaded: loaded.contains(table), db)
         }
         try StatementBinding.execute("""
@@ -63,6 +68,22 @@ package struct VersionWriter {
                 SELECT ?, '\(table.name)', kind, COUNT(*) FROM \(staged) GROUP BY kind
                 """, arguments: [version])
         }
+    }
+
+    /// Before curators (or a revert, or another table's import) change rows of an imported table:
+    /// the base of each row that was the master's own is held apart as it is, and a row new to
+    /// the master is one upstream lacks (`<table>_upstream`), so the next import knows what
+    /// upstream said and what curators changed. A row held apart already stays as it is.
+    private func keepUpstreamBase(_ table: MasterTable, _ db: Database) throws {
+        let staged = StagingTables.stagedTable(table)
+        let columns = table.columnNames.joined(separator: ", ")
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO main.\(table.upstreamTable) (\(columns), upstream_lacks)
+            SELECT \(table.columnNames.map { "m." + $0 }.joined(separator: ", ")), 0
+            FROM \(staged) s CROSS JOIN main.\(table.name) m ON \(table.keyJoin("m", "s")) WHERE s.kind <> 'INSERT';
+            INSERT OR IGNORE INTO main.\(table.upstreamTable) (\(table.keyOrder), upstream_lacks)
+            SELECT \(table.keyOrder), 1 FROM \(staged) WHERE kind = 'INSERT';
+            """)
     }
 
     /// Old states of the staged rows to history, new states to the master (a file loaded
