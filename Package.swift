@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(name: "CCSV", path: "Sources/CCSV", providers: [.apt(["libcsv-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig", providers: [.apt(["libsqlite3-dev"])]),
+        // The C library's stdout, for the tool's check that its output was written.
+        .systemLibrary(name: "CStandardStreams", path: "Sources/CStandardStreams"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
@@ -62,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
-                "StationServe",
+                "StationServe", "CStandardStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Swift's static runtime links every executable with --export-dynamic: the tool's

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CStandardStreams
 import Foundation
 import StationCheck
 import StationDelta
@@ -63,8 +64,28 @@ enum Console {
         print(fields.map(\.escapingControlCharacters).joined(separator: "\t"))
     }
 
+    /// A message on stderr. When stderr itself cannot be written (a full disk, a closed pipe),
+    /// there is nowhere to say so: the command exits 1 at once, never 0 and never by a crash.
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        let bytes = Array((message + "\n").utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { exit(1) }
+            written += count
+        }
+    }
+
+    /// Flushes what `print` buffered on stdout; a write that failed (a full disk behind a
+    /// redirection, a closed pipe) is an error, not a success with a truncated file. A command
+    /// that wrote to the master did so before its output: its status says what it committed.
+    static func finishStandardOutput() -> Bool {
+        let failure = station_admin_finish_stdout()
+        if failure == 0 { return true }
+        let reason = String(cString: strerror(failure))
+        error("Error: cannot write standard output (\(reason)); what the command wrote to the master stands (station-admin status shows the version).")
+        return false
     }
 
     /// One compact JSON object on one line (`--nl`), for streaming into other tools.

@@ -21,7 +21,7 @@ struct StationAdmin: ParsableCommand {
             InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self,
             AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
             RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
-            ApplyCommand.self, RevertCommand.self, CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self, WeightsCommand.self, SynthCommand.self,
+            ApplyCommand.self, RevertCommand.self, BackupCommand.self, CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self, WeightsCommand.self, SynthCommand.self,
             ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self,
         ])
 
@@ -45,8 +45,10 @@ struct StationAdmin: ParsableCommand {
             } else {
                 try command.run()
             }
+            let written = Console.finishStandardOutput()
             Pager.finish()
             PhaseLog.reportPeakMemory()
+            if !written { Foundation.exit(1) }
         } catch {
             Pager.finish()
             let code = exitCode(for: error)

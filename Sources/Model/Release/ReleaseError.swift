@@ -25,11 +25,23 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case nothingImported
     /// A master the stamp did not give a lineage to (a release folder belongs to one lineage).
     case masterWithoutLineage(String)
+    /// The folder holds versions newer than the master's newest: a master restored from a backup.
+    case folderAhead(String, folderNewest: Int, masterNewest: Int)
+    /// The folder's version differs from the master's version of the same number.
+    case publishedVersionDiffers(String, version: Int, folderHash: String, masterHash: String)
 
     public var errorDescription: String? {
         switch self {
         case let .masterWithoutLineage(path):
             return "\(path): the master has no lineage, so no release folder can be tied to it (open it once with this StationAdmin to stamp it, then release again)"
+        case let .folderAhead(path, folderNewest, masterNewest):
+            return "\(path): the folder has published versions up to \(folderNewest), and this master only reaches \(masterNewest) "
+                + "(a restored backup?); phones may already have \(masterNewest + 1)…\(folderNewest), and a published version never changes. "
+                + "Nothing was written: release into a new folder (--out), or bring back the master the folder came from"
+        case let .publishedVersionDiffers(path, version, folderHash, masterHash):
+            return "\(path): version \(version) is published with content hash \(folderHash), and this master's version \(version) is \(masterHash): "
+                + "the master diverged from what phones have (a restored backup edited since?). Nothing was written: release into a new folder (--out), "
+                + "or bring back the master the folder came from"
         case .nothingImported:
             return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a folder of ekidata CSV files first: `station-admin import FOLDER`)"
         case let .noSuchVersion(requested, newest):

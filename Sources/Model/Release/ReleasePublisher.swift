@@ -111,6 +111,7 @@ extension MasterDatabase {
         }
         let existingFile = try published.manifest.wait()
         let existing = existingFile?.manifest
+        try requirePublishedHistory(existing, folder: folder.path, released: released, newest: try dataVersion(), scratch: buildFolder.path)
         var verification: VerificationReport?
         if options.verify {
             let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.url("verify"))
@@ -140,6 +141,7 @@ extension MasterDatabase {
         // and a publish touches only its own version's folder: their entries are checked, not
         // their files again (at 50 releases, 1,300 files: 0.006 s on one core, at the end).
         try folder.requireAgreement(manifest, depth: { $0 == released.version ? .contents : .listed })
+        recordPublished(released)
         phases.done("published, and the folder checked again")
         return ReleaseResult(
             released: released, manifest: manifest, verification: verification, checks: checks,

@@ -285,9 +285,14 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
     case busy(String)
     case diskFull(String)
     case cannotOpen(String, reason: String)
+    /// SQLite found the file damaged: nothing may be written onto it.
+    case damaged(String, reason: String)
 
     public var errorDescription: String? {
         switch self {
+        case let .damaged(path, reason):
+            return "\(path): the master database is damaged (SQLite: \(reason)); nothing was written. "
+                + "Restore the newest backup (README, \"Backups and recovery\"), then redo what came after it"
         case .missing(let path):
             return "\(path): no master database here (create one with `station-admin init --db \(path)`)"
         case .alreadyExists(let path):
@@ -318,6 +323,7 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
             case .SQLITE_READONLY: throw MasterDatabaseError.readOnly(path)
             case .SQLITE_NOTADB: throw MasterDatabaseError.notAMaster(path)
             case .SQLITE_CANTOPEN: throw MasterDatabaseError.cannotOpen(path, reason: error.message ?? "SQLite cannot open it")
+            case .SQLITE_CORRUPT: throw MasterDatabaseError.damaged(path, reason: error.message ?? "database disk image is malformed")
             default: throw error
             }
         } catch where FileChecks.isDiskFull(error) {

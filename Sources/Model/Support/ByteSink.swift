@@ -48,16 +48,18 @@ public final class FileSink: ByteSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
-        guard fwrite(bytes.baseAddress, 1, bytes.count, handle) == bytes.count else {
-            throw FileError(cannot: "write \(name)")
-        }
+        guard fwrite(bytes.baseAddress, 1, bytes.count, handle) == bytes.count else { throw failure() }
     }
 
     public func finish() throws {
         let failed = closesFile ? fclose(handle) != 0 : fflush(handle) != 0
-        if failed {
-            throw FileError(cannot: "write \(name)")
-        }
+        if failed { throw failure() }
+    }
+
+    private func failure() -> FileError {
+        var error = FileError(cannot: "write \(name)")
+        error.isStandardOutput = !closesFile
+        return error
     }
 }
 

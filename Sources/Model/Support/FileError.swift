@@ -23,7 +23,11 @@ public struct FileError: Error, LocalizedError, Equatable {
     }
 
     public var errorDescription: String? { message }
-    package var isDiskFull: Bool { code == ENOSPC }
+    /// A disk full under a file of ours; a full disk behind standard output is the reader's, and
+    /// no file of the master's or the release's is to blame for it.
+    package var isDiskFull: Bool { code == ENOSPC && !isStandardOutput }
+    /// The failed write was to standard output.
+    package var isStandardOutput = false
 }
 
 extension FileError {
