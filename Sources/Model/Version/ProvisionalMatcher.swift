@@ -6,7 +6,8 @@ import StationSchema
 /// same real event under upstream's codes (DOMAIN.md, "Provisional rows").
 ///
 /// A provisional row is open in the master, lacking from upstream's last file and absent from the
-/// new one; an upstream row is new to both the master and the last file. Stations pair by name
+/// new one; an upstream row is new to both the master and the last file (an INSERT the import
+/// staged, or a row of the merge that base and master lack). Stations pair by name
 /// within `radius` (the split suggestions' rule of a station that stays where it was); lines by
 /// the stations they hold (a provisional line whose stations, kept codes or paired ones, upstream
 /// puts on one new line), else by name; operators by the lines they run, else by name. For the
@@ -54,7 +55,7 @@ package struct ProvisionalMatcher {
                 }
                 if merged.contains(.stations) {
                     let moved = try Int64.fetchAll(db, sql: """
-                        SELECT t.line_cd FROM \(StagingTables.theirsTable(.stations)) t JOIN main.stations m ON m.station_cd = t.station_cd
+                        SELECT t.line_cd FROM \(StagingTables.theirsTable(.stations)) t CROSS JOIN main.stations m ON m.station_cd = t.station_cd
                         WHERE m.line_cd = ?
                         """, arguments: [line.code])
                     for target in moved { votes[target, default: 0] += 1 }
@@ -104,10 +105,12 @@ package struct ProvisionalMatcher {
                 ORDER BY r.\(key)
                 """
             : """
+                SELECT \(columns) FROM \(StagingTables.stagedTable(table)) r WHERE r.kind = 'INSERT' AND r.source_line IS NOT NULL
+                UNION ALL
                 SELECT \(columns) FROM \(StagingTables.theirsTable(table)) r
                 WHERE NOT EXISTS (SELECT 1 FROM \(StagingTables.baseTable(table)) b WHERE b.\(key) = r.\(key))
                   AND NOT EXISTS (SELECT 1 FROM main.\(table.name) m WHERE m.\(key) = r.\(key))
-                ORDER BY r.\(key)
+                ORDER BY 1
                 """
         return try Row.fetchAll(db, sql: sql).map { Candidate(code: $0[0], name: $0[1], parent: $0[2], latitude: $0[3], longitude: $0[4]) }
     }

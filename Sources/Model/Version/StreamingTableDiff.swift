@@ -32,10 +32,11 @@ package struct StreamingTableDiff {
         /// The master, as the whole of the table: no import of the table was recorded before
         /// (DOMAIN.md: the first import of a table has no base).
         case master
-        /// Upstream's last file: the master's rows, but where `<table>_upstream` says otherwise
-        /// (`ThreeWayMerge`). Only the rows that differ from it, and the rows it holds apart from
-        /// the master (to say what was kept), go to `theirs` for the merge; the rows it had and
-        /// the file lacks go to `dropped`, and close in the master where they are still open.
+        /// Upstream's last file: the master's rows, but where `<table>_upstream` holds them apart or
+        /// lacks them. Those rows go to `theirs` for the three-way merge (`ThreeWayMerge`); every
+        /// other row's base is the master's own, so it is compared and staged as against the
+        /// master; the rows upstream had and the file lacks go to `dropped`, and close in the
+        /// master where they are still open.
         case upstream
     }
 
@@ -65,8 +66,7 @@ package struct StreamingTableDiff {
         let closed = Int64(MasterTable.closedStatus)
 
         let isThreeWay = comparison == .upstream
-        // Upstream's last file is the master but for a few rows, held apart and looked up by key;
-        // a row it lacks has no base.
+        // Upstream's last file is the master but for a few rows, held apart; a row it lacks has no base.
         var heldApart = Set<RowKey>(), lacking = Set<RowKey>()
         if isThreeWay {
             let keys = try db.makeStatement(sql: "SELECT \(table.keyOrder), upstream_lacks FROM main.\(table.upstreamTable)")
@@ -79,7 +79,6 @@ package struct StreamingTableDiff {
         let tableIsEmpty = try !isThreeWay && Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
         let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
         let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
-        let baseLookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.upstreamTable) WHERE \(keyCondition)")
         // Where a row goes for the merge.
         let keepTheirs = isThreeWay ? try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.theirsTable(table)) (source_line, \(table.columnNames.joined(separator: ", ")))
@@ -128,34 +127,10 @@ package struct StreamingTableDiff {
                         default: throw StatementBinding.lastError(lookup, db)
                         }
                     }
-                    if let keepTheirs {
-                        // The base row: the master's, unless upstream's is held apart or lacking.
-                        var baseRow = storedRow
-                        let isHeldApart = heldApart.contains(key)
-                        if isHeldApart {
-                            let handle = baseLookup.sqliteStatement
-                            sqlite3_reset(handle)
-                            for (index, field) in keyFields.enumerated() {
-                                sqlite3_bind_int64(handle, Int32(index + 1), batch.fields[base + field].integerValue ?? 0)
-                            }
-                            guard sqlite3_step(handle) == SQLITE_ROW else { throw StatementBinding.lastError(baseLookup, db) }
-                            baseRow = handle
-                        } else if !lacking.isEmpty && lacking.contains(key) {
-                            baseRow = nil
-                        }
-                        var changed = baseRow == nil
-                        if let baseRow {
-                            for (column, field) in fieldOfColumn.enumerated() {
-                                guard let field, !isKeyColumn[column] else { continue }
-                                if Self.differs(batch.fields[base + field], text, stored: baseRow, column: Int32(column), kind: columns[column].kind) {
-                                    changed = true
-                                    break
-                                }
-                            }
-                        }
-                        // Upstream did not change the row: the master's stays, whatever it holds;
-                        // a row held apart is looked at, to say which curated value was kept.
-                        if !changed && !isHeldApart { continue }
+                    // Where upstream's last file is the master's row, the master holds base, so no
+                    // column can conflict and the merge is this diff; only a row held apart or
+                    // lacking goes to the three-way merge.
+                    if let keepTheirs, (!heldApart.isEmpty && heldApart.contains(key)) || (!lacking.isEmpty && lacking.contains(key)) {
                         let handle = keepTheirs.sqliteStatement
                         sqlite3_reset(handle)
                         sqlite3_bind_int64(handle, 1, Int64(batch.lines[row]))
@@ -208,7 +183,6 @@ package struct StreamingTableDiff {
             if let last = batch.lines.last { Progress.update(last) }
         }
         sqlite3_reset(lookupHandle)
-        sqlite3_reset(baseLookup.sqliteStatement)
         if var scan {
             let passed = try scan.finish()
             if isThreeWay {

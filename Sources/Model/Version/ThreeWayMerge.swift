@@ -269,7 +269,7 @@ package struct ThreeWayMerge {
                 case "e_status": return "\(MasterTable.closedStatus)"
                 case "close_ymd":
                     return """
-                        COALESCE(p.close_ymd, (SELECT t.open_ymd FROM \(StagingTables.theirsTable(table)) t JOIN temp.merge_adoptions a
+                        COALESCE(p.close_ymd, (SELECT t.open_ymd FROM \(StagingTables.stagedTable(table)) t JOIN temp.merge_adoptions a
                                                ON a.upstream = t.\(table.keyColumns[0]) AND a.table_name = '\(table.name)' AND a.provisional = p.\(table.keyColumns[0])))
                         """
                 default: return "p." + column.name

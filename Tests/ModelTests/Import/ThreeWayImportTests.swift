@@ -167,7 +167,18 @@ import Testing
         }
         #expect(try database.settledSHA256() == before)
 
-        let report = try database.importSnapshot([upstream], options: ImportOptions(memo: "ekidata 2024-03-16", decisions: MergeDecisions(adoptAll: true)))
+        // `--adopt` decides every pair: a diff shows what it would do.
+        let adoptAll = try database.diff([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
+        #expect(adoptAll.adoptions.allSatisfy { $0.adopted == true } && adoptAll.count("stations", .duplicate) == 2)
+        // Decided pair by pair, in the resolution file `diff --conflicts` writes.
+        let skeleton = try MergeDecisions.skeleton(conflicts: [], adoptions: try database.diff([upstream]).adoptions)
+        #expect(skeleton.split(separator: "\n").count == 5)
+        let resolution = scratch.path("adopt.jsonl")
+        try skeleton.replacingOccurrences(of: "\"take\":null", with: "\"take\":\"adopt\"").write(toFile: resolution, atomically: true, encoding: .utf8)
+        var decisions = MergeDecisions()
+        try decisions.read(resolution)
+        #expect(decisions.adoptions.count == 4 && decisions.adoptions.values.allSatisfy { $0 })
+        let report = try database.importSnapshot([upstream], options: ImportOptions(memo: "ekidata 2024-03-16", decisions: decisions))
         #expect(report.committed && report.conflicts.isEmpty)
         #expect(report.count("stations", .duplicate) == 2)
         #expect(try database.read { try UpdateLog.splits($0, after: 2, through: 3) }.map { "\($0.old)→\($0.new)" } == ["9944001→9942801", "9944019→9942819"])
