@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationCheck
 import StationSchema
 
 /// Pairs the rows curators or plans added provisionally with the rows an import brings for the
@@ -16,8 +17,7 @@ import StationSchema
 package struct ProvisionalMatcher {
     /// The tables the import merges three ways: only those can hold pairs.
     package let merged: Set<MasterTable>
-    package let version: Int
-    package var radius = 500.0
+    package var radius = SplitSuggestion.defaultRadius
 
     private struct Candidate {
         let code: Int64, name: String, parent: Int64?, latitude: Double?, longitude: Double?

@@ -69,7 +69,7 @@ package struct ThreeWayMerge {
                                                PRIMARY KEY (table_name, key_id, column_name));
             """)
         for merged in tables { try fillBase(merged.table, db) }
-        outcome.adoptions = try ProvisionalMatcher(merged: Set(tables.map(\.table)), version: version).pairs(db)
+        outcome.adoptions = try ProvisionalMatcher(merged: Set(tables.map(\.table))).pairs(db)
         for index in outcome.adoptions.indices {
             let adoption = outcome.adoptions[index]
             outcome.adoptions[index].adopted = decisions.adopts(adoption)

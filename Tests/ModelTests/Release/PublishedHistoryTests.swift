@@ -49,30 +49,17 @@ import Testing
         return master
     }
 
-    func files(_ folder: String) throws -> [String: String] {
-        var files: [String: String] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: folder)!
-        while let name = enumerator.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            let path = (folder as NSString).appendingPathComponent(name)
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue, name != ".lock" {
-                files[name] = try FileDigest.sha256(ofFile: path)
-            }
-        }
-        return files
-    }
-
     @Test func aMasterBehindTheFolderIsRefusedAndTheFolderUnchanged() throws {
         let (_, folder, backups) = try publishedFolder()
-        let before = try files(folder)
+        let before = try folderFiles(folder)
         let master = try restored(backups[3]!, as: "behind.sqlite", edits: ["下田（別）"])
         #expect(throws: ReleaseError.folderAhead(folder, folderNewest: 5, masterNewest: 4)) { try release(master, folder) }
-        #expect(try files(folder) == before)
+        #expect(try folderFiles(folder) == before)
     }
 
     @Test func aMasterDivergedAtTheNewestVersionIsRefused() throws {
         let (_, folder, backups) = try publishedFolder()
-        let before = try files(folder)
+        let before = try folderFiles(folder)
         let published = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json")))
         let master = try restored(backups[4]!, as: "diverged.sqlite", edits: ["下田（別）"])
         #expect {
@@ -82,12 +69,12 @@ import Testing
             return version == 5 && folderHash == published.versions.last!.contentHash
                 && error.localizedDescription.contains("release into a new folder (--out), or bring back the master the folder came from")
         }
-        #expect(try files(folder) == before)
+        #expect(try folderFiles(folder) == before)
     }
 
     @Test func aMasterDivergedAtAnOlderVersionIsRefused() throws {
         let (_, folder, backups) = try publishedFolder()
-        let before = try files(folder)
+        let before = try folderFiles(folder)
         // Versions 4, 5 and 6 of its own: 5 is the folder's newest, which this master never released.
         let master = try restored(backups[3]!, as: "older.sqlite", edits: ["下田1", "下田2", "下田3"])
         #expect {
@@ -96,7 +83,7 @@ import Testing
             guard case let ReleaseError.publishedVersionDiffers(_, version, _, _) = error else { return false }
             return version == 5
         }
-        #expect(try files(folder) == before)
+        #expect(try folderFiles(folder) == before)
         // Its own history is published elsewhere.
         #expect(try release(master, scratch.path("new-folder")).released.version == 6)
     }

@@ -31,18 +31,7 @@ import Testing
     }
 
     /// Every file of a folder with its SHA-256, the lock file aside.
-    func snapshot(_ folder: String) throws -> [String: String] {
-        var files: [String: String] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: folder)!
-        while let name = enumerator.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            let path = (folder as NSString).appendingPathComponent(name)
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue, name != ".lock" {
-                files[name] = try FileDigest.sha256(ofFile: path)
-            }
-        }
-        return files
-    }
+    func snapshot(_ folder: String) throws -> [String: String] { try folderFiles(folder) }
 
     // MARK: 1. One state of the master
 

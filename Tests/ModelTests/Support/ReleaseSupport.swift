@@ -71,3 +71,17 @@ func sqlite3Query(_ sql: String, database path: String) throws -> String {
     if text.hasSuffix("\n") { text.removeLast() }
     return text
 }
+
+/// Every file of a folder with its SHA-256, the lock file aside: what a refused release must leave.
+func folderFiles(_ folder: String) throws -> [String: String] {
+    var files: [String: String] = [:]
+    let enumerator = FileManager.default.enumerator(atPath: folder)!
+    while let name = enumerator.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        let path = (folder as NSString).appendingPathComponent(name)
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue, name != ".lock" {
+            files[name] = try FileDigest.sha256(ofFile: path)
+        }
+    }
+    return files
+}
