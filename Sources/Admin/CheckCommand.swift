@@ -1,6 +1,7 @@
 import ArgumentParser
 import StationCheck
 import StationRelease
+import StationSchema
 import StationSupport
 
 struct CheckCommand: ParsableCommand {
@@ -20,6 +21,7 @@ struct CheckCommand: ParsableCommand {
     @Option(help: "Only the findings of this rule (repeatable).") var rule: [String] = []
     @Option(parsing: .unconditional, help: "connection-too-long: the longest connection, in km.") var connectionLimit: Double = 50
     @Option(parsing: .unconditional, help: "station-moved-far: the farthest move in one version, in km.") var moveLimit: Double = 1
+    @Flag(help: "Run SQLite's full integrity check of the master file instead of the rules (reads every page).") var integrity = false
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -36,6 +38,12 @@ struct CheckCommand: ParsableCommand {
     /// head the output: a million findings take the memory of one.
     func run() throws {
         let database = try global.openDatabase()
+        if integrity {
+            if let problems = try database.integrityProblems() {
+                throw MasterDatabaseError.damaged(global.databasePath, reason: problems)
+            }
+            return print("\(global.databasePath): SQLite's integrity check found no damage.")
+        }
         let rules = rule.isEmpty ? Set(CheckRule.allCases) : Set(rule.compactMap(CheckRule.init(rawValue:)))
         let limits = CheckLimits(connectionKilometres: connectionLimit, moveKilometres: moveLimit)
         let spool = try SpoolFile(purpose: "for the findings")

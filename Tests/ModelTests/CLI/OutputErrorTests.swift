@@ -1,6 +1,7 @@
 import Foundation
 import StationImport
 import StationSchema
+import StationSupport
 import Testing
 
 /// A write to stdout or stderr that fails (a full disk behind a redirection) never crashes and
@@ -32,5 +33,31 @@ import Testing
         // Whatever it has to say on stderr, it says so by its status, never by a crash (132 was SIGILL).
         let checked = try run("check --db \(database.path)", "2> /dev/full")
         #expect(checked.status == 0 || checked.status == 1, "\(checked.status)")
+    }
+}
+
+/// A master SQLite finds damaged is named as such by every command, and nothing is written onto it.
+@Suite struct DamagedMasterTests {
+    let scratch = Scratch()
+
+    @Test func aDamagedPageIsNamedAndNoWriteGoesOnIt() throws {
+        let database = try scratch.baseDatabase()
+        _ = try database.settledSHA256()
+        let (pageSize, root): (Int, Int) = try database.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA page_size")!, try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'stations'")!)
+        }
+        // The stations table's first page, its header overwritten: SQLite reads it as malformed.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: database.path))
+        try handle.seek(toOffset: UInt64((root - 1) * pageSize))
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: 16))
+        try handle.close()
+        let before = try FileDigest.sha256(ofFile: database.path)
+
+        let integrity = try CommandRunner.run(["check", "--db", database.path, "--integrity"])
+        #expect(integrity.status == 1 && integrity.stderr.contains("the master database is damaged"), "\(integrity.stderr)")
+        let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "1120102", "weight=3"])
+        #expect(edit.status == 1 && edit.stderr.contains("the master database is damaged (SQLite: "), "\(edit.stderr)")
+        #expect(edit.stderr.contains("Restore the newest backup"))
+        #expect(try FileDigest.sha256(ofFile: database.path) == before)
     }
 }
