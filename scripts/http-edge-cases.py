@@ -3,7 +3,8 @@
 
 Usage: http-edge-cases.py HOST PORT [--garbage N] [--seed S]
 
-Checks, each printed as `ok` or `FAIL`: 304 on a matching ETag, 206 and 416, HEAD without a body,
+Checks, each printed as `ok` or `FAIL`: 304 on a matching ETag, 206 and 416, If-Range, Accept-Encoding
+weights, HEAD without a body,
 traversal attempts (`/../master.sqlite`, `%2e%2e`, `/.lock`, `/.building-…`, a folder, `/`) answered
 404, a client that disconnects in the middle of a large download, HTTP/1.0's connection close, then N requests with random and
 garbage `from` values (no 5xx, every answer one of 200, 204, 303, 400), and the server still answering.
@@ -70,6 +71,22 @@ status, headers, body = request("GET", "/" + database["path"], {"Range": f"bytes
 check("an open range gives the file's end", status == 206 and len(body) == 50, (status, len(body)))
 status, headers, body = request("GET", "/" + database["path"], {"Range": f"bytes={database['bytes']}-"})
 check("a range past the end gives 416", status == 416 and headers.get("content-range") == f"bytes */{database['bytes']}", (status, headers.get("content-range")))
+
+status, headers, body = request("GET", "/" + database["path"], {"Range": "bytes=10-109", "If-Range": etag})
+check("If-Range with the file's ETag gives the range", status == 206 and len(body) == 100, (status, len(body)))
+status, headers, body = request("GET", "/" + database["path"], {"Range": "bytes=10-109", "If-Range": '"another"'})
+check("If-Range with another ETag gives the whole file (200), as nginx does", status == 200 and len(body) == database["bytes"], (status, len(body)))
+status, headers, body = request("GET", "/" + database["path"], {"Range": "bytes=10-109", "If-Range": "Wed, 21 Oct 2015 07:28:00 GMT"})
+check("If-Range with a date gives the whole file (no Last-Modified to match)", status == 200 and len(body) == database["bytes"], (status, len(body)))
+
+# Accept-Encoding weights (RFC 9110 12.5.3): q=0 refuses gzip, whatever `*` says.
+delta_from = next((d["from"] for d in released.get("downloads", []) if d.get("kind") == "delta"), None)
+if delta_from is not None:
+    for accept, gzip in [("gzip", True), ("gzip;q=0", False), ("gzip; q=0.000", False), ("*;q=1, gzip;q=0", False),
+                         ("gzip;q=0.5", True), ("*", True), ("identity", False), ("br, x-gzip", True)]:
+        status, headers, body = request("GET", f"/update?from={delta_from}", {"Accept-Encoding": accept})
+        check(f"Accept-Encoding: {accept} {'gets' if gzip else 'does not get'} gzip",
+              status == 200 and (headers.get("content-encoding") == "gzip") == gzip, (status, headers.get("content-encoding")))
 
 # HEAD.
 status, headers, body = request("HEAD", "/" + database["path"])

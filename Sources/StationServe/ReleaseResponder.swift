@@ -152,7 +152,7 @@ struct ReleaseResponder: HTTPResponder {
             headers[.contentType] = Self.contentType(of: listed.path)
             headers[.acceptRanges] = "bytes"
             let size = listed.bytes
-            switch ByteRange(header: request.headers[.range], size: size) {
+            switch ByteRange(header: Self.rangeApplies(request, etag: listed.sha256) ? request.headers[.range] : nil, size: size) {
             case .unsatisfiable:
                 headers[.contentRange] = "bytes */\(size)"
                 return Response(status: .rangeNotSatisfiable, headers: headers)
@@ -235,13 +235,30 @@ struct ReleaseResponder: HTTPResponder {
         return response
     }
 
+    /// Whether a client accepts gzip (RFC 9110, 12.5.3): its weight for `gzip` (or `x-gzip`), else
+    /// for `*`, above 0. `gzip;q=0` refuses it whatever `*` says; no header asks for identity.
     static func acceptsGzip(_ request: Request) -> Bool {
         guard let accepted = request.headers[.acceptEncoding] else { return false }
-        return accepted.split(separator: ",").contains { coding in
+        var weights: [String: Double] = [:]
+        for coding in accepted.split(separator: ",") {
             let parts = coding.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard parts.first == "gzip" || parts.first == "*" else { return false }
-            return !parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "") == "q=0" }
+            guard let name = parts.first, !name.isEmpty else { continue }
+            var weight = 1.0
+            for parameter in parts.dropFirst() where parameter.replacingOccurrences(of: " ", with: "").hasPrefix("q=") {
+                // A weight that is not a number from 0 to 1 makes the coding unacceptable.
+                let value = Double(parameter.replacingOccurrences(of: " ", with: "").dropFirst(2)) ?? 0
+                weight = (0...1).contains(value) ? value : 0
+            }
+            weights[name == "x-gzip" ? "gzip" : name] = weight
         }
+        return (weights["gzip"] ?? weights["*"] ?? 0) > 0
+    }
+
+    /// Whether a `Range` is honoured: always without `If-Range`; with it, only when it names this
+    /// file's strong ETag (RFC 9110, 13.1.5). A date, a weak or another tag asks for the whole file.
+    static func rangeApplies(_ request: Request, etag: String) -> Bool {
+        guard let validator = request.headers[.ifRange]?.trimmingCharacters(in: .whitespaces) else { return true }
+        return validator == "\"\(etag)\""
     }
 
     /// A JSON error body: `{"error": "…", "newest": 4}`.
