@@ -71,14 +71,3 @@ extension MasterDatabase {
         }
     }
 }
-
-extension MasterDatabase {
-    /// SQLite's full integrity check of the master file: nil when it is sound, else SQLite's
-    /// words for what is damaged. It reads every page (seconds at a million stations), so the
-    /// write commands do not run it; a page SQLite finds damaged while it works is refused by
-    /// any command (`MasterDatabaseError.damaged`).
-    public func integrityProblems() throws -> String? {
-        let lines = try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
-        return lines == ["ok"] ? nil : lines.joined(separator: "; ")
-    }
-}
