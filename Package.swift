@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig", providers: [.apt(["libsqlite3-dev"])]),
         // The C library's stdout, for the tool's check that its output was written.
         .systemLibrary(name: "CStandardStreams", path: "Sources/CStandardStreams"),
+        // glibc's malloc_trim, for `serve` to give back the memory a burst of connections took.
+        .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
@@ -54,11 +56,12 @@ let package = Package(
         .target(
             name: "StationServe",
             dependencies: [
-                "StationRelease",
+                "StationRelease", "CAllocator", crypto,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -4,7 +4,7 @@
 Usage: http-edge-cases.py HOST PORT [--garbage N] [--seed S]
 
 Checks, each printed as `ok` or `FAIL`: 304 on a matching ETag, 206 and 416, If-Range, Accept-Encoding
-weights, HEAD without a body,
+weights, HEAD without a body, HTTP/1.1 without one Host answered 400,
 traversal attempts (`/../master.sqlite`, `%2e%2e`, `/.lock`, `/.building-…`, a folder, `/`) answered
 404, a client that disconnects in the middle of a large download, HTTP/1.0's connection close, then N requests with random and
 garbage `from` values (no 5xx, every answer one of 200, 204, 303, 400), and the server still answering.
@@ -132,6 +132,14 @@ check("HTTP/1.0 with keep-alive: two answers on one connection, each saying keep
       all(a.startswith(b"HTTP/1.1 200") and b"connection: keep-alive" in a.lower() for a in answers), answers)
 received, closed = read_until_close(f"HEAD /manifest.json HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
 check("Connection: close is honoured", closed and received.startswith(b"HTTP/1.1 200"), received[:40])
+
+# Host (RFC 9112, 3.2): an HTTP/1.1 request carries exactly one; nginx answers 400 too.
+for name, head in [("without Host", b"GET /manifest.json HTTP/1.1\r\n\r\n"),
+                   ("with two Hosts", f"GET /manifest.json HTTP/1.1\r\nHost: {HOST}\r\nHost: other\r\n\r\n".encode())]:
+    received, closed = read_until_close(head)
+    check(f"HTTP/1.1 {name} is 400, and the connection closes", closed and received.startswith(b"HTTP/1.1 400"), received[:40])
+received, closed = read_until_close(b"GET /manifest.json HTTP/1.0\r\n\r\n")
+check("HTTP/1.0 without Host is answered", closed and received.startswith(b"HTTP/1.1 200"), received[:40])
 
 # Random and garbage `from` values.
 generator = random.Random(SEED)

@@ -21,29 +21,55 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
     @Option(help: "The address to listen on (another interface than loopback only when you mean it).") var host = "127.0.0.1"
     @Option(help: "The port (0: any free port, printed at start).") var port = 8080
-    @Flag(help: "No access-log line per request on stderr.") var quiet = false
+    @Flag(help: "No access-log line per request on stderr (refusals are still logged, with their reason).") var quiet = false
+    @Option(help: ArgumentHelp("The most connections open at once; at the limit the one idle the longest is closed.", valueName: "n"))
+    var maxConnections = ReleaseServer.defaultMaxConnections
+    @Option(help: ArgumentHelp("Seconds that requests in flight may take to finish after Ctrl-C or SIGTERM.", valueName: "seconds"))
+    var shutdownDeadline = 10
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535.") }
+        if maxConnections < 1 { throw ValidationError("--max-connections must be 1 or more.") }
+        if shutdownDeadline < 0 { throw ValidationError("--shutdown-deadline must be 0 or more seconds.") }
     }
 
     func run() throws {
-        let server = ReleaseServer(folder: out, host: host, port: port, logsRequests: !quiet)
-        let host = self.host, out = self.out
+        let server = ReleaseServer(folder: out, host: host, port: port, logsRequests: !quiet,
+                                   maxConnections: maxConnections, shutdownDeadline: .seconds(shutdownDeadline))
+        let host = self.host, out = self.out, limit = server.effectiveMaxConnections()
         let failure = Mutex<Error?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
                 try await server.run(onRunning: { port in
-                    Console.error("Serving \(out) on http://\(host):\(port) (GET /update?from=V, /manifest.json; Ctrl-C stops)")
+                    Console.error("Serving \(out) on http://\(host):\(port) (GET /update?from=V, /manifest.json; "
+                        + "at most \(limit) connections; Ctrl-C stops)")
                 }, onMessage: { Console.error($0) })
             } catch {
                 failure.withLock { $0 = error }
             }
             done.signal()
         }
+        let stopping = Self.watchStopSignals(deadline: shutdownDeadline, out: out)
         done.wait()
+        withExtendedLifetime(stopping) {}
         if let error = failure.withLock({ $0 }) { throw error }
         Console.error("Stopped serving \(out).")
+    }
+
+    /// A last resort beside the server's own deadline: a request stuck where cancellation cannot
+    /// reach it must not keep the process alive, so 2 s after the deadline the process exits.
+    static func watchStopSignals(deadline: Int, out: String) -> [DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { signalNumber in
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(deadline + 2)) {
+                    Console.error("Stopped serving \(out): requests still in flight after \(deadline) s were cut.")
+                    Foundation.exit(0)
+                }
+            }
+            source.resume()
+            return source
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOPosix
 import StationCheck
 import StationDelta
 import StationLog
@@ -27,7 +28,10 @@ struct ReleaseResponder: HTTPResponder {
     typealias Context = ServeContext
 
     let release: ServedRelease
+    /// Told one line for every 4xx and 5xx answer, with its reason (standard error, always).
+    let logError: @Sendable (String) -> Void
     let cache = SmallFileCache()
+    let verified = VerifiedFiles()
 
     static let immutable = "public, max-age=31536000, immutable"
     static let revalidate = "no-cache"
@@ -37,33 +41,64 @@ struct ReleaseResponder: HTTPResponder {
     static let link = HTTPField.Name("Link")!
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        do {
+            let response = try await answer(request)
+            return request.method == .head ? response.createHeadResponse() : response
+        } catch {
+            // Every refusal is logged with its reason; a phone is told what it can act on.
+            let refusal = error as? Refusal
+                ?? Refusal(.internalServerError, "this file cannot be sent now (the server's log says why); try again later",
+                           reason: ErrorText.describe(error))
+            logError("\(refusal.status.code) \(request.method.rawValue) \(request.uri.string): \(refusal.reason)")
+            var response = Self.error(refusal.status, refusal.message, newest: refusal.newest)
+            if refusal.status == .methodNotAllowed { response.headers[.allow] = "GET, HEAD" }
+            return request.method == .head ? response.createHeadResponse() : response
+        }
+    }
+
+    private func answer(_ request: Request) async throws -> Response {
+        if request.headers[RequestHeadRules.hostProblem] != nil {
+            throw Refusal(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112, 3.2)")
+        }
         guard request.method == .get || request.method == .head else {
-            var response = Self.error(.methodNotAllowed, "only GET and HEAD are served")
-            response.headers[.allow] = "GET, HEAD"
-            return response
+            throw Refusal(.methodNotAllowed, "only GET and HEAD are served")
         }
         guard let snapshot = release.current() else {
-            return Self.error(.serviceUnavailable, "no release is published in this folder yet (run station-admin release)")
+            throw Refusal(.serviceUnavailable, "no release is published in this folder yet (run station-admin release)")
         }
-        let response: Response
         switch request.uri.path {
         case "/update":
-            response = try update(request, snapshot)
+            return try await update(request, snapshot)
         case "/" + Manifest.fileName:
-            response = Self.conditional(request, etag: snapshot.sha256, cacheControl: Self.revalidate) {
+            return Self.conditional(request, etag: snapshot.sha256, cacheControl: Self.revalidate) {
                 var headers = HTTPFields()
                 headers[.contentType] = "application/json"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: snapshot.bytes)))
             }
         default:
-            response = try await file(request, snapshot)
+            return try await file(request, snapshot)
         }
-        return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    /// An answer other than the file: its status, the JSON error the phone reads, and the reason
+    /// the server's log keeps (the same, unless it names what only the curator should read).
+    struct Refusal: Error {
+        let status: HTTPResponse.Status
+        let message: String
+        let reason: String
+        let newest: Int?
+
+        init(_ status: HTTPResponse.Status, _ message: String, reason: String? = nil, newest: Int? = nil) {
+            self.status = status
+            self.message = message
+            self.reason = reason ?? message
+            self.newest = newest
+        }
     }
 
     // MARK: /update
 
-    private func update(_ request: Request, _ snapshot: ServedRelease.Snapshot) throws -> Response {
+    private func update(_ request: Request, _ snapshot: ServedRelease.Snapshot) async throws -> Response {
         let from = request.uri.queryParameters["from"].map(String.init)
         let answer = snapshot.manifest.answer(from: from)
         let acceptsGzip = Self.acceptsGzip(request)
@@ -71,7 +106,7 @@ struct ReleaseResponder: HTTPResponder {
         let etag = "update-\(snapshot.sha256.prefix(16))-\(from ?? "")\(acceptsGzip ? "-gzip" : "")"
         switch answer {
         case let .refused(status, message):
-            return Self.error(HTTPResponse.Status(code: status), message, newest: snapshot.manifest.newest)
+            throw Refusal(HTTPResponse.Status(code: status), message, newest: snapshot.manifest.newest)
         case .upToDate(let version):
             var headers = HTTPFields()
             headers[Self.dataVersion] = String(version)
@@ -93,18 +128,19 @@ struct ReleaseResponder: HTTPResponder {
                                         carryOver: carryOver?.path, carryOverSha256: carryOver?.sha256)
             return Response(status: .seeOther, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try Self.json(body))))
         case let .delta(file, version):
-            return try Self.conditional(request, etag: etag, cacheControl: Self.revalidate) {
+            return try await Self.conditional(request, etag: etag, cacheControl: Self.revalidate) {
                 var headers = HTTPFields()
                 headers[.contentType] = "application/sql; charset=utf-8"
                 headers[.vary] = "Accept-Encoding"
                 headers[Self.dataVersion] = String(version)
                 headers[Self.answerKind] = "delta"
                 let bytes: Data
+                let gzip = try smallFileBytes(try await checkedFile(file), file)
                 if acceptsGzip {
                     headers[.contentEncoding] = "gzip"
-                    bytes = try cache.bytes(of: file, at: release.path(of: file.path))
+                    bytes = gzip
                 } else {
-                    bytes = try cache.inflated(file, at: release.path(of: file.path))
+                    bytes = try cache.inflated(file, gzip: gzip)
                 }
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
@@ -144,9 +180,11 @@ struct ReleaseResponder: HTTPResponder {
         guard let decoded = request.uri.path.removingPercentEncoding, decoded.hasPrefix("/"),
               let listed = snapshot.manifest.listedFile(String(decoded.dropFirst()))
         else {
-            return Self.error(.notFound, "no such file in this release folder (see /manifest.json)")
+            throw Refusal(.notFound, "no such file in this release folder (see /manifest.json)")
         }
-        let path = release.path(of: listed.path)
+        // Opened and checked before any header is sent: a file that is not the manifest's is a
+        // 500 with its reason in the log, never the manifest's length over other bytes.
+        let opened = try await checkedFile(listed)
         return try await Self.conditional(request, etag: listed.sha256, cacheControl: Self.immutable) {
             var headers = HTTPFields()
             headers[.contentType] = Self.contentType(of: listed.path)
@@ -159,32 +197,54 @@ struct ReleaseResponder: HTTPResponder {
             case .part(let range):
                 headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
                 headers[.contentLength] = String(range.count)
-                return Response(status: .partialContent, headers: headers, body: try await body(path, listed, range, head: request.method == .head))
+                return Response(status: .partialContent, headers: headers, body: try await body(opened, listed, range, head: request.method == .head))
             case .whole:
                 headers[.contentLength] = String(size)
                 let range = size > 0 ? 0...(size - 1) : nil
-                return Response(status: .ok, headers: headers, body: try await body(path, listed, range, head: request.method == .head))
+                return Response(status: .ok, headers: headers, body: try await body(opened, listed, range, head: request.method == .head))
             }
         }
     }
 
-    /// Small files from memory (they are immutable: keyed by their SHA-256), large ones streamed.
-    private func body(_ path: String, _ file: ReleasedFile, _ range: ClosedRange<Int>?, head: Bool) async throws -> ResponseBody {
+    /// `listed` opened as `ReleaseFile` requires, its content checked against the manifest's hash
+    /// (once per change of the file; hashing a large file is done off Swift's few worker threads).
+    private func checkedFile(_ listed: ReleasedFile) async throws -> ReleaseFile {
+        let folder = release.folder, verified = self.verified
+        if listed.bytes <= SmallFileCache.largestFile {
+            let file = try ReleaseFile(listed, in: folder)
+            try verified.check(file, against: listed)
+            return file
+        }
+        return try await NIOThreadPool.singleton.runIfActive {
+            let file = try ReleaseFile(listed, in: folder)
+            try verified.check(file, against: listed)
+            return file
+        }
+    }
+
+    /// A checked small file's bytes, from memory after the first read (keyed by its SHA-256).
+    private func smallFileBytes(_ file: ReleaseFile, _ listed: ReleasedFile) throws -> Data {
+        try cache.bytes(sha256: listed.sha256) {
+            try file.read(offset: 0, count: Int(file.identity.size))
+        }
+    }
+
+    /// Small files from memory, large ones streamed from the checked file in 256 KiB `pread`s on
+    /// NIO's thread pool; a file that shrinks while sent cuts the response short (the client sees
+    /// fewer bytes than `Content-Length` and retries).
+    private func body(_ file: ReleaseFile, _ listed: ReleasedFile, _ range: ClosedRange<Int>?, head: Bool) async throws -> ResponseBody {
         guard let range, !head else { return ResponseBody() }
-        if file.bytes <= SmallFileCache.largestFile {
-            let bytes = try cache.bytes(of: file, at: path)
+        if listed.bytes <= SmallFileCache.largestFile {
+            let bytes = try smallFileBytes(file, listed)
             return ResponseBody(byteBuffer: ByteBuffer(bytes: bytes[range]))
         }
         return ResponseBody(contentLength: range.count) { writer in
-            let handle = try await FileSystem.shared.openFile(forReadingAt: FilePath(path), options: .init(followSymbolicLinks: false))
-            do {
-                for try await chunk in handle.readChunks(in: Int64(range.lowerBound)..<Int64(range.upperBound + 1), chunkLength: .kibibytes(256)) {
-                    try await writer.write(chunk)
-                }
-                try await handle.close()
-            } catch {
-                try? await handle.close()
-                throw error
+            var offset = range.lowerBound
+            while offset <= range.upperBound {
+                let count = min(256 << 10, range.upperBound + 1 - offset)
+                let chunk = try await NIOThreadPool.singleton.runIfActive { [offset] in try file.read(offset: offset, count: count) }
+                try await writer.write(ByteBuffer(bytes: chunk))
+                offset += count
             }
             try await writer.finish(nil)
         }
@@ -297,21 +357,14 @@ final class SmallFileCache: Sendable {
     static let budget = 24 << 20
     private let files = Mutex<(entries: [String: Data], bytes: Int)>(([:], 0))
 
-    /// The file's bytes, read once; a file whose size or hash is not its entry's is not served.
-    func bytes(of file: ReleasedFile, at path: String) throws -> Data {
-        try cached(file.sha256) {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            guard data.count == file.bytes, FileDigest.sha256(data) == file.sha256 else {
-                throw ServeError.fileChanged(file.path)
-            }
-            return data
-        }
+    /// The bytes of a checked file whose SHA-256 is `sha256`, read once.
+    func bytes(sha256: String, _ read: () throws -> Data) throws -> Data {
+        try cached(sha256, read)
     }
 
     /// A gzip file's content, for a client that does not accept gzip.
-    func inflated(_ file: ReleasedFile, at path: String) throws -> Data {
-        let gzip = try bytes(of: file, at: path)
-        return try cached("inflated-" + file.sha256) { try Gunzip.inflate(gzip, name: file.path) }
+    func inflated(_ file: ReleasedFile, gzip: Data) throws -> Data {
+        try cached("inflated-" + file.sha256) { try Gunzip.inflate(gzip, name: file.path) }
     }
 
     private func cached(_ key: String, _ load: () throws -> Data) throws -> Data {
@@ -325,15 +378,5 @@ final class SmallFileCache: Sendable {
             }
         }
         return data
-    }
-}
-
-enum ServeError: Error, LocalizedError {
-    case fileChanged(String)
-
-    var errorDescription: String? {
-        switch self {
-        case .fileChanged(let path): return "\(path): its size or SHA-256 is not the manifest's; it is not served"
-        }
     }
 }

@@ -27,26 +27,43 @@ struct ServeContext: RequestContext {
 public struct ReleaseServer: Sendable {
     /// The release folder served.
     public var folder: String
+    /// A phone fleet reaches `serve` through a CDN or nginx with a few hundred connections.
+    public static let defaultMaxConnections = 10_000
+
     /// The address to listen on.
     public var host: String
     /// 0: a free port, chosen by the system (reported to `onRunning`).
     public var port: Int
     /// One access-log line per request (common log format) on standard error.
     public var logsRequests: Bool
+    /// The most connections open at once (lowered to what the descriptor limit allows); at the
+    /// limit the connection idle the longest is closed to make room.
+    public var maxConnections: Int
+    /// How long requests in flight may take to finish after SIGTERM or SIGINT.
+    public var shutdownDeadline: Duration
 
     /// Settings for serving `folder`; port 0 picks a free port.
-    public init(folder: String, host: String = "127.0.0.1", port: Int = 8080, logsRequests: Bool = true) {
+    public init(folder: String, host: String = "127.0.0.1", port: Int = 8080, logsRequests: Bool = true,
+                maxConnections: Int = defaultMaxConnections, shutdownDeadline: Duration = .seconds(10)) {
         self.folder = folder
         self.host = host
         self.port = port
         self.logsRequests = logsRequests
+        self.maxConnections = maxConnections
+        self.shutdownDeadline = shutdownDeadline
+    }
+
+    /// The connection limit `run` will keep, once it has raised the descriptor limit.
+    public func effectiveMaxConnections() -> Int {
+        ConnectionLimit(requested: maxConnections, descriptorLimit: ConnectionLimit.raiseDescriptorLimit()).maximum
     }
 
     /// Runs until SIGINT or SIGTERM.
     ///
     /// - Parameters:
     ///   - onRunning: told the port once the server accepts connections.
-    ///   - onMessage: told what a curator should read (a manifest not served).
+    ///   - onMessage: told what a curator should read (a manifest not served, a 4xx or 5xx
+    ///     answer with its reason).
     /// - Throws: `ServeStartError` when the folder holds no release, or the address cannot be bound.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in },
                     onMessage: @escaping @Sendable (String) -> Void = { _ in }) async throws {
@@ -58,15 +75,19 @@ public struct ReleaseServer: Sendable {
         guard release.current() != nil else { throw ServeStartError.noRelease(folder) }
         var logger = Logger(label: "station-admin.serve")
         logger.logLevel = .critical
-        let responder = ReleaseResponder(release: release)
+        let responder = ReleaseResponder(release: release, logError: { onMessage("[\(AccessLog<ReleaseResponder>.timestamp())] \($0)") })
+        let connections = ConnectionLimit(requested: maxConnections, descriptorLimit: ConnectionLimit.raiseDescriptorLimit())
         let app = Application(
             responder: logsRequests ? AnyServeResponder(AccessLog(next: responder)) : AnyServeResponder(responder),
-            server: ReleaseHTTP1Channel.builder(),
+            server: ReleaseHTTP1Channel.builder(connections: connections),
             configuration: .init(address: .hostname(host, port: port), serverName: "station-admin"),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+        // After the deadline, requests still in flight are cancelled and their connections closed.
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownDeadline
         do {
-            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            try await ServiceGroup(configuration: configuration).run()
         } catch let error as IOError {
             throw ServeStartError.cannotListen(host: host, port: port, reason: error.description)
         }
