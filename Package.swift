@@ -15,6 +15,8 @@ let package = Package(
         .executable(name: "station-admin", targets: ["Admin"]),
         .library(name: "Model", targets: modelTargets),
         .library(name: "StationServe", targets: ["StationServe"]),
+        // What a phone app embeds: no target of the curator's toolkit.
+        .library(name: "StationClient", targets: ["StationClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -34,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CStandardStreams", path: "Sources/CStandardStreams"),
         // glibc's malloc_trim, for `serve` to give back the memory a burst of connections took.
         .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
+        // The phone's side: checks a signed manifest (and, with GRDB, updates the app's database).
+        .target(name: "StationClient", dependencies: [crypto], path: "Sources/StationClient"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
@@ -48,7 +52,7 @@ let package = Package(
         .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),
-        .target(name: "StationRelease", dependencies: ["StationDelta", "StationLog", "StationCheck", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
+        .target(name: "StationRelease", dependencies: ["StationDelta", "StationLog", "StationCheck", "StationClient", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
         .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
         .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),
         // Serving release folders over HTTP: apart from Model, so that nothing in the write and
@@ -56,10 +60,9 @@ let package = Package(
         .target(
             name: "StationServe",
             dependencies: [
-                "StationRelease", "CAllocator", crypto,
+                "StationRelease", "StationClient", "CAllocator", crypto,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -67,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
-                "StationServe", "CStandardStreams",
+                "StationServe", "StationClient", "CStandardStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Swift's static runtime links every executable with --export-dynamic: the tool's
@@ -78,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelTests",
-            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe"],
+            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationClient"],
             exclude: ["Fixtures", "Support/expected_counts.py"]
         ),
     ],

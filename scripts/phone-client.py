@@ -2,6 +2,16 @@
 """A phone test client: plays a phone at every older data version against a release served over HTTP.
 
 Usage: phone-client.py BASE_URL RELEASE_FOLDER SPLITS_JSON WORK_FOLDER [--static]
+       phone-client.py update BASE_URL --db PHONE --trust KEY.pub [--trust KEY.pub] --dataset D
+                       --state STATE.json [--now 2026-11-27T03:10:00Z]
+
+The second form is one phone that checks signatures (README, "How a phone updates"): it reads
+/manifest.json and /manifest.json.sig, and runs nothing unless a signature by a pinned key verifies over
+the manifest's exact bytes, `dataset` is D, `sequence` is not below the highest in STATE, and `expires`
+is after the later of its clock (--now) and the newest `published_at` in STATE. Then it downloads what
+`downloads` lists for its version, checks size and SHA-256 before inflating or running it, updates, and
+records the sequence and `published_at` in STATE. Prints `updated to N by delta|full`, `up to date`, or
+`REFUSED: why` (exit 1, the database untouched).
 
 For every version v from 1 to the newest N - 1 that the release folder holds a database of, a phone
 starts from that database with synthetic user records (on a sample of stations, on every station split
@@ -19,6 +29,8 @@ user_version N, and exactly the user records the splits after v give (each recor
 order copying the old station's record where the user has none). Prints one line per phone and a
 closing line `N passed, N failed`; exits 1 if any failed.
 """
+import base64
+import datetime
 import gzip
 import hashlib
 import json
@@ -185,8 +197,99 @@ def update_from_manifest(base, work, phone, manifest, v):
     return "full"
 
 
+SIGNATURE_DOMAIN = b"station-admin manifest signature v1\n"
+
+
+class Refused(Exception):
+    pass
+
+
+def option_values(name):
+    return [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == name]
+
+
+def timestamp(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+
+
+def checked_manifest(base, trusted, dataset, state, now):
+    """The manifest's bytes and JSON once every check of a signed manifest passed; else Refused."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    status, _, manifest_bytes = get(f"{base}/manifest.json", accept_gzip=False)
+    if status != 200:
+        raise Refused(f"manifest.json: HTTP {status}")
+    status, _, signature_bytes = get(f"{base}/manifest.json.sig", accept_gzip=False)
+    if status != 200:
+        raise Refused(f"manifest.json.sig: HTTP {status} (an unsigned folder)")
+    try:
+        signatures = json.loads(signature_bytes)
+        assert signatures["format"] == 1
+        entries = [(e["key_id"], e["manifest_sha256"], base64.b64decode(e["signature"], validate=True)) for e in signatures["signatures"]]
+    except Exception:
+        raise Refused("manifest.json.sig is truncated or garbled")
+    digest = sha256(manifest_bytes)
+    this = [e for e in entries if e[1] == digest]
+    if not this:
+        raise Refused("no signature of this manifest: it or its signature file was changed")
+    candidates = [e for e in this if e[0] in trusted]
+    if not candidates:
+        raise Refused(f"no signature by a pinned key (signed by {sorted({e[0] for e in this})})")
+    verified = False
+    for key_id, _, signature in candidates:
+        try:
+            Ed25519PublicKey.from_public_bytes(trusted[key_id]).verify(signature, SIGNATURE_DOMAIN + manifest_bytes)
+            verified = True
+        except InvalidSignature:
+            pass
+    if not verified:
+        raise Refused("the signature does not verify over this manifest: it or its signature was changed")
+    manifest = json.loads(manifest_bytes)
+    if manifest.get("dataset") != dataset:
+        raise Refused(f"dataset {manifest.get('dataset')}, not {dataset}")
+    if manifest["sequence"] < state.get("sequence", 0):
+        raise Refused(f"sequence {manifest['sequence']} is below {state['sequence']}, already accepted (rollback)")
+    floor = max([now] + ([timestamp(state["published_at"])] if "published_at" in state else []))
+    if timestamp(manifest["expires"]) <= floor:
+        raise Refused(f"expired at {manifest['expires']} (now {floor:%Y-%m-%dT%H:%M:%SZ})")
+    return manifest
+
+
+def update_one(arguments):
+    base = arguments[0].rstrip("/")
+    phone = option_values("--db")[0]
+    trusted = {}
+    for path in option_values("--trust"):
+        algorithm, key_id, key = open(path).read().split()[:3]
+        trusted[key_id] = base64.b64decode(key)
+    dataset = option_values("--dataset")[0]
+    state_path = option_values("--state")[0]
+    state = json.load(open(state_path)) if os.path.exists(state_path) else {}
+    now = timestamp(option_values("--now")[0]) if option_values("--now") else datetime.datetime.now(datetime.timezone.utc)
+    try:
+        manifest = checked_manifest(base, trusted, dataset, state, now)
+        db = sqlite3.connect(phone)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        db.close()
+        if version >= manifest["newest"]:
+            print("up to date")
+        else:
+            work = os.path.dirname(os.path.abspath(phone))
+            path = update_from_manifest(base, work, phone, manifest, version)
+            print(f"updated to {manifest['newest']} by {path}")
+    except Refused as refusal:
+        print(f"REFUSED: {refusal}")
+        sys.exit(1)
+    state = {"sequence": manifest["sequence"], "published_at": max(manifest["published_at"], state.get("published_at", ""))}
+    with open(state_path + ".tmp", "w") as file:
+        json.dump(state, file)
+    os.replace(state_path + ".tmp", state_path)
+
+
 def main():
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if arguments and arguments[0] == "update":
+        return update_one([a for i, a in enumerate(sys.argv[2:], 2) if not a.startswith("--") and not sys.argv[i - 1].startswith("--")])
     static = "--static" in sys.argv
     base, folder, splits_path, work = arguments
     base = base.rstrip("/")

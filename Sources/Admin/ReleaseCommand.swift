@@ -19,6 +19,7 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
     @Option(help: "The data version to build (default: the newest; 0 is the empty schema).") var version: Int?
     @Flag(help: "Skip applying every delta with sqlite3 (see `verify`).") var noVerify = false
     @Flag(help: "Release even while `check` finds an error that no waiver accepts.") var skipChecks = false
+    @OptionGroup var signingOptions: SigningOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -30,6 +31,7 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         options.onWait = { Console.error($0) }
         options.skipChecks = skipChecks
         options.onStep = FaultInjection.releaseStep()
+        options.signing = try signingOptions.signing()
         let result = try global.openDatabase().release(options)
         if let version = result.completedInterruptedVersion {
             Console.error("Completed the interrupted release of version \(version) first.")
@@ -57,6 +59,10 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         let full = released.downloads.filter { $0.kind == .full }.map { String($0.from) }
         if !full.isEmpty {
             print("  versions \(full.joined(separator: ", ")): the full download (a delta would be larger)")
+        }
+        if let signing = options.signing {
+            print("Signed by \(signing.keys.map(\.publicKey.id).joined(separator: ", ")): sequence \(result.manifest.sequence ?? 0), "
+                  + "expires \(result.manifest.expires ?? "-") (renew it with station-admin resign before then).")
         }
         if let checks = result.checks {
             let waivedErrors = checks.count(.error, waived: true)

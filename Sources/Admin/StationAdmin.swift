@@ -22,7 +22,7 @@ struct StationAdmin: ParsableCommand {
             AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
             RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ApplyCommand.self, RevertCommand.self, BackupCommand.self, CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self, WeightsCommand.self, SynthCommand.self,
-            ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self,
+            ReleaseCommand.self, ResignCommand.self, KeysCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self,
         ])
 
     /// The package version, printed by `--version`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StationCheck
+import StationClient
 import StationRelease
 
 struct VerifyCommand: ParsableCommand, ShowsProgress {
@@ -15,16 +16,20 @@ struct VerifyCommand: ParsableCommand, ShowsProgress {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var progress: ProgressOptions
     @Option(help: ArgumentHelp("The release folder.", valueName: "dir")) var out = "release"
+    @Option(help: ArgumentHelp("Require the manifest signed by this public key (a .pub file); repeatable.", valueName: "pub-file"))
+    var trust: [String] = []
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let report = try global.openDatabase().verifyRelease(folder: out)
+        let keys = try trust.map(TrustedKey.init(contentsOfFile:))
+        let report = try global.openDatabase().verifyRelease(folder: out, trust: keys)
         if output.json {
             try Console.printJSON(report)
             if !report.failures.isEmpty { throw ExitCode.failure }
             return
         }
         for line in report.passed { print("ok  \(line)") }
+        for line in report.warnings { Console.error("warning: \(line)") }
         if !report.failures.isEmpty {
             for line in report.failures { Console.error("FAIL  \(line)") }
             throw ExitCode.failure

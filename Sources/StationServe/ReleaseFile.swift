@@ -16,34 +16,40 @@ final class ReleaseFile: Sendable {
     let identity: ServedRelease.FileIdentity
 
     /// Opens `listed` inside `folder`, refusing what a manifest cannot mean.
-    init(_ listed: ReleasedFile, in folder: String) throws(ReleaseFileError) {
-        path = listed.path
+    convenience init(_ listed: ReleasedFile, in folder: String) throws(ReleaseFileError) {
+        try self.init(listed.path, bytes: listed.bytes, in: folder)
+    }
+
+    /// Opens `relative` inside `folder`: `bytes` long, unless nil (a file the manifest cannot list,
+    /// such as its signatures).
+    init(_ relative: String, bytes: Int?, in folder: String) throws(ReleaseFileError) {
+        path = relative
         var directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw .unreadable(listed.path, String(cString: strerror(errno))) }
-        let components = listed.path.split(separator: "/").map(String.init)
+        guard directory >= 0 else { throw .unreadable(relative, String(cString: strerror(errno))) }
+        let components = relative.split(separator: "/").map(String.init)
         for component in components.dropLast() {
             let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             let failure = errno
             close(directory)
-            guard next >= 0 else { throw Self.openError(listed.path, failure) }
+            guard next >= 0 else { throw Self.openError(relative, failure) }
             directory = next
         }
         let opened = openat(directory, components.last ?? "", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         let failure = errno
         close(directory)
-        guard opened >= 0 else { throw Self.openError(listed.path, failure) }
+        guard opened >= 0 else { throw Self.openError(relative, failure) }
         var status = stat()
         guard fstat(opened, &status) == 0 else {
             close(opened)
-            throw .unreadable(listed.path, String(cString: strerror(errno)))
+            throw .unreadable(relative, String(cString: strerror(errno)))
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
             close(opened)
-            throw .notRegular(listed.path)
+            throw .notRegular(relative)
         }
-        guard Int(status.st_size) == listed.bytes else {
+        if let bytes, Int(status.st_size) != bytes {
             close(opened)
-            throw .sizeDiffers(listed.path, actual: Int(status.st_size), listed: listed.bytes)
+            throw .sizeDiffers(relative, actual: Int(status.st_size), listed: bytes)
         }
         descriptor = opened
         identity = ServedRelease.FileIdentity(status)

@@ -4,13 +4,13 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import StationCheck
+import StationClient
 import StationDelta
 import StationLog
 import StationRelease
 import StationSchema
 import StationSupport
 import Synchronization
-import _NIOFileSystem
 
 /// Answers phones from a release folder (README, "Serving releases"):
 ///
@@ -75,8 +75,25 @@ struct ReleaseResponder: HTTPResponder {
                 headers[.contentType] = "application/json"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: snapshot.bytes)))
             }
+        case "/" + ManifestSignatures.fileName:
+            return try signatures(request)
         default:
             return try await file(request, snapshot)
+        }
+    }
+
+    /// `manifest.json.sig`, revalidated as the manifest is: a release renames it in just before
+    /// the manifest, and it holds the signatures of both, so either manifest a phone read verifies.
+    private func signatures(_ request: Request) throws -> Response {
+        guard ManifestAudit.kind(release.path(of: ManifestSignatures.fileName)) != nil else {
+            throw Refusal(.notFound, "this release folder is not signed (station-admin release --sign)")
+        }
+        let file = try ReleaseFile(ManifestSignatures.fileName, bytes: nil, in: release.folder)
+        let bytes = try file.read(offset: 0, count: Int(file.identity.size))
+        return Self.conditional(request, etag: FileDigest.sha256(bytes), cacheControl: Self.revalidate) {
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
 

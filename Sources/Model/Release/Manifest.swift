@@ -20,6 +20,15 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var lineage: String?
     /// The newest version built in this folder.
     public var newest: Int
+    /// What signing adds, inside the signed bytes (`ManifestSigning`); nil in an unsigned folder.
+    /// The dataset a phone pins: the lineage.
+    public var dataset: String?
+    /// Grows by one with every signing of this folder: a phone refuses a lower one (rollback).
+    public var sequence: Int?
+    /// When this manifest was signed, UTC (`2026-11-27T03:10:00Z`).
+    public var publishedAt: String?
+    /// After this instant, UTC, a phone refuses the manifest (a frozen mirror) until it is renewed.
+    public var expires: String?
     /// Every version built in this folder, oldest first.
     public var versions: [ReleasedVersion]
 
@@ -96,6 +105,10 @@ public struct Manifest: Codable, Sendable, Equatable {
         let whole = try empty.encoded()
         guard whole.suffix(Self.emptyArrayEnd.count).elementsEqual(Self.emptyArrayEnd) else { return nil }
         return whole.prefix(whole.count - Self.emptyArrayEnd.count)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, lineage, newest, versions, dataset, sequence, publishedAt = "published_at", expires
     }
 
     private static func encoder() -> JSONEncoder {

@@ -1,4 +1,5 @@
 import Foundation
+import StationClient
 import GRDB
 import StationSchema
 import StationSupport
@@ -25,7 +26,7 @@ package enum ReleaseLayout {
     package static func delta(from: Int, to version: Int) -> String { "\(version)/delta-from-\(from).sql.gz" }
     package static func carryOver(_ version: Int) -> String { "\(version)/\(CarryOverScript.fileName)" }
     /// Files of the folder itself that no version lists.
-    package static let folderFiles: Set<String> = [Manifest.fileName, ReleaseFolderLock.fileName]
+    package static let folderFiles: Set<String> = [Manifest.fileName, ManifestSignatures.fileName, ReleaseFolderLock.fileName]
 }
 
 /// Checks a manifest against the folder it describes: the contract phones, servers and CDNs

@@ -25,6 +25,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case nothingImported
     /// A master the stamp did not give a lineage to (a release folder belongs to one lineage).
     case masterWithoutLineage(String)
+    /// The folder's manifest is signed, and this release was not asked to sign.
+    case signingRequired(String)
     /// The folder holds versions newer than the master's newest: a master restored from a backup.
     case folderAhead(String, folderNewest: Int, masterNewest: Int)
     /// The folder's version differs from the master's version of the same number.
@@ -32,6 +34,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
 
     public var errorDescription: String? {
         switch self {
+        case let .signingRequired(path):
+            return "\(path): this folder's manifest is signed, and phones that pin its keys would refuse an unsigned one; sign this release too (--sign KEY, or $STATION_ADMIN_SIGNING_KEY), or remove \(path) to stop signing"
         case let .masterWithoutLineage(path):
             return "\(path): the master has no lineage, so no release folder can be tied to it (open it once with this StationAdmin to stamp it, then release again)"
         case let .folderAhead(path, folderNewest, masterNewest):

@@ -196,9 +196,14 @@ extension ReleaseFolder {
     /// manifest into place, then forgets the intent and the build folder. A `manifest` that
     /// appends a version to `previous` (the folder's, as read) is encoded from its bytes.
     package func publish(version: Int, from building: String, manifest: Manifest, extending previous: ManifestFile? = nil,
-                         onStep: (ReleaseStep) throws -> Void) throws {
+                         signing: ManifestSigning? = nil, onStep: (ReleaseStep) throws -> Void) throws {
         let intent = try ReleaseError.translating(path) {
             let encoded = try previous.map { try manifest.encoded(extending: $0) } ?? manifest.encoded()
+            if let signing {
+                let signatures = try signing.signatures(for: encoded, replacing: previous?.bytes,
+                                                        previousSignatures: FileManager.default.contents(atPath: signaturesPath))
+                try AtomicFile.write(signatures, to: url(Self.stagedSignatures(in: building)))
+            }
             try AtomicFile.write(encoded, to: url(Self.stagedManifest(in: building)))
             let intent = PublishIntent(building: building, version: version, manifestSha256: FileDigest.sha256(encoded))
             try AtomicFile.write(try JSONEncoder().encode(intent), to: intentPath)
@@ -246,12 +251,16 @@ extension ReleaseFolder {
         }
     }
 
-    /// Renames the staged manifest into place; a publish resumed after that rename finds the
-    /// manifest it staged already there.
+    /// Renames the staged signatures, then the staged manifest, into place; a publish resumed
+    /// after a rename finds what it staged already there.
     private func placeManifest(of intent: PublishIntent) throws {
         if let manifest = intent.manifest {
             try AtomicFile.write(try manifest.encoded(), to: manifestPath)
             return
+        }
+        let stagedSignatures = url(Self.stagedSignatures(in: intent.building))
+        if FileManager.default.fileExists(atPath: stagedSignatures) {
+            try AtomicFile.moveIntoPlace(stagedSignatures, signaturesPath, replacing: true)
         }
         let staged = url(Self.stagedManifest(in: intent.building))
         if FileManager.default.fileExists(atPath: staged) {

@@ -28,6 +28,8 @@ public struct ReleaseOptions: Sendable {
     /// Called after each step: the seam through which tests commit a version in the middle
     /// of a release, or kill the process at a chosen step.
     public var onStep: (@Sendable (ReleaseStep) throws -> Void)?
+    /// Signs the manifest (`--sign`); nil: unsigned, refused in a folder already signed.
+    public var signing: ManifestSigning?
 
     /// Options of a default `release`: the newest version, verified, checked.
     public init(outputFolder: String = "release", version: Int? = nil, verify: Bool = true) {
@@ -88,6 +90,7 @@ extension MasterDatabase {
         let leftovers = try folder.removeLeftovers()
         // A folder of someone else's is refused before anything is built in it.
         try folder.refuseStrangersInANewFolder()
+        if options.signing == nil && folder.isSigned { throw ReleaseError.signingRequired(folder.signaturesPath) }
         // The manifest is read and checked beside the start of the build, which needs it only for
         // the deltas (at 50 releases: 1.6 MB of JSON and 1,300 files, 0.065 s). Sizes only, so that
         // a release does not slow down as the folder grows: an older file is hashed when it is read
@@ -130,7 +133,9 @@ extension MasterDatabase {
         manifest.versions.append(released)
         manifest.versions.sort { $0.version < $1.version }
         manifest.newest = manifest.versions.last!.version
-        try folder.publish(version: released.version, from: building, manifest: manifest, extending: existingFile) { done in
+        if let signing = options.signing { manifest = signing.stamped(manifest, after: existing) }
+        try folder.publish(version: released.version, from: building, manifest: manifest, extending: existingFile,
+                           signing: options.signing) { done in
             // From the intent on, the build folder is the publish's to finish, not ours to remove.
             if done == .intentWritten { publishDecided = true }
             try step(done)

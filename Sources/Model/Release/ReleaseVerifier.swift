@@ -1,4 +1,5 @@
 import Foundation
+import StationClient
 import GRDB
 import StationDelta
 import StationLog
@@ -11,6 +12,8 @@ public struct VerificationReport: Sendable, Codable, Equatable {
     public var passed: [String] = []
     /// Each check that failed, in words, with what was expected.
     public var failures: [String] = []
+    /// What passed but wants attention soon (a signed manifest near its expiry).
+    public var warnings: [String] = []
 
     /// How many deltas were applied and passed.
     public var deltasPassed: Int { passed.filter { $0.contains(ReleaseVerifier.deltaPassed) }.count }
@@ -332,7 +335,10 @@ extension MasterDatabase {
     ///
     /// - Throws: `ReleaseError` for a missing, corrupt or disagreeing folder;
     ///   failed checks are in the report, not thrown.
-    public func verifyRelease(folder path: String = "release") throws -> VerificationReport {
+    ///
+    /// With `trust`, the manifest must be signed by one of those keys, be of this master's
+    /// lineage and be unexpired at `now`.
+    public func verifyRelease(folder path: String = "release", trust: [TrustedKey] = [], now: Date = Date()) throws -> VerificationReport {
         defer { Progress.finish() }
         let folder = ReleaseFolder(path: path)
         var isDirectory: ObjCBool = false
@@ -351,6 +357,10 @@ extension MasterDatabase {
         if let lineage = try lineage() { try folder.requireLineage(lineage, of: manifest) }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("station-admin-verify-\(UUID().uuidString)").path
         var report = VerificationReport()
+        let signatures = folder.signatureFindings(trust: trust, dataset: manifest.lineage, now: now)
+        report.passed += signatures.passed
+        report.failures += signatures.failures
+        report.warnings += signatures.warnings
         for version in manifest.versions {
             let verifier = ReleaseVerifier(folder: folder, master: self, scratch: scratch)
             let part = try verifier.verify(version, olderDatabases: (folder, manifest))

@@ -202,6 +202,7 @@ import Testing
         let report = try database.verifyRelease(folder: folder)
         #expect(report.failures == [])
         #expect(report.passed == [
+            "manifest unsigned (signing is opt-in: release --sign KEY; an app that pins keys refuses it)",
             "version 2: delta 1 → 2: applied by sqlite3, content as version 2's, guard refuses other versions",
             "version 2: delta, full download, app update: user records identical for versions 1…1",
         ])

@@ -1,0 +1,127 @@
+import Foundation
+import StationClient
+import StationSupport
+
+/// How `release --sign` and `resign` sign a folder's manifest: the keys (two during a rotation),
+/// how long the manifest stays valid, and the clock.
+///
+/// Signing sets, inside the signed bytes, `dataset` (the lineage), `sequence` (the folder's last
+/// plus one), `published_at` and `expires`, then writes `manifest.json.sig` (`ManifestSignatures`)
+/// beside the manifest; both are published by the release's renames, the signatures first, so a
+/// phone never reads a manifest whose signatures are not there yet.
+public struct ManifestSigning: Sendable {
+    /// How long a signed manifest is valid unless `--expires-in` says otherwise.
+    public static let defaultValidity: TimeInterval = 30 * 86_400
+    /// `verify` warns when less than this is left: time for the weekly `resign`.
+    public static let renewalWarning: TimeInterval = 7 * 86_400
+
+    /// The keys that sign: one, or the old and the new during a rotation.
+    public var keys: [SigningKey]
+    /// Seconds from `now` to `expires`.
+    public var validity: TimeInterval
+    /// The signing instant (tests set it to sign as of another day).
+    public var now: Date
+
+    /// Signing by `keys`, valid `validity` seconds from `now`.
+    public init(keys: [SigningKey], validity: TimeInterval = defaultValidity, now: Date = Date()) {
+        self.keys = keys
+        self.validity = validity
+        self.now = now
+    }
+
+    /// `manifest` with the signed fields set, after `previous` (the folder's manifest, if any).
+    func stamped(_ manifest: Manifest, after previous: Manifest?) -> Manifest {
+        var stamped = manifest
+        stamped.dataset = manifest.lineage
+        stamped.sequence = (previous?.sequence ?? 0) + 1
+        stamped.publishedAt = SignedManifest.Fields.timestamp(now)
+        stamped.expires = SignedManifest.Fields.timestamp(now.addingTimeInterval(validity))
+        return stamped
+    }
+
+    /// `manifest.json.sig`'s bytes for the manifest `encoded`: each key's signature, and the
+    /// signatures of the manifest it replaces (`previous`), so that a phone that read that one
+    /// a moment before the rename still finds its signatures.
+    func signatures(for encoded: Data, replacing previous: Data?, previousSignatures: Data?) throws -> Data {
+        var entries = try keys.map { try $0.sign(manifest: encoded) }
+        if let previous, let previousSignatures, let file = try? ManifestSignatures.decode(previousSignatures) {
+            let previousHash = ManifestSignatures.sha256(previous)
+            entries += file.signatures.filter { $0.manifestSha256 == previousHash }
+        }
+        return try ManifestSignatures(signatures: entries).encoded()
+    }
+
+    /// Parses `--expires-in`: `30d`, `12h`, `90m`, or a number of days.
+    public static func validity(parsing text: String) -> TimeInterval? {
+        let units: [Character: TimeInterval] = ["d": 86_400, "h": 3_600, "m": 60]
+        let unit = text.last.flatMap { units[$0] }
+        guard let count = Double(unit == nil ? text : String(text.dropLast())), count > 0 else { return nil }
+        return count * (unit ?? 86_400)
+    }
+}
+
+extension ReleaseFolder {
+    /// The folder's `manifest.json.sig`.
+    package var signaturesPath: String { url(ManifestSignatures.fileName) }
+
+    /// Whether the folder's manifest is signed: a release into it must be signed too.
+    package var isSigned: Bool { FileManager.default.fileExists(atPath: signaturesPath) }
+
+    /// The signatures staged beside the manifest a publish puts in place.
+    package static func stagedSignatures(in building: String) -> String { "\(building)/\(ManifestSignatures.fileName)" }
+}
+
+/// `station-admin resign`: the folder's manifest signed again with a new `sequence`,
+/// `published_at` and `expires`, and nothing else changed: the weekly job that keeps phones from
+/// taking a frozen mirror for the newest release.
+public enum ManifestResigning {
+    /// Resigns the manifest of `folder` (under its lock); returns the manifest published.
+    @discardableResult
+    public static func resign(folder path: String, signing: ManifestSigning, lockTimeout: TimeInterval = 600) throws -> Manifest {
+        let folder = try ReleaseFolder.prepare(path)
+        let lock = try ReleaseFolderLock.acquire(folder, exclusive: true, timeout: lockTimeout, onWait: nil)
+        defer { withExtendedLifetime(lock) {} }
+        try folder.completeInterruptedPublish()
+        try folder.removeLeftovers()
+        guard let existing = try folder.readManifestIfPresent(depth: { _ in .sizes }) else {
+            throw ReleaseError.missingManifest(folder.url(Manifest.fileName))
+        }
+        let manifest = signing.stamped(existing.manifest, after: existing.manifest)
+        let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try ReleaseError.translating(folder.path) {
+            try FileManager.default.createDirectory(atPath: folder.url(building), withIntermediateDirectories: false)
+        }
+        try folder.publish(version: manifest.newest, from: building, manifest: manifest, extending: existing, signing: signing) { _ in }
+        return manifest
+    }
+}
+
+extension ReleaseFolder {
+    /// What `verify` says of the folder's signatures: with `trust`, whether a trusted key signed
+    /// this manifest, of `dataset`, unexpired at `now` (a warning when less than
+    /// `ManifestSigning.renewalWarning` is left); without, whether the folder is signed at all.
+    package func signatureFindings(trust: [TrustedKey], dataset: String?, now: Date) -> (passed: [String], failures: [String], warnings: [String]) {
+        let signatures = FileManager.default.contents(atPath: signaturesPath)
+        guard !trust.isEmpty else {
+            guard let signatures else {
+                return (["manifest unsigned (signing is opt-in: release --sign KEY; an app that pins keys refuses it)"], [], [])
+            }
+            let keys = (try? ManifestSignatures.decode(signatures)).map { Set($0.signatures.map(\.keyID)).sorted().joined(separator: ", ") }
+            return (["manifest signed by \(keys ?? "(unreadable signatures)"); not checked (give --trust FILE.pub)"], [], [])
+        }
+        do {
+            guard let manifest = FileManager.default.contents(atPath: manifestPath) else { throw SignatureError.unreadableManifest(manifestPath) }
+            let signed = try ManifestTrust(keys: trust, dataset: dataset).check(manifest: manifest, signatures: signatures, now: now)
+            let left = signed.fields.expiresDate.timeIntervalSince(now)
+            let days = String(format: "%.1f", left / 86_400)
+            var warnings: [String] = []
+            if left < ManifestSigning.renewalWarning {
+                warnings.append("the manifest expires at \(signed.fields.expires), in \(days) days: renew it with `station-admin resign --out \(path) --sign KEY`")
+            }
+            return (["manifest signed by trusted key \(signed.keyIDs.joined(separator: ", ")); sequence \(signed.fields.sequence), "
+                     + "published \(signed.fields.publishedAt), expires \(signed.fields.expires) (in \(days) days)"], [], warnings)
+        } catch {
+            return ([], ["\(signaturesPath): \(error.localizedDescription)"], [])
+        }
+    }
+}

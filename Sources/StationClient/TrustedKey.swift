@@ -1,0 +1,62 @@
+import Crypto
+import Foundation
+
+/// An Ed25519 public key a phone trusts, as its `.pub` line spells it:
+/// `ed25519 3f2a9c41d07e8b56 MCowBQYDK2VwAyEA…` (the algorithm, the key id, the key in base64).
+///
+/// The key id is the first 8 bytes of the SHA-256 of the raw 32-byte key, in hex: short enough
+/// to read in a log, and what each signature names, so a verifier tries only the key it names.
+public struct TrustedKey: Sendable, Equatable {
+    /// The first word of a `.pub` line.
+    public static let algorithm = "ed25519"
+
+    /// The key id: 16 hex digits.
+    public let id: String
+    /// The raw public key, 32 bytes.
+    public let rawRepresentation: Data
+
+    /// The key of `rawRepresentation` (32 bytes), its id computed.
+    public init(rawRepresentation: Data) throws(SignatureError) {
+        guard (try? Curve25519.Signing.PublicKey(rawRepresentation: rawRepresentation)) != nil else {
+            throw .badKey("not a 32-byte Ed25519 public key")
+        }
+        self.rawRepresentation = rawRepresentation
+        id = Self.keyID(of: rawRepresentation)
+    }
+
+    /// The key a `.pub` line holds; the id in the line must be the key's.
+    public init(publicKeyLine line: String) throws(SignatureError) {
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard words.count >= 3, words[0] == Self.algorithm, let raw = Data(base64Encoded: words[2]) else {
+            throw .badKey("expected one line `ed25519 KEYID BASE64`, as `station-admin keys generate` writes it")
+        }
+        try self.init(rawRepresentation: raw)
+        guard words[1] == id else { throw .badKey("the key id \(words[1]) is not this key's (\(id))") }
+    }
+
+    /// The key of a `.pub` file (its first line).
+    public init(contentsOfFile path: String) throws(SignatureError) {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw .badKey("\(path): cannot be read")
+        }
+        do {
+            try self.init(publicKeyLine: String(text.prefix { $0 != "\n" }))
+        } catch .badKey(let reason) {
+            throw .badKey("\(path): \(reason)")
+        }
+    }
+
+    /// The `.pub` line: what an app embeds, and what `keys show` prints.
+    public var publicKeyLine: String { "\(Self.algorithm) \(id) \(rawRepresentation.base64EncodedString())" }
+
+    /// Whether `signature` is this key's over `message`.
+    public func isValidSignature(_ signature: Data, for message: Data) -> Bool {
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rawRepresentation) else { return false }
+        return key.isValidSignature(signature, for: message)
+    }
+
+    /// The first 8 bytes of the key's SHA-256, as hex.
+    public static func keyID(of rawRepresentation: Data) -> String {
+        SHA256.hash(data: rawRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+}
