@@ -16,7 +16,9 @@ let package = Package(
         .library(name: "Model", targets: modelTargets),
         .library(name: "StationServe", targets: ["StationServe"]),
         // What a phone app embeds: no target of the curator's toolkit.
-        .library(name: "StationClient", targets: ["StationClient"]),
+        .library(name: "StationClient", targets: ["StationClient", "StationSignatures"]),
+        // The example app on it, which the tests, scripts/demo and README use.
+        .executable(name: "station-phone", targets: ["StationPhone"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -36,8 +38,10 @@ let package = Package(
         .systemLibrary(name: "CStandardStreams", path: "Sources/CStandardStreams"),
         // glibc's malloc_trim, for `serve` to give back the memory a burst of connections took.
         .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
-        // The phone's side: checks a signed manifest (and, with GRDB, updates the app's database).
-        .target(name: "StationClient", dependencies: [crypto], path: "Sources/StationClient"),
+        // Signed manifests as both sides read them: the curator's release signs, the phone checks.
+        .target(name: "StationSignatures", dependencies: [crypto], path: "Sources/StationSignatures"),
+        // The phone's side: one call that updates an app's database by any of the three paths.
+        .target(name: "StationClient", dependencies: ["StationSignatures", "CZlib", grdb, crypto], path: "Sources/StationClient"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
@@ -52,7 +56,7 @@ let package = Package(
         .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),
-        .target(name: "StationRelease", dependencies: ["StationDelta", "StationLog", "StationCheck", "StationClient", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
+        .target(name: "StationRelease", dependencies: ["StationDelta", "StationLog", "StationCheck", "StationSignatures", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
         .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
         .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),
         // Serving release folders over HTTP: apart from Model, so that nothing in the write and
@@ -60,7 +64,7 @@ let package = Package(
         .target(
             name: "StationServe",
             dependencies: [
-                "StationRelease", "StationClient", "CAllocator", crypto,
+                "StationRelease", "StationSignatures", "CAllocator", crypto,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -70,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
-                "StationServe", "StationClient", "CStandardStreams",
+                "StationServe", "StationSignatures", "CStandardStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Swift's static runtime links every executable with --export-dynamic: the tool's
@@ -79,9 +83,15 @@ let package = Package(
             // An ELF linker's flag: Apple's linker knows no such option.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
         ),
+        .executableTarget(
+            name: "StationPhone",
+            // Foundation's URLSession on Linux is libcurl: a --static-swift-stdlib build links it
+            // (-lcurl), which needs libcurl4-openssl-dev (benchmarks/run installs it).
+            dependencies: ["StationClient", "StationSignatures", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(
             name: "ModelTests",
-            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationClient"],
+            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationSignatures", "StationClient", "StationPhone"],
             exclude: ["Fixtures", "Support/expected_counts.py"]
         ),
     ],

@@ -13,6 +13,7 @@ from serve_bench import serve_benchmark
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "benchmarks", "work")
 ADMIN = os.path.join(ROOT, ".build", "release", "station-admin")
+PHONE = os.path.join(ROOT, ".build", "release", "station-phone")
 REAL_OLD = os.path.join(ROOT, "datasets", "ekidata", "2019-12-27")
 REAL_NEW = os.path.join(ROOT, "datasets", "ekidata", "2021-03-12")
 
@@ -294,6 +295,7 @@ def main():
     # The delta's anchor diffs the client databases of versions 1 and 2: version 1 is built here,
     # version 2 is what the release scenario (run just before it) leaves in run-release/.
     run(admin("release", "--db", path("synth2.sqlite"), "--out", path("releases"), "--version", "1", "--no-verify"), shell=True)
+    run([ADMIN, "keys", "generate", "--out", path("signing-key")])
 
     def fresh(source, target):
         return lambda: shutil.copy(path(source), path(target))
@@ -306,6 +308,13 @@ def main():
         scenarios leave it in run-release, a run of the delta scenario alone makes it."""
         if not os.path.exists(path("run-release", "2", "stations.sqlite")):
             run([ADMIN, "release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"])
+
+    def phone_release():
+        """Versions 1 and 2 in one folder, so that version 2 has a delta from 1 for the phone."""
+        if not os.path.exists(path("phone-release", "2", "delta-from-1.sql.gz")):
+            shutil.rmtree(path("phone-release"), ignore_errors=True)
+            shutil.copytree(path("releases"), path("phone-release"))
+            run([ADMIN, "release", "--db", path("synth2.sqlite"), "--out", path("phone-release"), "--no-verify"])
 
     scenarios = [
         Scenario("real: import 2021-03-12 over 2019-12-27",
@@ -339,6 +348,18 @@ def main():
                  admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
                  f"rm -f {path('vacuum.sqlite')} && sqlite3 {path('synth2.sqlite')} \"VACUUM INTO '{path('vacuum.sqlite')}'\"",
                  clean("run-release"), "sqlite3 VACUUM INTO"),
+        Scenario(f"{label} release signed (no verify), against unsigned",
+                 f"rm -rf {path('run-signed')} && " + admin("release", "--db", path("synth2.sqlite"), "--out", path("run-signed"),
+                                                            "--no-verify", "--sign", path("signing-key")),
+                 f"rm -rf {path('run-unsigned')} && " + admin("release", "--db", path("synth2.sqlite"), "--out", path("run-unsigned"),
+                                                              "--no-verify"),
+                 None, "the same release unsigned"),
+        Scenario(f"{label} phone update v1 → v2 (station-phone, delta)",
+                 f"cp {path('releases/1/stations.sqlite')} {path('phone.sqlite')} && rm -f {path('phone.sqlite')}.* && "
+                 f"{PHONE} update --db {path('phone.sqlite')} --from {path('phone-release')} --allow-unsigned",
+                 f"cp {path('releases/1/stations.sqlite')} {path('anchor-phone.sqlite')} && "
+                 f"{{ echo 'BEGIN;'; gunzip -c {path('phone-release/2/delta-from-1.sql.gz')}; echo 'COMMIT;'; }} | sqlite3 -bail {path('anchor-phone.sqlite')}",
+                 phone_release, "cp, then gunzip | sqlite3 in one transaction"),
         Scenario(f"{label} delta from v1, gzip",
                  admin("delta", "--db", path("synth2.sqlite"), "--from", "1", "--gzip", "--output", path("delta.sql.gz")),
                  f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('run-release/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",

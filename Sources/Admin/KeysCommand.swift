@@ -1,5 +1,5 @@
 import ArgumentParser
-import StationClient
+import StationSignatures
 import StationRelease
 
 struct KeysCommand: ParsableCommand {

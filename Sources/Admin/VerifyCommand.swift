@@ -1,6 +1,6 @@
 import ArgumentParser
 import StationCheck
-import StationClient
+import StationSignatures
 import StationRelease
 
 struct VerifyCommand: ParsableCommand, ShowsProgress {

@@ -4,7 +4,7 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import StationCheck
-import StationClient
+import StationSignatures
 import StationDelta
 import StationLog
 import StationRelease

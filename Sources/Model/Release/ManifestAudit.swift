@@ -1,5 +1,5 @@
 import Foundation
-import StationClient
+import StationSignatures
 import GRDB
 import StationSchema
 import StationSupport

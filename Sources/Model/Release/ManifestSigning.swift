@@ -1,5 +1,5 @@
 import Foundation
-import StationClient
+import StationSignatures
 import StationSupport
 
 /// How `release --sign` and `resign` sign a folder's manifest: the keys (two during a rotation),

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import StationClient
+import StationSignatures
 
 /// A curator's Ed25519 private key (swift-crypto's `Curve25519.Signing`), as `station-admin keys
 /// generate` writes it: `FILE`, mode 0600, one line `ed25519-private KEYID BASE64`, and beside it

@@ -26,7 +26,7 @@ import Testing
         let commands = try Self.usingItCommands()
         #expect(commands.count >= 25)
         // The commands, and what a phone does with what they publish (a copy, sqlite3).
-        #expect(commands.allSatisfy { $0.hasPrefix("station-admin ") || $0.hasPrefix("cp ") || $0.hasPrefix("sqlite3 ") })
+        #expect(commands.allSatisfy { ["station-admin ", "station-phone ", "cp ", "sqlite3 "].contains(where: $0.hasPrefix) })
         // The examples name datasets/… relative to the repository: a folder that has them.
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
@@ -43,8 +43,9 @@ import Testing
                 continue
             }
             // As a user types it: `station-admin` is the built tool, the master ./master.sqlite.
+            let phone = CommandRunner.executable.deletingLastPathComponent().appendingPathComponent("station-phone").path
             let result = try CommandRunner.run(
-                ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\n\(command)"],
+                ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\nstation-phone() { \"\(phone)\" \"$@\"; }\n\(command)"],
                 in: scratch.url, unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
             #expect(result.status == 0, "README example \(number + 1) failed: \(command)\n\(result.stderr)")
             if result.status != 0 { return }

@@ -233,13 +233,7 @@ import Testing
         let database = try twoVersions()
         // Version 3 adds 3,000 connections, version 4 removes them: the delta from 3 is 3,000
         // DELETEs, larger than the whole (small) database; from 1 and 2 they cancel out.
-        let stations = try database.read { try Int64.fetchAll($0, sql: "SELECT station_cd FROM stations ORDER BY station_cd") }
-        let lines = try database.read { try Int64.fetchAll($0, sql: "SELECT line_cd FROM lines ORDER BY line_cd") }
-        var added = ChangeBatch(), removed = ChangeBatch()
-        for line in lines { for first in stations { for second in stations where first != second {
-            added.put(.connections, ["line_cd": line, "station_cd1": first, "station_cd2": second])
-            removed.remove(.connections, key: [line, first, second])
-        } } }
+        let (added, removed) = try everyConnection(of: database)
         try database.commit(added, memo: "v3")
         try database.commit(removed, memo: "v4")
         let folder = scratch.path("release")

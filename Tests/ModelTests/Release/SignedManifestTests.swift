@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import StationClient
+import StationSignatures
 import StationCurate
 import StationRelease
 import StationSchema
@@ -56,23 +56,6 @@ import Testing
         return try CommandRunner.run(arguments, program: URL(fileURLWithPath: "/usr/bin/env"))
     }
 
-    /// nginx with `deploy/nginx.conf` over `folder`: a static host serves whatever the folder holds,
-    /// as an attacker's CDN would.
-    func nginx(_ folder: String) throws -> (RunningProgram, String) {
-        let program = try #require(["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) })
-        let prefix = scratch.path("nginx-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(atPath: prefix + "/temp", withIntermediateDirectories: true)
-        let port = try ServeTests.freePort()
-        try NginxConfig.forTest(root: folder, port: port, prefix: prefix).write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
-        let server = try RunningProgram(program, ["-p", prefix, "-c", prefix + "/nginx.conf", "-g", "daemon off;"])
-        for _ in 0..<100 {
-            if (try? CommandRunner.run(["-sf", "-o", "/dev/null", "http://127.0.0.1:\(port)/manifest.json"],
-                                        program: URL(fileURLWithPath: "/usr/bin/curl")).status) == 0 { break }
-            usleep(50_000)
-        }
-        return (server, "http://127.0.0.1:\(port)")
-    }
-
     func serve(_ folder: String) throws -> (RunningProgram, String) {
         let server = try RunningProgram(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0", "--quiet"])
         try #require(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
@@ -88,7 +71,7 @@ import Testing
         #expect(signatures.signatures.map(\.keyID).contains(signed.key.publicKey.id))
         let manifest = try Manifest.decode(try Data(contentsOf: URL(fileURLWithPath: signed.folder + "/manifest.json")))
         #expect(manifest.sequence == 3 && manifest.dataset == signed.dataset && manifest.newest == 3)
-        for (server, base) in [try serve(signed.folder), try nginx(signed.folder)] {
+        for (server, base) in [try serve(signed.folder), try scratch.nginx(serving: signed.folder)] {
             defer { _ = server.stop(SIGTERM) }
             let phone = try phone(signed)
             let state = scratch.path("state-\(UUID().uuidString).json")
@@ -106,7 +89,7 @@ import Testing
 
     @Test func aPhoneRefusesEveryTamperingAndKeepsItsDatabase() throws {
         let signed = try signedFolder()
-        let (server, base) = try nginx(signed.folder)
+        let (server, base) = try scratch.nginx(serving: signed.folder)
         defer { _ = server.stop(SIGQUIT) }
         let manifestPath = signed.folder + "/manifest.json", signaturePath = signed.folder + "/manifest.json.sig"
         let goodManifest = try Data(contentsOf: URL(fileURLWithPath: manifestPath))

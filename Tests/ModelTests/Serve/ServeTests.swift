@@ -17,36 +17,9 @@ import Testing
 @Suite(.serialized) struct ServeTests {
     let scratch = Scratch()
 
-    /// A release folder holding every version 1…5: splits at 2 and 3 (a chain), 2,000 connections
-    /// added at 4 and removed at 5, so that version 4 downloads the full database (its delta would
-    /// be larger) and the others take deltas.
     func servedFolder() throws -> (MasterDatabase, String, String) {
-        let database = try scratch.baseDatabase()
-        var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: false)
-        try database.release(options)
-        var first = ChangeBatch(), second = ChangeBatch()
-        first.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
-        first.duplicate(old: 1120101, new: 9920601)
-        try database.commit(first, memo: "v2")
-        try database.release(options)
-        second.put(.stations, stationRow(9920602, name: "八戸\r\n\u{0}🚃", line: 11201))
-        second.duplicate(old: 9920601, new: 9920602)
-        try database.commit(second, memo: "v3")
-        try database.release(options)
-        let stations = try database.read { try Int64.fetchAll($0, sql: "SELECT station_cd FROM stations ORDER BY station_cd") }
-        let lines = try database.read { try Int64.fetchAll($0, sql: "SELECT line_cd FROM lines ORDER BY line_cd") }
-        var added = ChangeBatch(), removed = ChangeBatch()
-        for line in lines { for first in stations { for second in stations where first != second {
-            added.put(.connections, ["line_cd": line, "station_cd1": first, "station_cd2": second])
-            removed.remove(.connections, key: [line, first, second])
-        } } }
-        try database.commit(added, memo: "v4")
-        try database.release(options)
-        try database.commit(removed, memo: "v5")
-        options.verify = true
-        let result = try database.release(options)
-        #expect(result.released.downloads.map(\.kind) == [.delta, .delta, .delta, .full])
-        return (database, scratch.path("release"), try splitsFile(database))
+        let (database, folder) = try scratch.servedFolder()
+        return (database, folder, try splitsFile(database))
     }
 
     func splitsFile(_ database: MasterDatabase) throws -> String {

@@ -6,6 +6,7 @@ import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
+import Testing
 
 extension Scratch {
     /// A phone: a copy of a client database with some user records.
@@ -84,4 +85,64 @@ func folderFiles(_ folder: String) throws -> [String: String] {
         }
     }
     return files
+}
+
+extension Scratch {
+    /// A release folder holding every version 1…5: splits at 2 and 3 (a chain), 2,000 connections
+    /// added at 4 and removed at 5, so that version 4 downloads the full database (its delta would
+    /// be larger) and the others take deltas.
+    func servedFolder() throws -> (MasterDatabase, String) {
+        let database = try baseDatabase()
+        var options = ReleaseOptions(outputFolder: path("release"), verify: false)
+        try database.release(options)
+        var first = ChangeBatch(), second = ChangeBatch()
+        first.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
+        first.duplicate(old: 1120101, new: 9920601)
+        try database.commit(first, memo: "v2")
+        try database.release(options)
+        second.put(.stations, stationRow(9920602, name: "八戸\r\n\u{0}🚃", line: 11201))
+        second.duplicate(old: 9920601, new: 9920602)
+        try database.commit(second, memo: "v3")
+        try database.release(options)
+        let (added, removed) = try everyConnection(of: database)
+        try database.commit(added, memo: "v4")
+        try database.release(options)
+        try database.commit(removed, memo: "v5")
+        options.verify = true
+        let result = try database.release(options)
+        #expect(result.released.downloads.map(\.kind) == [.delta, .delta, .delta, .full])
+        return (database, path("release"))
+    }
+}
+
+extension Scratch {
+    /// nginx with `deploy/nginx.conf` over `folder`: a static host serves whatever the folder holds,
+    /// as an attacker's CDN would.
+    func nginx(serving folder: String) throws -> (RunningProgram, String) {
+        let program = try #require(["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        let prefix = path("nginx-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: prefix + "/temp", withIntermediateDirectories: true)
+        let port = try ServeTests.freePort()
+        try NginxConfig.forTest(root: folder, port: port, prefix: prefix).write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
+        let server = try RunningProgram(program, ["-p", prefix, "-c", prefix + "/nginx.conf", "-g", "daemon off;"])
+        for _ in 0..<100 {
+            if (try? CommandRunner.run(["-sf", "-o", "/dev/null", "http://127.0.0.1:\(port)/manifest.json"],
+                                        program: URL(fileURLWithPath: "/usr/bin/curl")).status) == 0 { break }
+            usleep(50_000)
+        }
+        return (server, "http://127.0.0.1:\(port)")
+    }
+}
+
+/// A batch adding a connection between every two stations on every line, and one removing them:
+/// a version whose delta is larger than the (small) database, then one that cancels it.
+func everyConnection(of database: MasterDatabase) throws -> (added: ChangeBatch, removed: ChangeBatch) {
+    let stations = try database.read { try Int64.fetchAll($0, sql: "SELECT station_cd FROM stations ORDER BY station_cd") }
+    let lines = try database.read { try Int64.fetchAll($0, sql: "SELECT line_cd FROM lines ORDER BY line_cd") }
+    var added = ChangeBatch(), removed = ChangeBatch()
+    for line in lines { for first in stations { for second in stations where first != second {
+        added.put(.connections, ["line_cd": line, "station_cd1": first, "station_cd2": second])
+        removed.remove(.connections, key: [line, first, second])
+    } } }
+    return (added, removed)
 }

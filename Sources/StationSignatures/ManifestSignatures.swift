@@ -50,7 +50,11 @@ public struct ManifestSignatures: Codable, Sendable, Equatable {
 
     /// The SHA-256 of `data`, as lowercase hex.
     public static func sha256(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        hex(SHA256.hash(data: data))
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
     }
 
     /// The file's bytes: one entry per line, sorted keys, so that a diff of two files reads.
