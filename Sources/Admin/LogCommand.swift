@@ -73,7 +73,7 @@ struct LogCommand: ParsableCommand {
             }
             for entry in story {
                 while let note = notes.first, comesFirst(note, entry) { Console.line(Self.line(note)); notes.removeFirst() }
-                Console.line(Self.line(entry, oneline: oneline))
+                if oneline { Console.fields(Self.shortFields(entry.update)) } else { Console.line(Self.line(entry)) }
             }
             for note in notes { Console.line(Self.line(note)) }
             return
@@ -87,12 +87,11 @@ struct LogCommand: ParsableCommand {
         if oneline {
             return try database.forEachUpdate(filter) { Console.fields(Self.shortFields($0)) }
         }
-        try database.forEachDescribedUpdate(filter) { Console.line(Self.line($0, oneline: false)) }
+        try database.forEachDescribedUpdate(filter) { Console.line(Self.line($0)) }
     }
 
     /// `21880  v4  2026-11-24T10:00:00Z  UPDATE stations 1130101 東京: weight 13 → 2  (memo)`
-    private static func line(_ entry: StoryEntry, oneline: Bool) -> String {
-        if oneline { return shortFields(entry.update).joined(separator: "\t") }
+    private static func line(_ entry: StoryEntry) -> String {
         let update = entry.update
         return "\(update.upID)  v\(update.userVersion)  \(update.updateDate)  \(entry.change.summary)" + (update.memo.map { "  (\($0))" } ?? "")
     }

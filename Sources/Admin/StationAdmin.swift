@@ -17,12 +17,18 @@ struct StationAdmin: ParsableCommand {
             Shell completion: station-admin --generate-completion-script bash (or zsh, fish).
             """,
         version: version,
-        subcommands: [
-            InitCommand.self, DiffCommand.self, ImportCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self,
-            AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
-            RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
-            ApplyCommand.self, RevertCommand.self, BackupCommand.self, CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self, WeightsCommand.self, SynthCommand.self,
-            ReleaseCommand.self, ResignCommand.self, KeysCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self,
+        groupedSubcommands: [
+            CommandGroup(name: "Set up", subcommands: [InitCommand.self, BackupCommand.self, SynthCommand.self]),
+            CommandGroup(name: "Import and look", subcommands: [
+                DiffCommand.self, ImportCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self]),
+            CommandGroup(name: "Curate", subcommands: [
+                AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
+                RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,
+                ApplyCommand.self, RevertCommand.self, WeightsCommand.self]),
+            CommandGroup(name: "Check and review", subcommands: [
+                CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self]),
+            CommandGroup(name: "Publish", subcommands: [
+                ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self, KeysCommand.self, ResignCommand.self]),
         ])
 
     /// The package version, printed by `--version`.
@@ -33,13 +39,13 @@ struct StationAdmin: ParsableCommand {
         SQLiteProcessSettings.applyBeforeFirstConnection()
         do {
             try CommandLineText.requireUTF8()
-            if let typo = CommandSuggestion.misspelledCommand(in: Array(CommandLine.arguments.dropFirst()),
-                                                             commands: configuration.subcommands.map { $0._commandName }) {
+            let arguments = CommandSuggestion.globalOptionsMovedAfterTheCommand(Array(CommandLine.arguments.dropFirst()))
+            if let typo = CommandSuggestion.misspelledCommand(in: arguments, commands: configuration.subcommands.map { $0._commandName }) {
                 Console.error("Error: '\(typo.given)' is not a station-admin command. Did you mean '\(typo.nearest)'?")
                 Console.error("  See 'station-admin --help' for the commands.")
                 Foundation.exit(2)
             }
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if let long = command as? ShowsProgress {
                 try TerminalProgress.around(quiet: long.progress.quiet) { try command.run() }
             } else {

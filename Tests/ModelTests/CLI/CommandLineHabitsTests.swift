@@ -18,7 +18,8 @@ import Testing
     /// Every command's --help ends its description with what its exit statuses mean.
     @Test func everyCommandsHelpListsItsExitStatuses() throws {
         let root = try CommandRunner.run(["--help"]).stdout
-        let commands = root.components(separatedBy: "SUBCOMMANDS:\n")[1].split(separator: "\n")
+        // Every group's listing: `SET UP SUBCOMMANDS:`, `CURATE SUBCOMMANDS:`, ….
+        let commands = root.components(separatedBy: "SUBCOMMANDS:\n").dropFirst().flatMap { $0.split(separator: "\n") }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.map { String($0.split(separator: " ")[0]) }
         #expect(commands.count >= 28, "\(commands)")
         for command in commands {
@@ -44,6 +45,41 @@ import Testing
               See 'station-admin --help' for the commands.
 
             """)
+    }
+
+    /// `help improt` is the same mistake as `improt`.
+    @Test func helpOfAMistypedCommandSuggestsTheNearest() throws {
+        let result = try CommandRunner.run(["help", "improt"])
+        #expect(result.status == 2 && result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("Error: 'improt' is not a station-admin command. Did you mean 'import'?\n"), "\(result.stderr)")
+    }
+
+    /// The 30-odd commands in groups a person can scan, in the order of the curator's loop.
+    @Test func helpGroupsTheCommands() throws {
+        let help = try CommandRunner.run(["--help"]).stdout
+        let groups = ["SET UP SUBCOMMANDS:", "IMPORT AND LOOK SUBCOMMANDS:", "CURATE SUBCOMMANDS:", "CHECK AND REVIEW SUBCOMMANDS:", "PUBLISH SUBCOMMANDS:"]
+        let places = groups.map { help.range(of: $0)?.lowerBound }
+        #expect(places.allSatisfy { $0 != nil }, "\(help)")
+        #expect(places.compactMap { $0 } == places.compactMap { $0 }.sorted())
+        #expect(help.range(of: "  apply ")!.lowerBound > help.range(of: "CURATE SUBCOMMANDS:")!.lowerBound)
+    }
+
+    /// `--db` before the command, as curators type it (git takes `-C` there).
+    @Test func theMasterMayBeNamedBeforeTheCommand() throws {
+        let database = try scratch.baseDatabase()
+        for arguments in [["--db", database.path, "status"], ["--db=\(database.path)", "status"]] {
+            let result = try CommandRunner.run(arguments, unset: ["STATION_ADMIN_DB"])
+            #expect(result.status == 0 && result.stdout.hasPrefix("\(database.path): data version 1"), "\(arguments): \(result.stdout)\(result.stderr)")
+        }
+    }
+
+    /// `log --key K --oneline`: real tabs between the fields, as `log --oneline` writes them.
+    @Test func aKeysOneLineLogIsTabSeparated() throws {
+        let database = try scratch.baseDatabase()
+        let result = try CommandRunner.run(["log", "--db", database.path, "--key", "1120101", "--oneline"])
+        let fields = result.stdout.split(separator: "\n").first?.split(separator: "\t") ?? []
+        #expect(result.status == 0 && fields.count >= 5 && !result.stdout.contains("\\t"), "\(result.stdout)")
+        #expect(fields[3] == "INSERT" && fields[4] == "stations 1120101")
     }
 
     @Test func aWordFarFromEveryCommandGetsOneHelpHint() throws {
