@@ -1,6 +1,8 @@
 import ArgumentParser
 import StationCheck
 import StationCurate
+import StationLog
+import StationSchema
 
 struct SuggestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,9 +27,17 @@ struct SuggestCommand: ParsableCommand {
     }
 
     func run() throws {
-        let suggestions = try global.openDatabase().suggestSplits(version: version, radius: radius, all: all)
+        let database = try global.openDatabase()
+        let suggestions = try database.suggestSplits(version: version, radius: radius, all: all)
         if output.json { return try Console.printJSON(suggestions) }
-        if suggestions.isEmpty { return print("No likely splits or handovers.") }
+        if suggestions.isEmpty {
+            // A suggestion already recorded is not suggested again: say so, or "none" reads as none found.
+            let at = try version ?? database.dataVersion()
+            let recorded = try database.read { try UpdateLog.splits($0) }.filter { $0.version == at }
+            if recorded.isEmpty { return print("No likely splits or handovers in version \(at).") }
+            let pairs = recorded.prefix(8).map { "\($0.old) → \($0.new)" }.joined(separator: ", ") + (recorded.count > 8 ? ", …" : "")
+            return print("No likely splits or handovers left to record: version \(at) recorded \(plural(recorded.count, "split")) already (\(pairs)).")
+        }
         Pager.startIfWanted(disabled: global.noPager)
         ReportPrinter.print(suggestions)
     }

@@ -156,7 +156,7 @@ package struct PlanApplier {
         let dependents = try openDependents(table, rowKey)
         if !dependents.isEmpty && !cascade {
             throw context.fail("closing \(table.name) \(Self.text(rowKey)) leaves open: \(dependents.map(\.description).prefix(12).joined(separator: ", "))"
-                + (dependents.count > 12 ? " and \(dependents.count - 12) more" : "") + " (close them too with cascade)")
+                + (dependents.count > 12 ? " and \(dependents.count - 12) more" : "") + " (close them too: --cascade, or \"cascade\": true in a plan)")
         }
         row["e_status"] = MasterTable.closedStatus.databaseValue
         if table == .stations, let closeDate { row["close_ymd"] = closeDate }

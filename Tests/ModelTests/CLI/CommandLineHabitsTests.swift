@@ -73,6 +73,19 @@ import Testing
         }
     }
 
+    /// `suggest` where the version recorded its splits itself says so, rather than "none".
+    @Test func suggestNamesTheSplitsAVersionRecordedAlready() throws {
+        let database = try scratch.baseDatabase()
+        var batch = ChangeBatch()
+        batch.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
+        batch.duplicate(old: 1120101, new: 9920601)
+        try database.commit(batch, memo: "split")
+        let result = try CommandRunner.run(["suggest", "--db", database.path])
+        #expect(result.stdout == "No likely splits or handovers left to record: version 2 recorded 1 split already (1120101 → 9920601).\n",
+                "\(result.stdout)\(result.stderr)")
+        #expect(try CommandRunner.run(["suggest", "--db", database.path, "--version", "1"]).stdout == "No likely splits or handovers in version 1.\n")
+    }
+
     /// `log --key K --oneline`: real tabs between the fields, as `log --oneline` writes them.
     @Test func aKeysOneLineLogIsTabSeparated() throws {
         let database = try scratch.baseDatabase()

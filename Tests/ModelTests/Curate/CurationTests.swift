@@ -81,7 +81,7 @@ import Testing
         let database = try scratch.baseDatabase()
         let before = try database.settledSHA256()
         #expect(throws: PlanError(file: "command line", line: nil, message:
-            "closing lines 11202 leaves open: station 1120201 八戸, station 1120202 長苗代, station 1120203 本八戸, station 1120204 小中野, station 1120205 陸奥湊, station 1120206 白銀 (close them too with cascade)")) {
+            "closing lines 11202 leaves open: station 1120201 八戸, station 1120202 長苗代, station 1120203 本八戸, station 1120204 小中野, station 1120205 陸奥湊, station 1120206 白銀 (close them too: --cascade, or \"cascade\": true in a plan)")) {
             try apply(database, .close(table: .lines, key: ["11202"], date: nil, cascade: false))
         }
         #expect(try database.settledSHA256() == before)
