@@ -9,8 +9,7 @@ extension ImportFile {
     package static let batchSize = 2048
     /// Smaller files are read on the consuming thread: below about two batches of rows, a second
     /// thread has nothing to overlap. The real stations file (1.4 MB) and connections file (220 KB)
-    /// are read on a second one: the 2021-03-12 import over 2019-12-27 took 87 ms instead of 96
-    /// (hyperfine, 40 runs; the threshold was 8 MiB).
+    /// are read on a second one, which was measured to pay off even at their size.
     package static let threadedFromBytes = 128 << 10
 
     /// Reads the file on a second thread when it is large, and hands its batches to `body` here.
@@ -67,8 +66,7 @@ extension ImportFile {
     }
 
     /// Lines in a file (a quoted newline counts too: a progress estimate), read into one buffer
-    /// used again for every block: a fresh 4 MiB block each time cost the real import 0.6 ms of
-    /// page faults for a 1.4 MB file.
+    /// used again for every block: a fresh 4 MiB block each time costs page faults.
     package static func lineCount(_ path: String) -> Int? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }

@@ -62,7 +62,7 @@ package final class BatchChannel: @unchecked Sendable {
     }
 
     /// An empty batch: a spare one when there is one. A new batch's megabyte of arrays
-    /// costs page faults and the kernel's zeroing (≈ 0.15 s of reading 1M stations).
+    /// costs page faults and the kernel's zeroing.
     package func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
         condition.lock()
         let spare = spares.popLast()

@@ -66,10 +66,10 @@ package struct CheckScope {
     /// version was written (`connections(touching:)` on a connection reading the state before, as
     /// an import's second connection does while the version is written). With the connections
     /// the version changed, which are in scope anyway, they are the connections touching a changed
-    /// station now: the scan of every connection is then not made here (0.23 s at a million).
+    /// station now: the scan of every connection is then not made here.
     ///
     /// Joins name their order (CROSS JOIN): without statistics SQLite read the million stations
-    /// and probed the few changed keys, 0.4 s a join against milliseconds.
+    /// and probed the few changed keys, instead of the other way round.
     package static func build(_ db: Database, version: Int, touchingBefore: [ConnectionKey]? = nil) throws -> CheckScope {
         try drop(db)
         try db.execute(sql: """

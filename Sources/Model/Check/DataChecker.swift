@@ -85,7 +85,7 @@ extension MasterDatabase {
         let recording = try FindingIdentityTable.temporary(db, name: "findings_now", appended: true)
         defer { try? recording.drop() }
         // Every row of a first version was written under the master's CHECKs, so none can be
-        // outside its domain: that rule's scan of every column was 0.7 s of a million stations.
+        // outside its domain: that rule's scan of every column is spared.
         var rules = Set(CheckRule.allCases)
         if version == 1 { rules.remove(.valueOutsideDomain) }
         try DataChecker(version: version, newest: version, limits: CheckLimits()).forEachFinding(db, rules: rules) { row, message in
@@ -101,7 +101,7 @@ extension MasterDatabase {
     ///
     /// The newest version's recorded findings (made at its commit, under these rules and the
     /// default limits, and equal to a full pass: `IncrementalCheckTests`) stand for the pass
-    /// when none of them blocks: at a million stations that pass took 2.5–5 s of a release.
+    /// when none of them blocks: the pass is a large share of a release.
     /// Anything else, and a version with a blocking finding (to name it), is checked whole.
     package static func releaseChecks(_ db: Database, version: Int, newest: Int, limits: CheckLimits) throws -> (tally: CheckTally, blocking: [CheckFinding]) {
         if version == newest, limits == CheckLimits(), let tally = try recordedTally(db, version: version),
@@ -134,8 +134,8 @@ extension MasterDatabase {
 }
 
 /// A finding as a rule hands it over: what identifies it, with its words made only when the
-/// handler asks for them. An import shows the first twenty of each rule: building a message for
-/// each of 941,176 findings was 5.3 s and 400 MiB of one.
+/// handler asks for them. An import shows the first twenty of each rule: a message built for each
+/// of a million findings would cost seconds and hundreds of MiB.
 package struct FoundRow: Sendable {
     package let rule: CheckRule
     package let table: MasterTable
@@ -218,8 +218,8 @@ package struct DataChecker {
 
     private static let stateTables = [MasterTable.companies, .lines, .stations, .connections]
 
-    /// An older version's rows, rebuilt from the history once for all the rules (each rule
-    /// rebuilding them took 3 s at a million stations, a minute for a whole check). The caller's connection must allow temp tables (a write, or
+    /// An older version's rows, rebuilt from the history once for all the rules, not by each
+    /// rule again. The caller's connection must allow temp tables (a write, or
     /// `readingOneState`).
     private func materializeState(_ db: Database) throws {
         for table in Self.stateTables {
@@ -253,7 +253,7 @@ package struct DataChecker {
             sql.range(of: "\\b\($0.name)\\b", options: .regularExpression) != nil
         }
         guard !tables.isEmpty else { return "" }
-        // Not materialized: a copy per rule cost 1.5 s for the stations at 1M, and SQLite would
+        // Not materialized: a copy per rule would copy the stations again for each, and SQLite would
         // copy a table named twice (`stations a`, `stations b`) unless told not to.
         return "WITH " + tables.map { "\($0.name) AS NOT MATERIALIZED (SELECT * FROM temp.\(Self.stateTable($0)))" }.joined(separator: ",\n") + "\n"
     }
@@ -354,7 +354,7 @@ package struct DataChecker {
 
     /// A connection of an open line with a closed end, kept from the pass of
     /// `connection-too-long` until its own rule's turn, with the names its words need (a name
-    /// read for each of 37,541 such findings of a past version took 2.7 s).
+    /// read again for each of tens of thousands of such findings is what this spares).
     private struct ClosedEnd {
         let line: Int64, first: Int64, second: Int64
         let firstClosed: Bool, secondClosed: Bool
@@ -367,13 +367,12 @@ package struct DataChecker {
         var closedEnds: [ClosedEnd] = []
         // In scope, the scope's keys drive (CROSS JOIN), in their own order: left to choose,
         // SQLite read every connection in key order to spare a sort and probed the scope with
-        // each, 0.21 s for the 24,461 connections of a 1 % import at a million stations, against 0.09 s.
+        // each, more than twice the work for a 1 % import's connections.
         let (connections, order) = scope == nil
             ? ("connections c", "c")
             : ("\(CheckScope.connections) k CROSS JOIN connections c USING (line_cd, station_cd1, station_cd2)", "k")
-        // Read column by column, the names only for a finding: with every row's thirteen values
-        // decoded as a GRDB row, the statement lived 0.75 s at a million connections; read this
-        // way, 0.64 s (the join itself takes 0.39 s in `sqlite3`).
+        // Read column by column, the names only for a finding: decoding every row's thirteen values
+        // as a GRDB row costs more than the join itself.
         let sql = """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
                    a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status,
@@ -435,8 +434,8 @@ package struct DataChecker {
         guard version > 1 else { return }  // the first version moves nothing
         let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
         let before = VersionedState.statesBefore(version, of: changedInVersion, in: .stations)
-        // The version's stations drive (CROSS JOIN), then their state now: 0.10 s -> 0.02 s for
-        // the 10,054 stations a 1 % import at a million moves. Sorted here, not by the query.
+        // The version's stations drive (CROSS JOIN), then their state now: the few moved stations,
+        // not the million. Sorted here, not by the query.
         var moved: [(station: Int64, name: String, from: (Double, Double), to: (Double, Double), kilometres: Double)] = []
         try forEachRow(db, """
             SELECT n.station_cd, n.station_name, b.lat, b.lon, n.lat, n.lon
@@ -494,8 +493,8 @@ package struct DataChecker {
     }
 
     /// One pass over the open stations in line order, the first of each name remembered per
-    /// line (a self-join on line and name visited every station of a line once per station: 2.4 s
-    /// at a million stations, against 0.9 s). Names compare as bytes, as SQLite compares text.
+    /// line (a self-join on line and name visits every station of a line once per station). Names
+    /// compare as bytes, as SQLite compares text.
     /// The findings come in line order: they are held (by number and name) and listed in key order.
     private func duplicateNamesOnLines(_ db: Database, _ out: FindingOutput) throws {
         var currentLine: Int64?
@@ -503,8 +502,7 @@ package struct DataChecker {
         var duplicates: [(station: Int64, line: Int64, first: Int64, name: String)] = []
         // In scope, the lines in scope are read whole: a finding depends on every open station
         // of its line. Read column by column: a name's bytes are taken once, not decoded to a
-        // string and copied twice (the statement lived 0.60 s at a million stations; read this
-        // way, 0.41 s).
+        // string and copied twice.
         let sql = """
             SELECT station_cd, station_name, line_cd FROM stations
             WHERE e_status <> \(Self.closed)\(inScope(.lines, "line_cd")) ORDER BY line_cd, station_cd

@@ -4,14 +4,13 @@ import StationSupport
 
 /// The findings of the newest version, kept with the master (curator data, never published)
 /// so that the next import or plan learns what it introduces without rebuilding the version
-/// before it from the history (at a million stations that rebuild cost 25 s of a 58 s import),
+/// before it from the history (a rebuild that was most of a 1M import),
 /// and checks only the rows it changed (`CheckScope`).
 ///
 /// Only the newest version's set is kept, under the default limits (those of every import),
 /// with the rules that made it: a set made by other rules is not carried forward. The set of the
 /// version before it is kept too (`recorded_findings_before`), so that a review of the newest
-/// version tells what it introduced without rebuilding the version before (5.7 s and a check
-/// pass at a million stations).
+/// version tells what it introduced without rebuilding the version before and checking it again.
 package enum RecordedFindings {
     /// The rules a set was made under; a binary with other rules checks every row again.
     package static let rules = "\(revision):" + CheckRule.allCases.map(\.rawValue).joined(separator: ",")
@@ -32,7 +31,7 @@ package enum RecordedFindings {
 
     /// How many findings of each rule `version`'s recorded set holds, waived (by today's
     /// waivers) or not, counted in SQL: a million findings are never read into memory (as a set
-    /// of identities they were 150 MiB and 1.3 s of an import's last line). Nil as `identities`.
+    /// of identities they would be hundreds of MiB). Nil as `identities`.
     package static func counts(_ db: Database, version: Int) throws -> [(rule: String, waived: Bool, count: Int)]? {
         guard try isRecorded(version, db) else { return nil }
         let waived = try db.tableExists("waivers")
@@ -127,8 +126,7 @@ package final class FindingIdentityTable {
 
     /// A new temp table `name` (replacing one of that name). One that is only `appended` to
     /// has no key: each insert is then an append, and the set is copied into a keyed table in
-    /// one statement. Inserted into the recorded set's key one at a time, a million findings
-    /// took 1.7 s.
+    /// one statement, rather than each finding inserted into the recorded set's key one at a time.
     package static func temporary(_ db: Database, name: String, appended: Bool = false) throws -> FindingIdentityTable {
         try db.execute(sql: """
             DROP TABLE IF EXISTS temp.\(name);

@@ -273,8 +273,7 @@ package struct SplitFinder {
     private func changed(_ kind: Update.Kind, _ db: Database) throws -> [Station] {
         let keys = "(\(UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])))"
         let isChanged = "s.station_cd IN (SELECT CAST(key_id AS INTEGER) FROM \(keys))"
-        // A closed station's line as it was before, rebuilt for those lines alone: every line's
-        // state took 0.040 s of a 1 % import at a million stations, those lines' 0.032 s.
+        // A closed station's line as it was before, rebuilt for those lines alone, not every line's state.
         let linesBefore = VersionedState(table: .lines, version: version - 1)
             .select(restrictedTo: "(SELECT DISTINCT CAST(s.line_cd AS TEXT) AS key_id FROM stations s WHERE \(isChanged))")
         let lines = kind == .insert ? "lines" : "(\(linesBefore))"
@@ -330,8 +329,7 @@ package struct SplitFinder {
 
     /// The operator of each of `lines` before the version; a line that had none is left out.
     /// Only those lines are rebuilt from the history: joining every line rebuilt (58,824 at a
-    /// million stations) into the two lookups above made the split suggestions of a 1 % import
-    /// take 0.26 s, against 0.08 s.
+    /// million stations) into the two lookups above tripled the cost of a 1 % import's suggestions.
     private func operatorsBefore(ofLines lines: Set<Int64>, _ db: Database) throws -> [Int64: Int64] {
         guard !lines.isEmpty else { return [:] }
         let state = VersionedState(table: .lines, version: version - 1).select(restrictedTo: "(SELECT key_id FROM line_keys)")
@@ -366,8 +364,8 @@ package struct SplitFinder {
 /// The codes of the stations in the groups of a version's added stations or named as one of
 /// them (the candidates of a shared station), and of those in the groups of its closed ones:
 /// found in one pass over the stations, the groups and names held in memory. As SQL (`IN` lists
-/// ORed, once per list) each of a million rows probed three temporary B-trees: 1.3 s of a 1 %
-/// import, against 0.3 s. Names compare as bytes, as SQLite compares text.
+/// ORed, once per list) each of a million rows probed three temporary B-trees. Names compare as
+/// bytes, as SQLite compares text.
 package struct KeyScan: Sendable {
     /// Both lists in code order.
     package struct Keys: Sendable {

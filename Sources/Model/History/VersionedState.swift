@@ -55,7 +55,7 @@ package struct VersionedState {
     /// `key_id` column), keys that `version` updated, closed or restored: the history rows it
     /// superseded, found by their primary key in the order of `keys` (CROSS JOIN). `select` of
     /// `version - 1` gives the same rows, but joined with another state SQLite probed one with
-    /// every row of the other: 112 s for a past version's 10,000 moved stations at a million.
+    /// every row of the other: minutes for a past version's moved stations at a million.
     /// (A delta joins the history the same way, by each change's `valid_to`: `DeltaWriter`.)
     package static func statesBefore(_ version: Int, of keys: String, in table: MasterTable, schema: String = "main") -> String {
         """

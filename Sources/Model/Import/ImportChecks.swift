@@ -21,9 +21,9 @@ package struct ImportChecks {
     /// The master as it was before the import, read on a second connection and core begun inside
     /// the import's write transaction: the write lock keeps every other writer out, so this
     /// connection reads the state the import began from while the import writes and checks its
-    /// version. At a million stations that is 0.9 s of reading off the import's own path.
+    /// version: that reading is off the import's own path.
     package struct StateBefore: Sendable {
-        /// What the import needs first, once its version is written (0.25 s to read at a million).
+        /// What the import needs first, once its version is written.
         package struct Counts: Sendable {
             /// The open rows of each imported table, which `checkMassClosures` weighs closures against.
             package let openRows: [MasterTable: Int]
@@ -154,8 +154,8 @@ package struct ImportChecks {
     ///
     /// The master's connections after the import are the file's, whose keys `keyLines` holds,
     /// so they are read from there and not from the table. The codes of the stations and lines
-    /// are held in memory and each connection looked up there: three B-tree searches per
-    /// connection took 1.3 s at a million stations, this pass 0.3 s. Rows are never removed, so
+    /// are held in memory and each connection looked up there, not by three B-tree searches per
+    /// connection. Rows are never removed, so
     /// the stations and lines after the import are those before it (which `db` reads) and the files'.
     private func connectionWarnings(before db: Database, examples: Int = 3) throws -> [String] {
         guard let file = file(for: .connections), let connections = keyLines[.connections] else { return [] }

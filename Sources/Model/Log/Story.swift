@@ -60,7 +60,7 @@ extension MasterDatabase {
 
     /// The key's state once version `version` was committed: the history row that a later
     /// change superseded, or the current row, found by its key columns (through the table's
-    /// primary key: matching the key's text read every row, 1 ms a log line at 10,000 stations).
+    /// primary key: matching the key's text would read every row for every log line).
     private static func state(_ table: MasterTable, key: String, after version: Int, _ db: Database) throws -> Row? {
         if let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT * FROM \(table.historyTable) WHERE key_id = ? AND valid_to > ? ORDER BY valid_to LIMIT 1

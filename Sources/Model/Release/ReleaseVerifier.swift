@@ -45,8 +45,8 @@ package struct ReleaseVerifier {
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let version = released.version
-        // On the other core while the paths below run (at 1M stations 3 s of SQLite reading every
-        // row, beside the copies, the inflating and sqlite3's carry-overs): told first all the same.
+        // On the other core while the paths below run (SQLite reading every row, beside the
+        // copies, the inflating and sqlite3's carry-overs): told first all the same.
         let databasePath = folder.url(released.database.path)
         let targetHash = BackgroundTask { try ContentHash.compute(ofFile: databasePath) }
         defer { _ = try? targetHash.wait() }
@@ -272,9 +272,8 @@ package enum SyntheticCompletions {
                     records[split.new] = Record(date: "2024-03-16", memo: "already at \(split.new)", updatedAt: 2_000 + Int64(index))
                 }
             }
-            // One statement, the keys in order: with a statement compiled per record (314,000 at
-            // 1M stations), inserted in the dictionary's hash order and read back as one array,
-            // a 1M release with verify took 24.6 s instead of 20.0 s.
+            // One statement, the keys in order: a statement compiled per record (hundreds of thousands
+            // at 1M stations), inserted in the dictionary's hash order, slowed a verified release by a fifth.
             let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO completions (station_cd, date, memo, updated_at) VALUES (?, ?, ?, ?)")
             for (station, record) in records.sorted(by: { $0.key < $1.key }) {
                 try insert.execute(arguments: [station, record.date, record.memo, record.updatedAt])

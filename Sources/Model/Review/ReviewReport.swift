@@ -344,8 +344,8 @@ package struct ReviewReader {
                     var grid = DensityGrid()
                     let keys = UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])
                     // The newest version's inserted or updated stations are the master's rows: each
-                    // log row (one a key and version) looks its station up, 0.39 s for 1M against
-                    // 0.59 s matching the master against the keys gathered in a temp index.
+                    // log row (one a key and version) looks its station up, cheaper than matching the
+                    // master against the keys gathered in a temp index.
                     let places = try Row.fetchCursor(db, sql: version == newest && kind != .delete ? """
                         SELECT m.lat, m.lon FROM (\(keys)) k CROSS JOIN main.stations m ON m.station_cd = CAST(k.key_id AS INTEGER)
                         WHERE m.lat IS NOT NULL AND m.lon IS NOT NULL

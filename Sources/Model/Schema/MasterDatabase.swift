@@ -80,8 +80,7 @@ public final class MasterDatabase: Sendable {
         configuration.label = label
         configuration.prepareDatabase { db in
             // Large sorts (the client database's indexes, ORDER BY over a whole table) on every
-            // core: the nine client indexes at 1M stations take 4.1 s instead of 5.1 s on 2 cores,
-            // with the same bytes. SQLite's default is no helper threads.
+            // core, with the same bytes. SQLite's default is no helper threads.
             try db.execute(sql: "PRAGMA threads = \(min(ProcessInfo.processInfo.activeProcessorCount, 8))")
         }
         if PhaseLog.isOn {

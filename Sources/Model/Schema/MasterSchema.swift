@@ -55,8 +55,8 @@ public enum MasterSchema {
                 """)
         }
         // The log's type CHECK as comparisons: SQLite 3.40 evaluates `type IN (…)` in a CHECK by
-        // building a small table for every row, 1.9 s of a million-row import (the comparisons
-        // cost nothing measurable). The table is rebuilt with the same rows, ids and sequence.
+        // building a small table for every row (the comparisons cost nothing measurable). The
+        // table is rebuilt with the same rows, ids and sequence.
         migrator.registerMigration("updatesTypeCheckByComparison") { db in
             let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'updates'")
             try db.execute(sql: """
@@ -81,7 +81,7 @@ public enum MasterSchema {
             }
         }
         // Splits are a handful among millions of log rows; suggestions and split rules read all of
-        // them at every import, which without an index read the whole log (0.45 s at 1M stations).
+        // them at every import, which without an index read the whole log.
         // A partial index holds the DUPLICATE rows alone, so other rows pay nothing for it.
         migrator.registerMigration("indexSplits") { db in
             try db.execute(sql: "CREATE INDEX updates_splits ON updates(user_version) WHERE type = 'DUPLICATE'")
@@ -125,7 +125,7 @@ public enum MasterSchema {
         }
         // The log's rows per version, table and kind, kept as each version is written
         // (`VersionWriter`): `versions`, `status` and `review` read them instead of counting the
-        // log (2M rows of a 1M initial version took 0.9 s to count).
+        // log (millions of rows after a 1M initial version).
         migrator.registerMigration("keepVersionCounts") { db in
             try db.execute(sql: """
                 CREATE TABLE version_counts (

@@ -39,8 +39,8 @@ package enum UpdateLog {
 
     /// SQL condition: changes of rows of `table` (not splits) by versions after `from` up to and
     /// including `to`, found through `updates_by_version`. Without statistics SQLite prefers
-    /// `updates_by_key` for the equal table name and reads every log row of the table: 0.9 s for
-    /// one version's keys at 1M stations, against 0.25 s; the unary `+` takes that index out of play.
+    /// `updates_by_key` for the equal table name and reads every log row of the table; the unary
+    /// `+` takes that index out of play.
     private static func versionRange(of table: MasterTable, after from: Int, through to: Int) -> String {
         "+table_name = '\(table.name)' AND type <> '\(Update.Kind.duplicate.rawValue)' AND user_version > \(from) AND user_version <= \(to)"
     }

@@ -1,9 +1,9 @@
 /// How hard zlib works for what a release writes: its `level` and `memoryLevel` (the size of
 /// its match-finding hash table), chosen by measurement.
 ///
-/// The database of a 1M-station release (232 MB; zlib, one core): level 6 with zlib's default
-/// memory level took 8.6 s for 98.03 MB; level 5 with memory level 9 takes 5.9 s for 98.52 MB
-/// (+0.5 %); level 4, 4.5 s for 100.56 MB (+2.6 %); level 9, five times level 6 for 2 % less.
+/// Level 5 with memory level 9 was measured (RESULTS.md) to gzip a 1M release's database in
+/// two thirds of level 6's time for 0.5 % more bytes; level 4 gives 2.6 % more, level 9 costs
+/// five times level 6 for 2 % less.
 /// The deltas are a few hundred kilobytes gzipped: level 6 costs them nothing worth saving.
 package struct GzipSettings: Sendable {
     package var level: Int32

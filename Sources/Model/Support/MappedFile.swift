@@ -7,8 +7,8 @@ import Glibc
 /// they are read, with no copy and no buffer of the file's size.
 ///
 /// `Data(contentsOf:options: .mappedIfSafe)` reads the whole file into memory on Linux: the
-/// 133 MB stations file of a 1M snapshot cost 133 MB and about 0.4 s of zeroing and copying
-/// pages, and reading just its header read all of it.
+/// stations file of a 1M snapshot would cost its size in memory and the zeroing and copying of
+/// every page, and reading just its header would read all of it.
 package enum MappedFile {
     /// Calls `body` with the file's bytes (none for an empty file).
     ///

@@ -8,8 +8,8 @@ import Foundation
 /// gunzip and zlib reads. Where the cuts fall does not depend on the number of cores: the same
 /// bytes in give the same bytes out on any machine.
 ///
-/// A release's database is the largest thing a release writes: one core took 13.6 s for the
-/// gzip of a 233 MB database, and the other core only hashed.
+/// A release's database is the largest thing a release writes: on one core its gzip was the
+/// longest step of a release while the other core only hashed.
 package enum ParallelGzip {
     package static let blockSize = 1 << 20
     package static let dictionarySize = 32 << 10

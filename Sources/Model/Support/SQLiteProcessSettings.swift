@@ -3,10 +3,8 @@ import CSQLiteConfig
 /// Settings SQLite takes once per process, before its first connection opens.
 public enum SQLiteProcessSettings {
     /// Turns SQLite's memory statistics off. Kept on (the library's default), every allocation
-    /// takes one process-wide mutex, which a release's two connections, one a core, contend for:
-    /// at 100,000 stations and 50 releases the release took 1.54–1.58 s with the statistics and
-    /// 1.43–1.47 s without, and the 1M initial import 11.57 s and 10.19 s (RESULTS.md, session 16;
-    /// the 1M review did not change). Nothing here reads them.
+    /// takes one process-wide mutex, which a release's two connections, one a core, contend for.
+    /// Nothing here reads them.
     ///
     /// Call it first thing in `main`, while the process has one thread: `sqlite3_config` is not
     /// thread safe. Once SQLite is initialised it changes nothing.

@@ -4,8 +4,7 @@ import Foundation
 /// `2026-11-26T04:51:57Z` (ISO 8601, UTC, whole seconds).
 package enum UTCTimestamp {
     /// By the C library: Foundation's formatters load time-zone and calendar data on their first
-    /// use, 0.5 ms (`Date.ISO8601FormatStyle`) to 1.3 ms (`ISO8601DateFormatter`, with ICU) of
-    /// every import.
+    /// use, a cost every import would pay for one timestamp.
     package static func text(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()

@@ -8,8 +8,7 @@ package struct ChangeDescriber {
     package let version: Int
 
     package func counts(_ db: Database, tables: [MasterTable]) throws -> [String: [String: Int]] {
-        // As `VersionWriter` kept them when it wrote the version (counting the staged rows again
-        // took 0.47 s of a 1M import).
+        // As `VersionWriter` kept them when it wrote the version, rather than the staged rows counted again.
         let kept = try UpdateLog.countsByVersion(db, only: version)[version] ?? [:]
         var counts: [String: [String: Int]] = [:]
         for table in tables {

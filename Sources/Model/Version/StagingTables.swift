@@ -71,7 +71,7 @@ package enum StagingTables {
     }
 
     /// The tables loaded straight into the master, from one look at the temp schema: a commit
-    /// asks for every table, and each statement compiled costs an import about 40 µs.
+    /// asks for every table, and each statement compiled is a cost every import pays.
     package static func loadedTables(_ db: Database) throws -> Set<MasterTable> {
         let views = try String.fetchAll(db, sql: "SELECT name FROM temp.sqlite_master WHERE type = 'view'")
         return Set(MasterTable.all.filter { views.contains("staged_\($0.name)") })

@@ -57,7 +57,7 @@ package struct VersionWriter {
             """, [version, date, memo], db)
         if loaded {
             // Every row of a loaded table is an INSERT, one per log row just written: counting
-            // them by kind read the table again, 0.19 s for a million stations.
+            // them by kind would read the table again.
             let inserted = db.changesCount
             guard inserted > 0 else { return }
             try db.execute(sql: "INSERT INTO version_counts (version, table_name, type, count) VALUES (?, '\(table.name)', ?, ?)",

@@ -109,8 +109,7 @@ extension MasterDatabase {
     /// Open stations in view `[lat, lon]`, thinned to the first in each cell of the pixel grid of a
     /// map `width` pixels wide (a map draws no more dots than it has pixels; all Japan at 1M stations
     /// would be a million), and the top `pins` in the client's order `[lat, lon, weight]`, from the
-    /// open stations `openPlaces` read (one read for every map: each map's own scan of a 1M master
-    /// took 0.1 to 0.45 s).
+    /// open stations `openPlaces` read (one read for every map, not a scan of the master each).
     package static func pinsInView(of open: [MapPoint], _ extent: MapExtent, pins: Int, width: Double) -> ([[Double]], [[Double]]) {
         let rows = candidates(in: extent, of: open)
         var occupied = Set<Int>(), dots: [[Double]] = []

@@ -59,6 +59,26 @@ import Testing
     /// Every public declaration of the library and the server says what it is in a `///` comment
     /// (`swift package generate-documentation` shows it), except a member that implements a
     /// protocol's requirement, whose documentation is the protocol's.
+    /// Comments say why; a timing measured once belongs to the commit and RESULTS.md, where it
+    /// is dated, not in a comment that outlives it. A constant's own value (`75 s`, as nginx) is not
+    /// a measurement: a line is flagged when a duration stands beside a comparison.
+    @Test func noCommentQuotesAPastTiming() throws {
+        let duration = try NSRegularExpression(pattern: #"[0-9](\.[0-9]+)? ?(s|ms|µs)\b"#)
+        let comparison = try NSRegularExpression(pattern: #"\b(took|takes|against|instead of|cost|costs|lived|spent)\b|->|→"#)
+        var quoted: [String] = []
+        for (path, text) in try Self.sources() {
+            for (number, line) in text.components(separatedBy: "\n").enumerated() {
+                guard let start = line.range(of: "//") else { continue }
+                let comment = String(line[start.lowerBound...])
+                let range = NSRange(comment.startIndex..., in: comment)
+                if duration.firstMatch(in: comment, range: range) != nil && comparison.firstMatch(in: comment, range: range) != nil {
+                    quoted.append("\(path):\(number + 1): \(comment)")
+                }
+            }
+        }
+        #expect(quoted == [])
+    }
+
     @Test func everyPublicDeclarationIsDocumented() throws {
         let declaration = try NSRegularExpression(pattern: #"^\s*(@[\w.]+(\([^)]*\))?\s+)*public\s(?!import|extension)"#)
         let requirement = try NSRegularExpression(pattern: #"var errorDescription|func encode\(to|init\(from decoder|static func [<=]|func write\(_ bytes: UnsafeRawBufferPointer\)|func finish\(\) throws"#)
