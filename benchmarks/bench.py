@@ -134,7 +134,7 @@ def history_benchmark(stations, lengths, runs):
     versions at `stations` stations, each version 1% of the stations changed and released into one
     folder as it is made (untimed, --no-verify). At each length N, the release of version N is timed
     into a copy of the folder holding releases 1 … N − 1. A release renders the deltas from its
-    checkpoints and joins the rest (README, "What a release renders and what it joins"); the second
+    checkpoints and joins the rest (docs/publishing.md, "What a release renders and what it joins"); the second
     table compares what each phone downloads with the delta rendered for it alone."""
     run([ADMIN, "synth", "--stations", str(stations), "--seed", "11", "--out", path("history", "s1")])
     master = path("history", "master.sqlite")

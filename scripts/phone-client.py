@@ -5,7 +5,7 @@ Usage: phone-client.py BASE_URL RELEASE_FOLDER SPLITS_JSON WORK_FOLDER [--static
        phone-client.py update BASE_URL --db PHONE --trust KEY.pub [--trust KEY.pub] --dataset D
                        --state STATE.json [--now 2026-11-27T03:10:00Z]
 
-The second form is one phone that checks signatures (README, "How a phone updates"): it reads
+The second form is one phone that checks signatures (docs/clients.md, "How a phone updates"): it reads
 /manifest.json and /manifest.json.sig, and runs nothing unless a signature by a pinned key verifies over
 the manifest's exact bytes, `dataset` is D, `sequence` is not below the highest in STATE, and `expires`
 is after the later of its clock (--now) and the newest `published_at` in STATE. Then it downloads what

@@ -42,7 +42,7 @@ public struct UpdateOutcome: Equatable, Sendable {
     public let resumedAt: Int
 }
 
-/// Updates a phone's database from a release folder by any of the three paths (README, "How a
+/// Updates a phone's database from a release folder by any of the three paths (docs/clients.md, "How a
 /// phone updates"), safely:
 ///
 /// ```swift

@@ -3,7 +3,7 @@ import Foundation
 import StationClient
 import StationSignatures
 
-/// `station-phone`: an example app on `StationClient`, the phone the tests, `scripts/demo` and README
+/// `station-phone`: an example app on `StationClient`, the phone the tests, `scripts/demo` and the guides
 /// use. Exit 0 on success, 1 when the update is refused or fails (the database is as it was).
 @main
 struct StationPhone: AsyncParsableCommand {

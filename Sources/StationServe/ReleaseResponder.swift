@@ -12,7 +12,7 @@ import StationSchema
 import StationSupport
 import Synchronization
 
-/// Answers phones from a release folder (README, "Serving releases"):
+/// Answers phones from a release folder (docs/publishing.md, "Serving releases"):
 ///
 /// - `GET /update?from=V`: the delta for V (gzip bytes with `Content-Encoding: gzip` to a client
 ///   that accepts it, the SQL itself to one that does not), or `303 See Other` to the full

@@ -1,7 +1,7 @@
 import Foundation
 
-/// What a phone checks before it downloads anything a manifest lists (README, "How a phone
-/// updates"): a signature by a pinned key verifies over the manifest's exact bytes; the manifest
+/// What a phone checks before it downloads anything a manifest lists (docs/clients.md, "How a
+/// phone updates"): a signature by a pinned key verifies over the manifest's exact bytes; the manifest
 /// is of the app's dataset; its sequence is not below the highest the phone accepted (no
 /// rollback); it has not expired by the later of the phone's clock and the newest `published_at`
 /// the phone has seen (a clock set back does not revive an expired manifest).

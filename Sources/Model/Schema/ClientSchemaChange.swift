@@ -3,7 +3,7 @@ import GRDB
 /// One step of the client schema: columns (and indexes) that phones get from client schema
 /// `version` on. The master gets the columns at once (its migration `id`); phones get them in
 /// the first version committed after it, through the `ALTER TABLE` statements their delta
-/// begins with, or with the new app's bundled database. README, "Changing the client schema".
+/// begins with, or with the new app's bundled database. docs/clients.md, "Changing the client schema".
 ///
 /// For example, an English station name for visitors, shipped as client schema 2:
 ///
@@ -71,7 +71,7 @@ public struct ClientSchemaChange: Sendable {
 
 extension ClientSchema {
     /// The client schema changes of this code, oldest first. None yet: the first client schema
-    /// is the tables as `MasterTable` declares them. Add one to add a column (README).
+    /// is the tables as `MasterTable` declares them. Add one to add a column (docs/clients.md).
     package static let shipped: [ClientSchemaChange] = []
 
     /// A test's own changes (a test-only column), for the task that sets them.

@@ -291,7 +291,7 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
         switch self {
         case let .damaged(path, reason):
             return "\(path): the master database is damaged (SQLite: \(reason)); nothing was written. "
-                + "Restore the newest backup (README, \"Backups and recovery\"), then redo what came after it"
+                + "Restore the newest backup (docs/curating.md, \"Backups and recovery\"), then redo what came after it"
         case .missing(let path):
             return "\(path): no master database here (create one with `station-admin init --db \(path)`)"
         case .alreadyExists(let path):

@@ -4,17 +4,22 @@ import StationRelease
 import StationSchema
 import Testing
 
-/// README's examples run as written, in order, as sqlite-utils tests its docs.
+/// The examples of README and of the guides run as written, in order, as sqlite-utils tests its docs.
 @Suite struct ReadmeExamplesTests {
     let scratch = Scratch()
 
-    /// The command lines of the `sh` blocks of README's "Using it" section (which holds
-    /// "Curated changes"), but for building and the alias, which the test replaces.
-    static func usingItCommands() throws -> [String] {
-        let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = readme.components(separatedBy: "\n## Using it\n")[1].components(separatedBy: "\n## ")[0]
+    /// The guides whose examples build on each other, in the order they run.
+    static let guides = ["docs/curating.md", "docs/publishing.md", "docs/clients.md"]
+
+    static func text(_ document: String) throws -> String {
+        try String(contentsOf: Fixtures.repository.appendingPathComponent(document), encoding: .utf8)
+    }
+
+    /// The command lines of the `sh` blocks of `text`, but for building and the alias, which the
+    /// test replaces.
+    static func commands(in text: String) -> [String] {
         var commands: [String] = [], inBlock = false
-        for line in section.components(separatedBy: "\n") {
+        for line in text.components(separatedBy: "\n") {
             if line.hasPrefix("```") { inBlock = line == "```sh"; continue }
             guard inBlock, !line.isEmpty, !line.hasPrefix("#"), !line.hasPrefix("swift build"), !line.hasPrefix("alias ") else { continue }
             commands.append(line)
@@ -22,23 +27,19 @@ import Testing
         return commands
     }
 
-    @Test func theUsingItExamplesRunInOrderAsWritten() throws {
-        let commands = try Self.usingItCommands()
-        #expect(commands.count >= 25)
-        // The commands, and what a phone does with what they publish (a copy, sqlite3).
-        #expect(commands.allSatisfy { ["station-admin ", "station-phone ", "cp ", "sqlite3 "].contains(where: $0.hasPrefix) })
+    /// Runs `commands` in the scratch folder as a user types them; `station-admin serve … &`
+    /// keeps serving while the commands after it run. Returns the server, if one was started.
+    func run(_ commands: [String], _ document: String) throws -> RunningProgram? {
         // The examples name datasets/… relative to the repository: a folder that has them.
-        try FileManager.default.createSymbolicLink(
+        try? FileManager.default.createSymbolicLink(
             atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
         var server: RunningProgram?
-        defer { _ = server?.stop() }
         for (number, command) in commands.enumerated() {
-            // `station-admin serve … &` keeps serving while the examples after it run.
             let uncommented = command.components(separatedBy: " #")[0].trimmingCharacters(in: .whitespaces)
             if uncommented.hasSuffix(" &") {
                 let arguments = uncommented.dropLast(2).split(separator: " ").dropFirst().map(String.init)
                 let started = try RunningProgram(CommandRunner.executable.path, arguments, in: scratch.url)
-                #expect(started.wait(for: "Serving release on http://127.0.0.1:8080"), "README example \(number + 1): \(started.stderr)")
+                #expect(started.wait(for: "Serving release on http://127.0.0.1:"), "\(document) example \(number + 1): \(started.stderr)")
                 server = started
                 continue
             }
@@ -47,18 +48,42 @@ import Testing
             let result = try CommandRunner.run(
                 ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\nstation-phone() { \"\(phone)\" \"$@\"; }\n\(command)"],
                 in: scratch.url, unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
-            #expect(result.status == 0, "README example \(number + 1) failed: \(command)\n\(result.stderr)")
-            if result.status != 0 { return }
+            #expect(result.status == 0, "\(document) example \(number + 1) failed: \(command)\n\(result.stderr)")
+            if result.status != 0 { break }
         }
+        return server
+    }
+
+    /// README's tour of the curator's loop, on its own.
+    @Test func theReadmeTourRunsAsWritten() throws {
+        let readme = try Self.text("README.md")
+        #expect(readme.split(separator: "\n", omittingEmptySubsequences: false).count <= 200)
+        let tour = readme.components(separatedBy: "\n## The curator's loop")[1].components(separatedBy: "\n## ")[0]
+        let commands = Self.commands(in: tour)
+        #expect(commands.count >= 10)
+        let server = try run(commands, "README.md")
+        defer { _ = server?.stop(SIGTERM) }
+        let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
+        #expect(try database.dataVersion() == 3)
+        let manifest = try CommandRunner.run(["-s", "http://127.0.0.1:8081/manifest.json"], program: URL(fileURLWithPath: "/usr/bin/curl"))
+        #expect(try Manifest.decode(Data(manifest.stdout.utf8)).newest == 3)
+    }
+
+    @Test func theGuidesExamplesRunInOrderAsWritten() throws {
+        let commands = try Self.guides.flatMap { Self.commands(in: try Self.text($0)) }
+        #expect(commands.count >= 25)
+        // The commands, and what a phone does with what they publish (a copy, sqlite3).
+        #expect(commands.allSatisfy { ["station-admin ", "station-phone ", "cp ", "sqlite3 "].contains(where: $0.hasPrefix) })
+        let server = try run(commands, "the guides")
+        defer { _ = server?.stop() }
         let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
         #expect(try database.dataVersion() == 15)
         #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
         #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
         #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
-        // The curl session of "Serving releases", against the server started above, which serves
-        // the releases published after it started.
-        let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let session = readme.components(separatedBy: "```console\n")[1].components(separatedBy: "```")[0].split(separator: "\n")
+        // The curl session of publishing.md's "Serving releases", against the server started
+        // above, which serves the releases published after it started.
+        let session = try Self.text("docs/publishing.md").components(separatedBy: "```console\n")[1].components(separatedBy: "```")[0].split(separator: "\n")
         let curl = try CommandRunner.run(["-c", String(session[0].dropFirst(2))], program: URL(fileURLWithPath: "/bin/bash"))
         #expect(curl.stdout.split(separator: "\n") == Array(session.dropFirst()), "\(curl.stdout)")
         #expect(server?.stop(SIGTERM) == 0)
