@@ -21,6 +21,9 @@ struct WeightsCommand: ParsableCommand, ShowsProgress {
     @Flag(help: "Propose 1–9 for major stations without a hand weight.") var proposeMajor = false
     @OptionGroup var curation: CurationOptions
 
+    /// The weight changes described on the terminal; `--json` lists every one.
+    static let rowsShown = 20
+
     func run() throws {
         let database = try global.openDatabase(author: curation.who)
         let report = try database.assignWeights(seed: seed, proposeMajor: proposeMajor, memo: curation.memo, dryRun: curation.dryRun)
@@ -36,6 +39,13 @@ struct WeightsCommand: ParsableCommand, ShowsProgress {
         print(report.change.totalChanges == 0 ? "No weight changes."
             : (report.change.committed ? "Committed version \(report.change.version)" : "Dry run: would commit version \(report.change.version)")
                 + ": \(plural(report.change.totalChanges, "station")) change weight.")
+        // The rows, as every curated command's --dry-run promises: the first of them here, all in --json.
+        let shown = report.change.changes.prefix(Self.rowsShown)
+        for (index, change) in shown.enumerated() { ReportPrinter.printChange(change, first: index == 0) }
+        if report.change.totalChanges > shown.count {
+            print("  … and \(report.change.totalChanges - shown.count) more (" + (report.change.committed
+                ? "station-admin log --version \(report.change.version))" : "--json lists them all)"))
+        }
         print("\nTop 150 pins over an 8 × 8 grid of each view: cells reached of the cells with stations")
         var table = TextTable(header: ["extent", "stations", "before", "after", "by distance only"])
         for (before, after) in zip(report.spreadBefore, report.spreadAfter) {

@@ -86,6 +86,15 @@ import Testing
         #expect(try CommandRunner.run(["suggest", "--db", database.path, "--version", "1"]).stdout == "No likely splits or handovers in version 1.\n")
     }
 
+    /// `weights --dry-run` shows the rows its help promises (it printed only counts).
+    @Test func weightsDryRunListsTheRowsItWouldWrite() throws {
+        let database = try scratch.baseDatabase()
+        let result = try CommandRunner.run(["weights", "--db", database.path, "--dry-run"])
+        let rows = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  UPDATE stations ") && $0.contains(": weight 13 → ") }
+        #expect(result.status == 0 && !rows.isEmpty, "\(result.stdout)")
+        #expect(result.stdout.contains("Dry run: would commit version 2: \(rows.count) station"), "\(result.stdout)")
+    }
+
     /// `log --key K --oneline`: real tabs between the fields, as `log --oneline` writes them.
     @Test func aKeysOneLineLogIsTabSeparated() throws {
         let database = try scratch.baseDatabase()
