@@ -16,7 +16,7 @@ struct SigningOptions: ParsableArguments {
 
     func validate() throws {
         if let expiresIn, ManifestSigning.validity(parsing: expiresIn) == nil {
-            throw ValidationError("--expires-in takes a positive duration such as 30d, 12h or 90m, not '\(expiresIn)'.")
+            throw ValidationError("--expires-in takes a duration up to 366d, such as 30d, 12h or 90m, not '\(expiresIn)'.")
         }
     }
 

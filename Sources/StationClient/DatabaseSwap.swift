@@ -33,7 +33,8 @@ struct DatabaseSwap {
 
     /// Swaps `incoming` in, after its journal; `onStep` is told each step.
     func swap(onStep: (UpdateStep) throws -> Void) throws {
-        try Data("{\"incoming\": \"\(URL(fileURLWithPath: incoming).lastPathComponent)\"}\n".utf8)
+        // Its existence is the decision; what it says is for a person who finds it.
+        try JSONSerialization.data(withJSONObject: ["incoming": URL(fileURLWithPath: incoming).lastPathComponent])
             .write(to: URL(fileURLWithPath: journal), options: .atomic)
         try syncDirectory()
         try onStep(.journalWritten)

@@ -29,6 +29,6 @@ enum GzipFile {
             try progress(total)
         }
         try output.synchronize()
-        return (total, hasher.finalize().map { String(format: "%02x", $0) }.joined())
+        return (total, Hex.string(hasher.finalize()))
     }
 }

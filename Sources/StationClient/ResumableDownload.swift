@@ -1,4 +1,5 @@
 import Crypto
+import StationSignatures
 import Foundation
 
 /// A file the manifest lists, downloaded into `destination` in ranges of `chunkBytes`: each part is
@@ -85,6 +86,6 @@ struct ResumableDownload {
         defer { try? handle.close() }
         var hasher = SHA256()
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.string(hasher.finalize())
     }
 }

@@ -57,8 +57,13 @@ struct Update: AsyncParsableCommand {
     func run() async throws {
         do {
             let keys = try trust.map(TrustedKey.init(contentsOfFile:))
-            let source: any ReleaseSource = from.hasPrefix("http://") || from.hasPrefix("https://")
-                ? HTTPReleaseSource(baseURL: URL(string: from)!) : FolderReleaseSource(folder: from)
+            let source: any ReleaseSource
+            if from.hasPrefix("http://") || from.hasPrefix("https://") {
+                guard let url = URL(string: from), url.host != nil else { throw ValidationError("--from '\(from)' is not a URL such as http://host:8080/") }
+                source = HTTPReleaseSource(baseURL: url)
+            } else {
+                source = FolderReleaseSource(folder: from)
+            }
             let clock = try now.map { text -> Date in
                 guard let date = ISO8601DateFormatter().date(from: text) else { throw ValidationError("--now takes a time such as 2026-11-27T03:10:00Z") }
                 return date

@@ -29,15 +29,16 @@ final class ReleaseFile: Sendable {
         let components = relative.split(separator: "/").map(String.init)
         for component in components.dropLast() {
             let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            let failure = errno
+            let failure = next < 0 ? Self.openError(relative, errno, at: directory, component) : nil
             close(directory)
-            guard next >= 0 else { throw Self.openError(relative, failure) }
+            if let failure { throw failure }
             directory = next
         }
-        let opened = openat(directory, components.last ?? "", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        let failure = errno
+        let name = components.last ?? ""
+        let opened = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let failure = opened < 0 ? Self.openError(relative, errno, at: directory, name) : nil
         close(directory)
-        guard opened >= 0 else { throw Self.openError(relative, failure) }
+        if let failure { throw failure }
         var status = stat()
         guard fstat(opened, &status) == 0 else {
             close(opened)
@@ -87,9 +88,14 @@ final class ReleaseFile: Sendable {
         return FileDigest.hex(hasher.finalize())
     }
 
-    private static func openError(_ path: String, _ code: Int32) -> ReleaseFileError {
+    /// Why `name` in `directory` did not open: `O_NOFOLLOW` on a link and `O_DIRECTORY` on a
+    /// file give the same errors, so the entry itself says which it is.
+    private static func openError(_ path: String, _ code: Int32, at directory: Int32, _ name: String) -> ReleaseFileError {
         switch code {
-        case ELOOP, ENOTDIR: return .throughLink(path)
+        case ELOOP, ENOTDIR:
+            var status = stat()
+            let isLink = fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
+            return isLink ? .throughLink(path) : .notRegular(path)
         case ENOENT: return .missing(path)
         default: return .unreadable(path, String(cString: strerror(code)))
         }

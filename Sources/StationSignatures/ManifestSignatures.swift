@@ -50,11 +50,7 @@ public struct ManifestSignatures: Codable, Sendable, Equatable {
 
     /// The SHA-256 of `data`, as lowercase hex.
     public static func sha256(_ data: Data) -> String {
-        hex(SHA256.hash(data: data))
-    }
-
-    static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: data))
     }
 
     /// The file's bytes: one entry per line, sorted keys, so that a diff of two files reads.

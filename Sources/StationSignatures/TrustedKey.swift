@@ -57,6 +57,6 @@ public struct TrustedKey: Sendable, Equatable {
 
     /// The first 8 bytes of the key's SHA-256, as hex.
     public static func keyID(of rawRepresentation: Data) -> String {
-        SHA256.hash(data: rawRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: rawRepresentation).prefix(8))
     }
 }

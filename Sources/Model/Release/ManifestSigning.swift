@@ -51,12 +51,18 @@ public struct ManifestSigning: Sendable {
         return try ManifestSignatures(signatures: entries).encoded()
     }
 
-    /// Parses `--expires-in`: `30d`, `12h`, `90m`, or a number of days.
+    /// The longest `--expires-in`: a manifest valid longer would let a frozen mirror hold phones
+    /// back for as long.
+    public static let longestValidity: TimeInterval = 366 * 86_400
+
+    /// Parses `--expires-in`: `30d`, `12h`, `90m`, or a number of days; nil for anything else,
+    /// zero, or more than `longestValidity`.
     public static func validity(parsing text: String) -> TimeInterval? {
         let units: [Character: TimeInterval] = ["d": 86_400, "h": 3_600, "m": 60]
         let unit = text.last.flatMap { units[$0] }
-        guard let count = Double(unit == nil ? text : String(text.dropLast())), count > 0 else { return nil }
-        return count * (unit ?? 86_400)
+        guard let count = Double(unit == nil ? text : String(text.dropLast())), count.isFinite, count > 0 else { return nil }
+        let seconds = count * (unit ?? 86_400)
+        return seconds <= longestValidity ? seconds : nil
     }
 }
 

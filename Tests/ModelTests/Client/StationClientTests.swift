@@ -67,9 +67,7 @@ import Testing
     }
 
     func serve(_ folder: String) throws -> (RunningProgram, String) {
-        let server = try RunningProgram(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0", "--quiet"])
-        try #require(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
-        let port = server.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        let (server, port) = try startServe(folder, ["--quiet"])
         return (server, "http://127.0.0.1:\(port)/")
     }
 

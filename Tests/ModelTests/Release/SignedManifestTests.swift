@@ -57,9 +57,7 @@ import Testing
     }
 
     func serve(_ folder: String) throws -> (RunningProgram, String) {
-        let server = try RunningProgram(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0", "--quiet"])
-        try #require(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
-        let port = server.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        let (server, port) = try startServe(folder, ["--quiet"])
         return (server, "http://127.0.0.1:\(port)")
     }
 
@@ -209,6 +207,17 @@ import Testing
             try signed.database.release(ReleaseOptions(outputFolder: signed.folder, verify: false))
         }
         #expect(try folderFiles(signed.folder) == before)
+    }
+
+    /// `--expires-in`: a positive, finite duration of at most a year.
+    @Test func anExpiryIsAPositiveDurationOfAtMostAYear() {
+        #expect(ManifestSigning.validity(parsing: "30d") == TimeInterval(30 * 86_400))
+        #expect(ManifestSigning.validity(parsing: "12h") == TimeInterval(12 * 3_600))
+        #expect(ManifestSigning.validity(parsing: "90m") == TimeInterval(90 * 60))
+        #expect(ManifestSigning.validity(parsing: "7") == TimeInterval(7 * 86_400))
+        for refused in ["0", "-1d", "infd", "nan", "400d", "1e9", "d", ""] {
+            #expect(ManifestSigning.validity(parsing: refused) == nil, "\(refused)")
+        }
     }
 
     /// Golden vectors (Tests/ModelTests/Fixtures/golden/signing): a fixed key, a manifest and its

@@ -21,15 +21,7 @@ import Testing
     }
 
     func serve(_ folder: String, _ extra: [String] = [], limit: Int? = nil) throws -> (RunningProgram, Int) {
-        let arguments = ["serve", "--out", folder, "--port", "0"] + extra
-        let running = if let limit {
-            try RunningProgram("/usr/bin/prlimit", ["--nofile=\(limit):\(limit)", CommandRunner.executable.path] + arguments)
-        } else {
-            try RunningProgram(CommandRunner.executable.path, arguments)
-        }
-        try #require(running.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(running.stderr)")
-        let port = running.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-        return (running, port)
+        try startServe(folder, extra, descriptorLimit: limit)
     }
 
     /// curl's view of one GET: the status, the bytes received and the seconds taken.

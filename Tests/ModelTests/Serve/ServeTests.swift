@@ -31,10 +31,7 @@ import Testing
 
     /// `station-admin serve` on a free port; returns it with its port.
     func serve(_ folder: String, quiet: Bool = true) throws -> (RunningProgram, Int) {
-        let server = try RunningProgram(CommandRunner.executable.path, ["serve", "--out", folder, "--port", "0"] + (quiet ? ["--quiet"] : []))
-        #expect(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
-        let port = server.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-        return (server, port)
+        try startServe(folder, quiet ? ["--quiet"] : [])
     }
 
     func run(_ script: String, _ arguments: [String]) throws -> CommandRunner.Result {

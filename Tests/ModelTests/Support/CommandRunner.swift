@@ -5,6 +5,7 @@ import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
+import Testing
 
 /// Runs the built `station-admin` executable, as a curator would from a terminal.
 struct CommandRunner {
@@ -128,3 +129,17 @@ final class RunningProgram: @unchecked Sendable {
     }
 }
 
+
+/// `station-admin serve` on a free port, started and waited for: the program and its port.
+/// With `descriptorLimit`, started under `prlimit` with that many file descriptors.
+func startServe(_ folder: String, _ extra: [String] = [], descriptorLimit: Int? = nil) throws -> (server: RunningProgram, port: Int) {
+    let arguments = ["serve", "--out", folder, "--port", "0"] + extra
+    let server = if let descriptorLimit {
+        try RunningProgram("/usr/bin/prlimit", ["--nofile=\(descriptorLimit):\(descriptorLimit)", CommandRunner.executable.path] + arguments)
+    } else {
+        try RunningProgram(CommandRunner.executable.path, arguments)
+    }
+    try #require(server.wait(for: "Serving \(folder) on http://127.0.0.1:"), "\(server.stderr)")
+    let port = server.stderr.components(separatedBy: "http://127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+    return (server, port)
+}
