@@ -94,8 +94,15 @@ public enum ReviewPage {
         return html + "</section>"
     }
 
-    private static func byteSize(_ bytes: Int) -> String {
-        bytes < 1_000 ? "\(bytes) B" : bytes < 1_000_000 ? String(format: "%.1f kB", Double(bytes) / 1_000) : String(format: "%.1f MB", Double(bytes) / 1_000_000)
+    /// Bytes as `ls -l` and the manifest have them, grouped by thousands: a curator comparing the
+    /// page with the published files finds the same number, not a rounding of it.
+    package static func byteSize(_ bytes: Int) -> String {
+        var digits = String(bytes), grouped = ""
+        while digits.count > 3 {
+            grouped = "," + digits.suffix(3) + grouped
+            digits.removeLast(3)
+        }
+        return digits + grouped + (bytes == 1 ? " byte" : " bytes")
     }
 
     private static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]

@@ -418,13 +418,14 @@ package struct ReviewReader {
     }
 
     /// The delta a phone at each older version downloads, measured by writing it (gzip bytes
-    /// counted, nothing kept) as `release` writes it.
+    /// counted, nothing kept) as `release` writes it: without `BEGIN`/`COMMIT`, which the app
+    /// runs around it, so that the page's sizes are the published files'.
     package func deltas(_ db: Database) throws -> [ReviewDelta] {
         guard version > 1 else { return [] }
         let writer = try DeltaWriter.prepare(db, froms: Array(1..<version), to: version, newest: newest)
         defer { try? writer.finish(db) }
         return try (1..<version).map { from in
-            let written = try MasterDatabase.writeDelta(db, from: from, with: writer, gzip: false, transaction: true, into: .stream(TeeSink([])))
+            let written = try MasterDatabase.writeDelta(db, from: from, with: writer, gzip: false, transaction: false, into: .stream(TeeSink([])))
             return ReviewDelta(from: from, gzipBytes: written.gzipBytes, statements: written.summary.totalStatements)
         }
     }

@@ -165,7 +165,7 @@ import Testing
         let page = try render(report, "review-2.html")
         expectAnswersFirst(page, report)
         #expect(page.verdict == "Releasable: station-admin release --version 2 would publish version 2")
-        #expect(matches(#"<li data-from="1">a phone at version 1: a delta of [0-9.]+ kB gzip \((\d+) statements\)"#, in: page.html).first?[0]
+        #expect(matches(#"<li data-from="1">a phone at version 1: a delta of [0-9,]+ bytes gzip \((\d+) statements\)"#, in: page.html).first?[0]
             == String(report.summary.changes))
         #expect(page.html.contains("<li data-from=\"new\">a new install or an app update: the full database: 10866 stations (10478 open), 617 lines, 10190 connections"))
         #expect(page.html.contains("<p id=\"split-moves\">No split: no user record moves.</p>"))
@@ -182,6 +182,14 @@ import Testing
         expectAnswersFirst(page, report)
         #expect(page.verdict == "Releasable: station-admin release would publish version 3")
         #expect(matches(#"<li data-from="(\d)">"#, in: page.html).map { $0[0] } == ["1", "2"])
+        // The sizes are the published files', byte for byte.
+        let released = try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        let shown = matches(#"<li data-from="(\d)">a phone at version \d: a delta of ([0-9,]+ bytes) gzip"#, in: page.html)
+            .map { [$0[0], $0[1]] }
+        let published = released.released.deltas.sorted { $0.from < $1.from }
+            .map { ["\($0.from)", ReviewPage.byteSize($0.file.bytes)] }
+        #expect(shown == published && published.count == 2, "\(shown) \(published)")
+        #expect(ReviewPage.byteSize(1_232) == "1,232 bytes" && ReviewPage.byteSize(744) == "744 bytes" && ReviewPage.byteSize(2_609_152) == "2,609,152 bytes")
         #expect(page.html.contains("<p id=\"split-moves\">2 splits: on every phone, the visit records of 2 stations are copied to 2 new ones"))
         // The stations that passed to IR and Hapi-Line are transfers, not "updated"; the splits are arrows.
         #expect(page.drawn["transferred"]! >= 20 && page.drawn["updated", default: 0] == 0, "\(page.drawn)")
