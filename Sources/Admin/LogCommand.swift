@@ -78,10 +78,11 @@ struct LogCommand: ParsableCommand {
             for note in notes { Console.line(Self.line(note)) }
             return
         }
-        if output.json { return try Console.printJSONArray { append in try database.forEachUpdate(filter, append) } }
+        // JSON carries what the text shows: each row with its name and values, as a key's story has them.
+        if output.json { return try Console.printJSONArray { append in try database.forEachDescribedUpdate(filter, append) } }
         if nl {
             let printer = Console.JSONLinePrinter()
-            return try database.forEachUpdate(filter) { try printer.print($0) }
+            return try database.forEachDescribedUpdate(filter) { try printer.print($0) }
         }
         Pager.startIfWanted(disabled: global.noPager)
         if oneline {

@@ -65,6 +65,21 @@ import Testing
         #expect(try log(database, ["--key", "9900101", "--reverse"]) == story.reversed())
     }
 
+    /// `log --json` and `--nl` without `--key` carry the name and values the text shows, not only the row.
+    @Test func theLogsJSONHasTheValuesTheTextShows() throws {
+        let database = try history()
+        let text = try log(database, ["-n", "2"])
+        let json = try CommandRunner.run(["log", "--db", database.path, "-n", "2", "--json"])
+        let entries = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [[String: Any]]
+        #expect(entries.count == 2 && entries[1]["name"] as? String == "テスト中央", "\(json.stdout)")
+        let weight = (entries[1]["fields"] as! [[String: Any]]).first!
+        #expect(weight["column"] as? String == "weight" && weight["old"] as? Int == 13 && weight["new"] as? Int == 2, "\(weight)")
+        #expect(text[1].hasSuffix("テスト中央: weight 13 → 2"))
+        let lines = try log(database, ["-n", "2", "--nl"])
+        let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
+        #expect(first["name"] as? String == "テスト東" && (first["update"] as? [String: Any])?["type"] as? String == "DELETE", "\(lines[0])")
+    }
+
     /// e_status is an integer in every JSON, the story's included.
     @Test func aStorysJSONGivesNumbersForNumberColumns() throws {
         let database = try history()
