@@ -90,8 +90,15 @@ extension ImportFile {
 
     /// Reads and checks the file, handing rows over in batches. Returns the error that
     /// stopped it (nil at the end of a good file).
+    ///
+    /// A bad row (a wrong field count, a value its column refuses) does not stop the reading: the
+    /// rows after it are checked too, up to `BadRows.reported` bad ones, so that one run lists what
+    /// a curator fixes in one sitting. From the first bad row on, no row is handed over: the
+    /// import fails, and the rows already handed over go with its rolled-back transaction.
+    /// Malformed CSV (an unterminated quote) stops at once: what follows it is not rows.
     private static func read(_ file: ImportFile, into channel: BatchChannel) -> Error? {
         struct Cancelled: Error {}
+        struct EnoughBadRows: Error {}
         let header = file.header
         let decoder = FieldDecoder(file: file.displayName, columns: header.columns)
         let width = header.columns.count
@@ -101,26 +108,38 @@ extension ImportFile {
         let headerText = header.columns.map(\.name).joined(separator: ",")
         var batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
         var isHeader = true
+        var badRows: [CSVError] = []
         do {
             try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
                 if isHeader {
                     isHeader = false
                     return
                 }
-                guard record.fieldCount == width else {
-                    throw CSVError(
-                        file: displayName, line: record.line,
-                        message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
-                }
-                for index in 0..<width {
-                    switch try decoder.parse(record.field(index), column: index, line: record.line) {
-                    case .null: batch.fields.append(.null)
-                    case .integer(let value): batch.fields.append(.integer(value))
-                    case .real(let value): batch.fields.append(.real(value))
-                    case .text(let bytes):
-                        batch.fields.append(.text(start: batch.text.count, count: bytes.count))
-                        batch.text.append(contentsOf: bytes)
+                let fieldsBefore = batch.fields.count, textBefore = batch.text.count
+                do {
+                    guard record.fieldCount == width else {
+                        throw CSVError(
+                            file: displayName, line: record.line,
+                            message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
                     }
+                    for index in 0..<width {
+                        switch try decoder.parse(record.field(index), column: index, line: record.line) {
+                        case .null: batch.fields.append(.null)
+                        case .integer(let value): batch.fields.append(.integer(value))
+                        case .real(let value): batch.fields.append(.real(value))
+                        case .text(let bytes):
+                            batch.fields.append(.text(start: batch.text.count, count: bytes.count))
+                            batch.text.append(contentsOf: bytes)
+                        }
+                    }
+                } catch let problem as CSVError where problem.line != nil {
+                    badRows.append(problem)
+                    if badRows.count == BadRows.reported { throw EnoughBadRows() }
+                }
+                guard badRows.isEmpty else {
+                    batch.fields.removeSubrange(fieldsBefore...)
+                    batch.text.removeSubrange(textBefore...)
+                    return
                 }
                 batch.lines.append(record.line)
                 if batch.count == batchSize {
@@ -130,15 +149,42 @@ extension ImportFile {
             }
         } catch is Cancelled {
             return nil
+        } catch is EnoughBadRows {
+            return BadRows(file: displayName, rows: badRows, readToTheEnd: false)
         } catch {
+            // Malformed CSV after bad rows: both are told, the bad rows first.
+            if !badRows.isEmpty { return BadRows(file: displayName, rows: badRows + [error as? CSVError].compactMap { $0 }, readToTheEnd: false) }
             if batch.count > 0 { _ = channel.put(batch) }
             return error
         }
         if isHeader {
             return CSVError(file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
         }
+        if !badRows.isEmpty { return badRows.count == 1 ? badRows[0] : BadRows(file: displayName, rows: badRows, readToTheEnd: true) }
         if batch.count > 0 { _ = channel.put(batch) }
         return nil
+    }
+}
+
+/// Several bad rows of one file, found in one reading: each with its line, column and what was
+/// expected. One bad row alone is thrown as its `CSVError`.
+public struct BadRows: Error, LocalizedError, Equatable {
+    /// How many bad rows a file's reading lists before it stops.
+    public static let reported = 20
+    /// The file as the user named it.
+    public let file: String
+    /// The bad rows in the order of the file (a malformed-CSV error last, when one stopped the reading).
+    public let rows: [CSVError]
+    /// False when the reading stopped at `reported` rows (or at malformed CSV): more may follow.
+    public let readToTheEnd: Bool
+
+    /// The file, then each bad row on a line of its own, as `CSVError` puts it.
+    public var errorDescription: String? {
+        let head = readToTheEnd
+            ? "\(file): \(rows.count) bad rows; nothing was imported. Fix them and import again:"
+            : "\(file): the first \(rows.count) bad rows; nothing was imported, and the reading stopped here. "
+                + "Fix them and import again to see whether more follow:"
+        return ([head] + rows.map { "  " + ($0.errorDescription ?? $0.message) }).joined(separator: "\n")
     }
 }
 

@@ -59,7 +59,21 @@ import Testing
         "44-empty-line-name.csv": ":3: line_name is empty (expected text)",
         "45-station-group-zero.csv": ":3: station_g_cd 0 is out of range (expected a positive code up to 2147483647)",
         "46-empty-company-name.csv": ":2: company_name is empty (expected text)",
+        // Every bad row of a file in one run, up to 20.
+        "47-three-bad-rows.csv": """
+            : 3 bad rows; nothing was imported. Fix them and import again:
+              {FILE}:3: lat "north" is not a number (expected degrees from -90.0 to 90.0)
+              {FILE}:5: 14 fields, expected 15 as in the header (\(stationsHeader))
+              {FILE}:6: open_ymd "2021-02-30" is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)
+            """,
+        "48-twenty-five-bad-rows.csv": """
+            : the first 20 bad rows; nothing was imported, and the reading stopped here. \
+            Fix them and import again to see whether more follow:
+
+            """ + (1...20).map { "  {FILE}:\($0 + 2): station_cd \"x\($0)\" is not an integer (expected a positive code up to 2147483647)" }
+            .joined(separator: "\n"),
     ]
+    static let stationsHeader = "station_cd,station_g_cd,station_name,station_name_k,station_name_r,line_cd,pref_cd,post,address,lon,lat,open_ymd,close_ymd,e_status,e_sort"
 
     static func expected(_ file: String, path: String) -> String {
         path + expectations[file]!.replacingOccurrences(of: "{FILE}", with: path)
