@@ -10,6 +10,9 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     case closedWithoutDate = "closed-without-date"
     case connectionTooLong = "connection-too-long"
     case stationMovedFar = "station-moved-far"
+    /// A move no real station makes (beyond `CheckLimits.implausibleMoveKilometres`): a typo in
+    /// `lat` or `lon`, an error until it is fixed or waived. Shorter moves are `station-moved-far`.
+    case stationMovedImplausibly = "station-moved-implausibly"
     case kanaNotKatakana = "kana-not-katakana"
     case groupDangling = "group-dangling"
     case duplicateNameOnLine = "duplicate-name-on-line"
@@ -33,7 +36,7 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     public var tables: [MasterTable] {
         switch self {
         case .openUnderClosed, .coordinatesOutsideJapan: return [.lines, .stations]
-        case .datesOutOfOrder, .closedWithoutDate, .stationMovedFar, .groupDangling, .duplicateNameOnLine: return [.stations]
+        case .datesOutOfOrder, .closedWithoutDate, .stationMovedFar, .stationMovedImplausibly, .groupDangling, .duplicateNameOnLine: return [.stations]
         case .kanaNotKatakana: return [.companies, .lines, .stations]
         case .lineWithoutStations: return [.lines]
         case .connectionTooLong, .connectionToClosedStation: return [.connections]
@@ -44,7 +47,7 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     /// The rule's severity, fixed per rule.
     public var severity: Severity {
         switch self {
-        case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan, .valueOutsideDomain: return .error
+        case .openUnderClosed, .datesOutOfOrder, .coordinatesOutsideJapan, .stationMovedImplausibly, .valueOutsideDomain: return .error
         default: return .warning
         }
     }
@@ -56,6 +59,9 @@ public struct CheckLimits: Sendable, Equatable {
     public var connectionKilometres: Double = 50
     /// `station-moved-far`: a station whose position changed by more than this in the version.
     public var moveKilometres: Double = 1
+    /// `station-moved-implausibly`: no station is rebuilt this far from where it stood (a line
+    /// realigned, a terminus moved to a new airport: a few km); a move beyond it is a typo.
+    public static let implausibleMoveKilometres: Double = 50
 
     /// Limits in kilometres; the defaults are what `release` checks with.
     public init(connectionKilometres: Double = 50, moveKilometres: Double = 1) {

@@ -158,7 +158,7 @@ package struct CheckScope {
     /// whole; for a `rowLocal` rule only on a changed station or line; for the others on any in
     /// scope, a station by its line.
     package static let foundAfresh = """
-        rule IN ('\(CheckRule.stationMovedFar.rawValue)', '\(CheckRule.groupDangling.rawValue)') OR table_name = 'prefectures'
+        rule IN ('\(CheckRule.stationMovedFar.rawValue)', '\(CheckRule.stationMovedImplausibly.rawValue)', '\(CheckRule.groupDangling.rawValue)') OR table_name = 'prefectures'
         OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(changedStations)))
         OR (table_name = 'stations' AND rule NOT IN (\(rowLocalList))
             AND (SELECT s.line_cd FROM main.stations s WHERE s.station_cd = CAST(key_id AS INTEGER)) IN (SELECT line_cd FROM \(lines)))

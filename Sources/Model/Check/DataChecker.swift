@@ -194,6 +194,7 @@ package struct DataChecker {
         try withoutActuallyEscaping(handler) { handler in
             let out = FindingOutput(handler)
             var closedEnds: [ClosedEnd]?
+            var moves: [StationMove]?
             for rule in Self.listingOrder where rules.contains(rule) {
                 switch rule {
                 case .openUnderClosed: try openUnderClosed(db, out)
@@ -203,7 +204,11 @@ package struct DataChecker {
                 case .closedWithoutDate: try closedWithoutDate(db, out)
                 case .connectionTooLong:
                     closedEnds = try connections(db, tooLong: out, collectingClosedEnds: rules.contains(.connectionToClosedStation))
-                case .stationMovedFar: try stationsMovedFar(db, out)
+                // One reading of the moved stations serves both rules: each move is one or the other.
+                case .stationMovedImplausibly, .stationMovedFar:
+                    let read = try moves ?? stationMoves(db)
+                    moves = read
+                    try report(read, as: rule, out)
                 case .kanaNotKatakana: try kanaNotKatakana(db, out)
                 case .groupDangling: try groupsDangling(db, out)
                 case .duplicateNameOnLine: try duplicateNamesOnLines(db, out)
@@ -430,29 +435,53 @@ package struct DataChecker {
 
     private func lineName(_ text: String?) -> String { text.map { name($0) } ?? "(no such line)" }
 
-    private func stationsMovedFar(_ db: Database, _ out: FindingOutput) throws {
-        guard version > 1 else { return }  // the first version moves nothing
+    private struct StationMove {
+        let station: Int64, name: String, from: (Double, Double), to: (Double, Double), kilometres: Double
+    }
+
+    /// The version's stations that moved more than the smaller of the two rules' limits, by code.
+    private func stationMoves(_ db: Database) throws -> [StationMove] {
+        guard version > 1 else { return [] }  // the first version moves nothing
         let changedInVersion = UpdateLog.changedKeys(of: .stations, in: version, kinds: [.update, .delete, .restore])
         let before = VersionedState.statesBefore(version, of: changedInVersion, in: .stations)
+        let threshold = min(limits.moveKilometres, CheckLimits.implausibleMoveKilometres)
         // The version's stations drive (CROSS JOIN), then their state now: the few moved stations,
         // not the million. Sorted here, not by the query.
-        var moved: [(station: Int64, name: String, from: (Double, Double), to: (Double, Double), kilometres: Double)] = []
+        var moved: [StationMove] = []
         try forEachRow(db, """
             SELECT n.station_cd, n.station_name, b.lat, b.lon, n.lat, n.lon
             FROM (\(before)) b CROSS JOIN stations n ON n.station_cd = b.station_cd
             WHERE b.lat IS NOT NULL AND b.lon IS NOT NULL AND n.lat IS NOT NULL AND n.lon IS NOT NULL
             """) { row in
             let kilometres = Geography.metres(latitude: row[2], longitude: row[3], toLatitude: row[4], longitude: row[5]) / 1000
-            guard kilometres > limits.moveKilometres else { return }
-            moved.append((row[0], row[1], (row[2], row[3]), (row[4], row[5]), kilometres))
+            guard kilometres > threshold else { return }
+            moved.append(StationMove(station: row[0], name: row[1], from: (row[2], row[3]), to: (row[4], row[5]), kilometres: kilometres))
         }
-        for station in moved.sorted(by: { $0.station < $1.station }) {
-            try out.found(.stationMovedFar, .stations, String(station.station)) { """
-                \(name(station.name)) moved \(String(format: "%.1f", station.kilometres)) km in version \(version) \
-                (\(Self.degrees(station.from.0)), \(Self.degrees(station.from.1)) → \(Self.degrees(station.to.0)), \(Self.degrees(station.to.1)); \
-                limit \(Self.kilometres(limits.moveKilometres)) km; \
-                if the new place is wrong: station-admin edit stations \(station.station) lat=… lon=…; if the station really moved: waive it)
-                """ }
+        return moved.sorted { $0.station < $1.station }
+    }
+
+    /// A move beyond `implausibleMoveKilometres` is `station-moved-implausibly` (an error), a
+    /// shorter one beyond the limit `station-moved-far` (a warning): never both.
+    private func report(_ moves: [StationMove], as rule: CheckRule, _ out: FindingOutput) throws {
+        let implausible = CheckLimits.implausibleMoveKilometres
+        for move in moves {
+            let isImplausible = move.kilometres > implausible
+            guard rule == .stationMovedImplausibly ? isImplausible : !isImplausible && move.kilometres > limits.moveKilometres else { continue }
+            try out.found(rule, .stations, String(move.station)) {
+                let place = """
+                    \(name(move.name)) moved \(String(format: "%.1f", move.kilometres)) km in version \(version) \
+                    (\(Self.degrees(move.from.0)), \(Self.degrees(move.from.1)) → \(Self.degrees(move.to.0)), \(Self.degrees(move.to.1))
+                    """
+                return isImplausible
+                    ? place + """
+                        ; no station moves more than \(Self.kilometres(implausible)) km: a typo in lat or lon? \
+                        Fix it: station-admin edit stations \(move.station) lat=… lon=…; if the station really moved: waive it)
+                        """
+                    : place + """
+                        ; limit \(Self.kilometres(limits.moveKilometres)) km; \
+                        if the new place is wrong: station-admin edit stations \(move.station) lat=… lon=…; if the station really moved: waive it)
+                        """
+            }
         }
     }
 

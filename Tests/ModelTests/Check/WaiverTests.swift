@@ -43,6 +43,21 @@ import Testing
         }
     }
 
+    /// A station moved 1,700 km by a typo in `lat` is an error the release stops at, not a
+    /// warning it lets through; a waiver (the station really moved) lets it go.
+    @Test func aMoveNoStationMakesStopsTheReleaseUntilWaived() throws {
+        let database = try scratch.baseDatabase()
+        let edit = try CommandRunner.run(["edit", "--db", database.path, "stations", "9900101", "lat=20.1"])
+        #expect(edit.status == 0 && edit.stdout.contains("station-moved-implausibly"), "\(edit.stdout)\(edit.stderr)")
+        let refused = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release"), "--no-verify"])
+        #expect(refused.status == 1 && refused.stderr.contains("station-moved-implausibly"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("no station moves more than 50 km: a typo in lat or lon?"), "\(refused.stderr)")
+        #expect(try CommandRunner.run(["waive", "--db", database.path, "station-moved-implausibly", "stations", "9900101",
+                                       "--reason", "test: the station really moved"]).status == 0)
+        let released = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release"), "--no-verify"])
+        #expect(released.status == 0, "\(released.stderr)")
+    }
+
     @Test func aWaiverIsCuratorDataAndMakesNoVersion() throws {
         let database = try databaseWithFindings()
         let version = try database.dataVersion()
