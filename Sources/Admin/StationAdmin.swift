@@ -7,8 +7,11 @@ import StationSupport
 
 @main
 struct StationAdmin: ParsableCommand {
+    /// The program's name, as the curator types it.
+    static let commandName = "station-admin"
+
     static let configuration = CommandConfiguration(
-        commandName: "station-admin",
+        commandName: commandName,
         abstract: "Maintain the station master data and publish it to the offline apps.",
         discussion: """
             Exit status: 0 on success; 1 when the command failed (the message says why and what to do),
@@ -37,6 +40,8 @@ struct StationAdmin: ParsableCommand {
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {
         SQLiteProcessSettings.applyBeforeFirstConnection()
+        // The library names the commands its messages suggest; spelled here, as a shell takes them.
+        CommandHint.spellHints { hint in ([commandName] + hint.shellWords).joined(separator: " ") }
         do {
             try CommandLineText.requireUTF8()
             let arguments = CommandSuggestion.globalOptionsMovedAfterTheCommand(Array(CommandLine.arguments.dropFirst()))

@@ -12,7 +12,7 @@ public struct CheckFinding: Codable, Sendable, Equatable, Hashable {
     public var key: String
     /// What is wrong, with the values, and how to fix it.
     public var message: String
-    /// A curator accepted it (`station-admin waive`).
+    /// A curator accepted it (`waive`).
     public var waived: Bool
 
     package init(_ rule: CheckRule, _ table: MasterTable, key: String, _ message: String) {

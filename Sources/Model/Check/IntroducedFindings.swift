@@ -2,7 +2,7 @@ import StationSchema
 
 /// The findings a version brings that the version before did not have, as an import or a plan
 /// reports them: how many of each rule, and the first of each rule in listing order with their
-/// words. The rest are listed by `station-admin check --version V --rule RULE`: a version that
+/// words. The rest are listed by `check --version V --rule RULE`: a version that
 /// introduces a million findings holds twenty of each here, not a million messages.
 public struct IntroducedFindings: Sendable, Equatable {
     /// How many findings of each rule a report shows in words.

@@ -1,5 +1,6 @@
 import GRDB
 import StationSchema
+import StationSupport
 
 /// Whether `release` would publish the newest version today: what a command that wrote a
 /// version says at its end, with the one next step.
@@ -12,13 +13,14 @@ public struct ReleaseReadiness: Sendable, Equatable {
     /// Whether `release` would publish it: something imported and no unwaived error.
     public var isReleasable: Bool { version > 0 && unwaivedErrors == 0 }
 
-    /// "Next: station-admin review, then station-admin release (a release would publish version 3 today)."
+    /// "Next: review, then release (a release would publish version 3 today).", each command as the
+    /// program spells it (`CommandHint`).
     public var nextStep: String {
-        if version == 0 { return "Next: station-admin import DIR (nothing has been imported yet; a release would be refused)." }
+        if version == 0 { return "Next: \(CommandHint("import", "DIR")) (nothing has been imported yet; a release would be refused)." }
         if unwaivedErrors > 0 {
-            return "Next: station-admin check (a release would be refused today: \(unwaivedErrors) error\(unwaivedErrors == 1 ? "" : "s") not waived; fix or waive \(unwaivedErrors == 1 ? "it" : "them"))."
+            return "Next: \(CommandHint("check")) (a release would be refused today: \(unwaivedErrors) error\(unwaivedErrors == 1 ? "" : "s") not waived; fix or waive \(unwaivedErrors == 1 ? "it" : "them"))."
         }
-        return "Next: station-admin review, then station-admin release (a release would publish version \(version) today)."
+        return "Next: \(CommandHint("review")), then \(CommandHint("release")) (a release would publish version \(version) today)."
     }
 }
 

@@ -74,13 +74,13 @@ public enum WaiverError: Error, LocalizedError, Equatable {
             let columns = MasterTable.named(table)?.keyColumns.joined(separator: "/") ?? "the key"
             return "\(key.quotedForMessage()) is not a key of \(table) (expected \(columns), whole numbers, as `check` prints it)"
         case let .noSuchRow(table, key):
-            return "\(table) \(key) does not exist (check the key with `station-admin log --key \(key)`; for a row a plan is about to add, waive it with --ahead)"
+            return "\(table) \(key) does not exist (check the key with `\(CommandHint("log", "--key", key))`; for a row a plan is about to add, waive it with --ahead)"
         case let .notFound(identity):
-            return "\(identity.rule) finds nothing on \(identity.table) \(identity.key) today, so there is nothing to waive (`station-admin check` lists the findings; to accept a finding a plan is about to bring, add --ahead)"
+            return "\(identity.rule) finds nothing on \(identity.table) \(identity.key) today, so there is nothing to waive (`\(CommandHint("check"))` lists the findings; to accept a finding a plan is about to bring, add --ahead)"
         case .emptyReason:
             return "a waiver needs a reason (--reason \"the 59 km Seikan Tunnel edge is real\")"
         case let .notWaived(identity):
-            return "no waiver for \(identity.rule) on \(identity.table) \(identity.key) (station-admin check lists the waivers)"
+            return "no waiver for \(identity.rule) on \(identity.table) \(identity.key) (\(CommandHint("check")) lists the waivers)"
         }
     }
 }

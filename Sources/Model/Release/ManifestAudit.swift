@@ -75,7 +75,7 @@ package struct ManifestAudit {
             problems.append(ManifestProblem(field: field, file: file, reason: reason))
         }
         if manifest.format > Manifest.currentFormat {
-            problem("format", nil, "\(manifest.format), newer than this station-admin reads (up to \(Manifest.currentFormat)); use the station-admin that released it, or a newer one")
+            problem("format", nil, "\(manifest.format), newer than this StationAdmin reads (up to \(Manifest.currentFormat)); use the StationAdmin that released it, or a newer one")
         }
         let numbers = manifest.versions.map(\.version)
         if numbers != Array(Set(numbers)).sorted() {

@@ -77,7 +77,7 @@ extension ReleaseFolder {
     package static func stagedSignatures(in building: String) -> String { "\(building)/\(ManifestSignatures.fileName)" }
 }
 
-/// `station-admin resign`: the folder's manifest signed again with a new `sequence`,
+/// `resign`: the folder's manifest signed again with a new `sequence`,
 /// `published_at` and `expires`, and nothing else changed: the weekly job that keeps phones from
 /// taking a frozen mirror for the newest release.
 public enum ManifestResigning {
@@ -122,7 +122,7 @@ extension ReleaseFolder {
             let days = String(format: "%.1f", left / 86_400)
             var warnings: [String] = []
             if left < ManifestSigning.renewalWarning {
-                warnings.append("the manifest expires at \(signed.fields.expires), in \(days) days: renew it with `station-admin resign --out \(path) --sign KEY`")
+                warnings.append("the manifest expires at \(signed.fields.expires), in \(days) days: renew it with `\(CommandHint("resign", "--out", path, "--sign", "KEY"))`")
             }
             return (["manifest signed by trusted key \(signed.keyIDs.joined(separator: ", ")); sequence \(signed.fields.sequence), "
                      + "published \(signed.fields.publishedAt), expires \(signed.fields.expires) (in \(days) days)"], [], warnings)

@@ -47,17 +47,17 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
                 + "the master diverged from what phones have (a restored backup edited since?). Nothing was written: release into a new folder (--out), "
                 + "or bring back the master the folder came from"
         case .nothingImported:
-            return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a folder of ekidata CSV files first: `station-admin import FOLDER`)"
+            return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a folder of ekidata CSV files first: `\(CommandHint("import", "FOLDER"))`)"
         case let .noSuchVersion(requested, newest):
             return MissingVersion.message(requested: requested, newest: newest, lowest: 0)
         case let .missingFolder(path):
-            return "\(path): no release folder here (build one with `station-admin release --out \(path)`)"
+            return "\(path): no release folder here (build one with `\(CommandHint("release", "--out", path))`)"
         case let .missingManifest(path):
-            return "\(path): no manifest.json: not a release folder, or an interrupted one (build it again with `station-admin release`)"
+            return "\(path): no manifest.json: not a release folder, or an interrupted one (build it again with `\(CommandHint("release"))`)"
         case let .corruptManifest(path, reason):
-            return "\(path): not a valid manifest (\(reason)); rebuild the folder with `station-admin release`"
+            return "\(path): not a valid manifest (\(reason)); rebuild the folder with `\(CommandHint("release"))`"
         case let .manifestDisagrees(path, problems):
-            return "\(path): the manifest disagrees with the release folder (rebuild it with `station-admin release`):\n"
+            return "\(path): the manifest disagrees with the release folder (rebuild it with `\(CommandHint("release"))`):\n"
                 + problems.map { "  \($0)" }.joined(separator: "\n")
         case let .verificationFailed(failures):
             return "verification failed:\n" + failures.map { "  " + $0 }.joined(separator: "\n")
@@ -76,11 +76,11 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
         case let .notOurs(path):
             return "\(path): exists, but no manifest lists it: not a release of ours (move it away, or choose another --out)"
         case let .interruptedRelease(path):
-            return "\(path): a release into this folder was interrupted; complete it with `station-admin release --out \(path)`"
+            return "\(path): a release into this folder was interrupted; complete it with `\(CommandHint("release", "--out", path))`"
         case let .checksFailed(version, findings):
             return "version \(version) has \(findings.count) error-level finding\(findings.count == 1 ? "" : "s") that no waiver accepts; nothing was released:\n"
                 + findings.map { "  " + $0.line.escapingControlCharacters }.joined(separator: "\n")
-                + "\n(fix them, accept the right ones with `station-admin waive RULE TABLE KEY --reason …`, or release anyway with --skip-checks)"
+                + "\n(fix them, accept the right ones with `\(CommandHint("waive", "RULE", "TABLE", "KEY", "--reason", "…"))`, or release anyway with --skip-checks)"
         }
     }
 

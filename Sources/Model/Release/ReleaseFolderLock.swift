@@ -62,9 +62,9 @@ package final class ReleaseFolderLock {
         return ReleaseFolderLock(descriptor: descriptor, isExclusive: exclusive)
     }
 
-    /// `another station-admin process (pid 4242)`, or without the pid when it is not known.
+    /// `another StationAdmin process (pid 4242)`, or without the pid when it is not known.
     package static func describe(_ holder: Int32?) -> String {
-        "another station-admin process" + (holder.map { " (pid \($0))" } ?? "")
+        "another StationAdmin process" + (holder.map { " (pid \($0))" } ?? "")
     }
 
     /// The pid the exclusive holder wrote, if that process is alive; nil for a shared holder

@@ -354,7 +354,7 @@ extension MasterDatabase {
         if FileManager.default.fileExists(atPath: folder.intentPath) { throw ReleaseError.interruptedRelease(path) }
         let manifest = try folder.loadManifest()
         if let lineage = try lineage() { try folder.requireLineage(lineage, of: manifest) }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("station-admin-verify-\(UUID().uuidString)").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stationadmin-verify-\(UUID().uuidString)").path
         var report = VerificationReport()
         let signatures = folder.signatureFindings(trust: trust, dataset: manifest.lineage, now: now)
         report.passed += signatures.passed

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 import StationSignatures
+import StationSupport
 
-/// A curator's Ed25519 private key (swift-crypto's `Curve25519.Signing`), as `station-admin keys
+/// A curator's Ed25519 private key (swift-crypto's `Curve25519.Signing`), as `keys
 /// generate` writes it: `FILE`, mode 0600, one line `ed25519-private KEYID BASE64`, and beside it
 /// `FILE.pub`, the public key's line (`TrustedKey.publicKeyLine`) that apps embed. Like ssh, a
 /// private key file that others can read is refused.
@@ -105,7 +106,7 @@ public enum SigningKeyError: Error, LocalizedError, Equatable {
         case let .unreadable(path, reason):
             return "\(path): \(reason)"
         case .notAKey(let path):
-            return "\(path): not a private key of `station-admin keys generate` (the .pub file is the public half; --sign takes the other)"
+            return "\(path): not a private key of `\(CommandHint("keys", "generate"))` (the .pub file is the public half; --sign takes the other)"
         }
     }
 }

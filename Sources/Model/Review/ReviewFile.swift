@@ -4,8 +4,8 @@ import StationSupport
 /// Writes a review page or its Markdown: atomically, and never over a file we did not write.
 public enum ReviewFile {
     /// The first line of every review file: how a later review knows it may replace it.
-    package static let htmlMark = "<!-- station-admin review -->"
-    package static let markdownMark = "<!-- station-admin review -->"
+    package static let htmlMark = "<!-- StationAdmin review -->"
+    package static let markdownMark = "<!-- StationAdmin review -->"
 
     /// Writes a review atomically; a file that is not a review (no mark on its first line) is
     /// never replaced.
@@ -39,7 +39,7 @@ public enum ReviewFileError: Error, LocalizedError, Equatable {
     public var errorDescription: String? {
         switch self {
         case let .notOurs(path):
-            return "\(path): exists and is not a review page station-admin wrote; not replaced (choose another --output, or move it away)"
+            return "\(path): exists and is not a review page StationAdmin wrote; not replaced (choose another --output, or move it away)"
         case let .cannotWrite(path, reason):
             return "\(path): cannot write the review (\(reason)); choose another --output"
         case let .isAFolder(path):

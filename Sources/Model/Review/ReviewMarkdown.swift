@@ -1,5 +1,6 @@
 import Foundation
 import StationSchema
+import StationSupport
 
 /// The summary, the changes and the findings of a version as Markdown: release notes, or a
 /// merge request comment.
@@ -33,7 +34,7 @@ public enum ReviewMarkdown {
             }
             for kind in kinds where report.overview.unlisted(table: table, kind: kind) > 0 {
                 lines.append("- … and \(report.overview.unlisted(table: table, kind: kind)) more \(kind.rawValue): "
-                    + "`station-admin log --version \(summary.version) --table \(table) --type \(kind.rawValue)`")
+                    + "`\(CommandHint("log", "--version", "\(summary.version)", "--table", table, "--type", kind.rawValue))`")
             }
         }
         lines.append("")
@@ -43,7 +44,7 @@ public enum ReviewMarkdown {
         let limits = report.limits
         let shown = report.introducedFindings.listed
         if shown.count < report.introducedFindings.total {
-            lines.append("The first \(limits.findingsPerRule) of each rule; `station-admin check --version \(summary.version) --rule RULE` lists the rest.")
+            lines.append("The first \(limits.findingsPerRule) of each rule; `\(CommandHint("check", "--version", "\(summary.version)", "--rule", "RULE"))` lists the rest.")
             lines.append("")
         }
         for finding in shown {
@@ -51,7 +52,7 @@ public enum ReviewMarkdown {
                 + escape(finding.message) + (finding.waived ? " *(waived)*" : ""))
         }
         lines.append("")
-        lines.append("\(report.inheritedFindings.total) findings were already there before (`station-admin check --version \(summary.version)`).")
+        lines.append("\(report.inheritedFindings.total) findings were already there before (`\(CommandHint("check", "--version", "\(summary.version)"))`).")
         if !report.suggestions.isEmpty {
             lines.append("")
             lines.append("## Split suggestions")

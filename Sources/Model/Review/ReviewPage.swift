@@ -1,6 +1,7 @@
 import Foundation
 import StationCheck
 import StationSchema
+import StationSupport
 
 /// The review page of a version: one self-contained HTML file (inline CSS, SVG and script;
 /// nothing fetched), which opens from disk.
@@ -58,7 +59,7 @@ public enum ReviewPage {
     private static func verdict(_ report: ReviewReport) -> String {
         let version = report.summary.version
         let blocking = report.blockingCount
-        let command = version == report.newest ? "station-admin release" : "station-admin release --version \(version)"
+        let command = escape("\(version == report.newest ? CommandHint("release") : CommandHint("release", "--version", "\(version)"))")
         var html = "<section id=\"verdict\" class=\"verdict \(blocking == 0 ? "releasable" : "refused")\">"
         if blocking == 0 {
             html += "<h2 id=\"verdict-text\">Releasable: <code>\(command)</code> would publish version \(version)</h2>"
@@ -67,10 +68,10 @@ public enum ReviewPage {
             html += "<h2 id=\"verdict-text\">Refused: \(blocking) error\(blocking == 1 ? "" : "s") not waived; "
                 + "<code>\(command)</code> would stop until each is fixed or waived</h2><ul class=\"blocking\">"
                 + named.map { "<li><code>\($0.table) \(escape($0.key))</code> <code>\($0.rule.rawValue)</code> \(escape($0.message))</li>" }.joined()
-                + (blocking > named.count ? "<li>… and \(blocking - named.count) more (station-admin check)</li>" : "") + "</ul>"
+                + (blocking > named.count ? "<li>… and \(blocking - named.count) more (\(escape("\(CommandHint("check"))")))</li>" : "") + "</ul>"
         }
         if version != report.newest {
-            html += "<p>Version \(version) is not the newest (\(report.newest)): a plain <code>station-admin release</code> publishes \(report.newest).</p>"
+            html += "<p>Version \(version) is not the newest (\(report.newest)): a plain <code>\(escape("\(CommandHint("release"))"))</code> publishes \(report.newest).</p>"
         }
         let rows = report.fullDatabaseRows
         let full = "the full database: \(rows["stations"] ?? 0) stations (\(report.openStations) open), \(rows["lines"] ?? 0) lines, \(rows["connections"] ?? 0) connections"
@@ -82,7 +83,7 @@ public enum ReviewPage {
         let splits = report.splits
         if report.splitCount > splits.count {
             html += "<p id=\"split-moves\">\(report.splitCount) splits: on every phone, the visit records of each old station are copied to its new one "
-                + "(the old ones keep theirs; <code>station-admin log --version \(version) --type DUPLICATE</code> lists them).</p>"
+                + "(the old ones keep theirs; <code>\(escape("\(CommandHint("log", "--version", "\(version)", "--type", "DUPLICATE"))"))</code> lists them).</p>"
         } else if splits.isEmpty {
             html += "<p id=\"split-moves\">No split: no user record moves.</p>"
         } else {
@@ -139,10 +140,10 @@ public enum ReviewPage {
         }.filter { $0.count > 0 }
         if !unlisted.isEmpty {
             html += "<p id=\"unlisted\">A kind of more than \(report.limits.changesPerKind) changes lists its first \(report.limits.listedBeyond) here; "
-                + "<code>station-admin log --version \(version)</code> lists every change.</p><ul class=\"unlisted\">"
+                + "<code>\(escape("\(CommandHint("log", "--version", "\(version)"))"))</code> lists every change.</p><ul class=\"unlisted\">"
                 + unlisted.map { group in
                     "<li data-table=\"\(group.table)\" data-kind=\"\(group.kind.rawValue)\">\(group.table) \(group.kind.rawValue): \(group.count) more, "
-                        + "<code>station-admin log --version \(version) --table \(group.table) --type \(group.kind.rawValue)</code></li>"
+                        + "<code>\(escape("\(CommandHint("log", "--version", "\(version)", "--table", group.table, "--type", group.kind.rawValue))"))</code></li>"
                 }.joined() + "</ul>"
         }
         html += "<table class=\"changes\"><thead><tr><th>table</th><th>key</th><th>kind</th><th>what</th><th>change</th></tr></thead><tbody>"
@@ -164,7 +165,7 @@ public enum ReviewPage {
             return listing.groups.map { group in
                 "<h4>\(group.rule.rawValue) (\(group.total))</h4>" + items(group.first)
                     + (group.total > group.first.count
-                        ? "<p class=\"more\">… and \(group.total - group.first.count) more: <code>station-admin check --version \(version) --rule \(group.rule.rawValue)</code></p>" : "")
+                        ? "<p class=\"more\">… and \(group.total - group.first.count) more: <code>\(escape("\(CommandHint("check", "--version", "\(version)", "--rule", group.rule.rawValue))"))</code></p>" : "")
             }.joined()
         }
         func items(_ findings: [CheckFinding]) -> String {

@@ -52,7 +52,7 @@ public struct ClientSchemaChange: Sendable {
         self.indexes = indexes
     }
 
-    /// The master migration: the column in the table (with its CHECK) and in its history twin,
+    /// The master migration: the column in the table (with its CHECK) and in its history table,
     /// and the data version from which phones have it: the next one committed.
     package func migrate(_ db: Database) throws {
         for added in columns {

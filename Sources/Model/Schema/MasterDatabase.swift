@@ -293,17 +293,17 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
             return "\(path): the master database is damaged (SQLite: \(reason)); nothing was written. "
                 + "Restore the newest backup (docs/curating.md, \"Backups and recovery\"), then redo what came after it"
         case .missing(let path):
-            return "\(path): no master database here (create one with `station-admin init --db \(path)`)"
+            return "\(path): no master database here (create one with `\(CommandHint("init", "--db", path))`)"
         case .alreadyExists(let path):
             return "\(path): a file already exists; init never overwrites (choose another --db or remove it)"
         case .isAFolder(let path):
-            return "\(path): a folder, not a master database (expected the path of a file made by `station-admin init`)"
+            return "\(path): a folder, not a master database (expected the path of a file made by `\(CommandHint("init"))`)"
         case .notAMaster(let path):
-            return "\(path): not a StationAdmin master database (create one with station-admin init)"
+            return "\(path): not a StationAdmin master database (create one with \(CommandHint("init")))"
         case .readOnly(let path):
             return "\(path): the master database or its folder is read-only (expected write access to both; check the permissions, e.g. `chmod u+w`)"
         case .busy(let path):
-            return "\(path): another station-admin process is writing this database; try again when it has finished"
+            return "\(path): another StationAdmin process is writing this database; try again when it has finished"
         case .diskFull(let path):
             return "\(path): the disk is full (nothing was changed; free some space and run the command again)"
         case let .cannotOpen(path, reason):

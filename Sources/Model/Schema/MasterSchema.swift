@@ -3,7 +3,7 @@ import GRDB
 /// The master database's schema, as frozen migrations.
 ///
 /// Migrations are history: never edit one that has shipped, add another.
-/// Each master table has a `<table>_history` twin that keeps every superseded row
+/// Each master table has a `<table>_history` table that keeps every superseded row
 /// state with the version that superseded it (`valid_to`), so that any past version
 /// can be rebuilt (see `VersionedState`).
 public enum MasterSchema {

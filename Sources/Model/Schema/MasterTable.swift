@@ -70,7 +70,7 @@ public struct MasterTable: Sendable, Hashable {
         case url = 2_048
     }
 
-    /// A column of a master table, declared once: the master, its history twin, the client table, the CSV reader and the content hash read it.
+    /// A column of a master table, declared once: the master, its history table, the client table, the CSV reader and the content hash read it.
     public struct Column: Sendable, Hashable {
         /// The column's name, as in ekidata's header.
         public let name: String
@@ -161,7 +161,7 @@ public struct MasterTable: Sendable, Hashable {
     public var nonKeyColumns: [Column] { columns.filter { !keyColumns.contains($0.name) } }
     /// The columns' names, in order.
     public var columnNames: [String] { columns.map(\.name) }
-    /// The twin that keeps every superseded state (`stations_history`).
+    /// The table that keeps every superseded state (`stations_history`).
     public var historyTable: String { name + "_history" }
     /// What upstream's last imported file said of each row (`stations_upstream`): the base of
     /// the next import's three-way merge.

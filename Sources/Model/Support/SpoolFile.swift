@@ -29,7 +29,7 @@ public final class SpoolFile: ByteSink {
     public init(directory: String = NSTemporaryDirectory(), purpose: String? = nil) throws {
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         place = "a temporary file in \(directory)" + (purpose.map { " \($0)" } ?? "")
-        var template = Array((directory + "/station-admin-spool-XXXXXX").utf8CString)
+        var template = Array((directory + "/stationadmin-spool-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else { throw FileError(cannot: "create \(place)", hint: Self.hint) }
         unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })

@@ -130,7 +130,7 @@ public enum SynthError: Error, LocalizedError, Equatable {
         case let .notAFolder(path):
             return "\(path): a file, not a folder (choose another --out)"
         case let .notUTF8(path, line):
-            return "\(path):\(line): not valid UTF-8 (expected a snapshot that `station-admin import` accepts)"
+            return "\(path):\(line): not valid UTF-8 (expected a snapshot that `\(CommandHint("import"))` accepts)"
         }
     }
 }

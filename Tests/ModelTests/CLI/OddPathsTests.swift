@@ -29,6 +29,21 @@ import Testing
         for words in Self.rawErrorWords { #expect(!result.stderr.contains(words), "\(command): \(result.stderr)") }
     }
 
+    /// A command a message suggests is spelled by the program, quoted as a shell reads it back:
+    /// a folder with a space and a quote in its name stays one argument when pasted.
+    @Test func aSuggestedCommandIsQuotedForTheShell() throws {
+        let hint = CommandHint("release", "--out", "/srv/my releases", "--sign", "KEY", "lat=…", "it's")
+        #expect(hint.shellWords == ["release", "--out", "'/srv/my releases'", "--sign", "KEY", "lat=…", #"'it'\''s'"#])
+        let database = try scratch.baseDatabase()
+        let folder = scratch.path("my releases")
+        let result = try run(["verify", "--db", database.path, "--out", folder])
+        expectPlainWords(result, "verify")
+        #expect(result.stderr.contains("(build one with `station-admin release --out '\(folder)'`)"), "\(result.stderr)")
+        let quoted = try CommandRunner.run(["/bin/sh", "-c", "printf '%s\\n' " + hint.shellWords.dropFirst(2).joined(separator: " ")],
+                                           program: URL(fileURLWithPath: "/usr/bin/env"))
+        #expect(quoted.stdout == "/srv/my releases\n--sign\nKEY\nlat=…\nit's\n", "\(quoted.stdout)")
+    }
+
     @Test func aFIFOAFolderOrADeviceNamedLikeACSVFileIsRefusedAtOnce() throws {
         let database = try scratch.baseDatabase()
         let before = try database.settledSHA256()
@@ -105,8 +120,8 @@ import Testing
         options.lockTimeout = 0.2
         options.onWait = { message in waited.withLock { $0.append(message) } }
         #expect(throws: ReleaseError.folderBusy(folder, holder: nil)) { try database.release(options) }
-        #expect(waited.withLock { $0 } == ["\(folder): waiting for another station-admin process that is using this release folder"])
+        #expect(waited.withLock { $0 } == ["\(folder): waiting for another StationAdmin process that is using this release folder"])
         #expect(ReleaseError.folderBusy(folder, holder: nil).errorDescription
-            == "\(folder): another station-admin process is using this release folder; try again when it has finished")
+            == "\(folder): another StationAdmin process is using this release folder; try again when it has finished")
     }
 }

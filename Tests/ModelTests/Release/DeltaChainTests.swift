@@ -222,7 +222,7 @@ import Testing
         #expect {
             try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes })
         } throws: { error in
-            "\(error.localizedDescription)".contains("format: \(Manifest.currentFormat + 1), newer than this station-admin reads")
+            "\(error.localizedDescription)".contains("format: \(Manifest.currentFormat + 1), newer than this StationAdmin reads")
         }
     }
 

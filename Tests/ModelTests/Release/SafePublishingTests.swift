@@ -83,7 +83,7 @@ import Testing
             do { try other.release(second) } catch { secondError.withLock { $0 = error } }
         }
         try database.release(options)
-        #expect(waited.withLock { $0 } == ["\(folder): waiting for another station-admin process (pid \(getpid())) that is writing this release folder"])
+        #expect(waited.withLock { $0 } == ["\(folder): waiting for another StationAdmin process (pid \(getpid())) that is writing this release folder"])
         #expect(secondError.withLock { $0 } as? ReleaseError == .folderBusy(folder, holder: getpid()))
         try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
         #expect(try ReleaseFolder(path: folder).loadManifest().versions.map(\.version) == [1, 2])

@@ -302,7 +302,7 @@ import Testing
     @Test func markdownHasTheSummaryTheChangesAndTheFindings() throws {
         let database = try reviewedDatabase()
         let markdown = ReviewMarkdown.markdown(try database.review())
-        #expect(markdown.hasPrefix("<!-- station-admin review -->\n# Version 2: review fixture\n"))
+        #expect(markdown.hasPrefix("<!-- StationAdmin review -->\n# Version 2: review fixture\n"))
         #expect(markdown.contains("| stations | 2 | 3 | 1 | 0 | 1 |"))
         #expect(markdown.contains("- UPDATE `1120202` 長苗代\\<script\\> (JR八戸線): station\\_name 長苗代 → 長苗代\\<script\\>"))
         #expect(markdown.contains("## Findings introduced by version 2 (2)"))
@@ -323,7 +323,7 @@ import Testing
         try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: notes))
         let refused = try CommandRunner.run(["review", "--db", db, "--markdown", "--output", notes])
         #expect(refused.status == 1)
-        #expect(refused.stderr == "\(notes): exists and is not a review page station-admin wrote; not replaced (choose another --output, or move it away)\n")
+        #expect(refused.stderr == "\(notes): exists and is not a review page StationAdmin wrote; not replaced (choose another --output, or move it away)\n")
         #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
         let stdout = try CommandRunner.run(["review", "--db", db, "--markdown", "--output", "-"])
         #expect(stdout.status == 0 && stdout.stdout.contains("# Version 2: review fixture"))

@@ -56,9 +56,6 @@ import Testing
         #expect(foreign == [], "a target throws another target's error")
     }
 
-    /// Every public declaration of the library and the server says what it is in a `///` comment
-    /// (`swift package generate-documentation` shows it), except a member that implements a
-    /// protocol's requirement, whose documentation is the protocol's.
     /// Comments say why; a timing measured once belongs to the commit and RESULTS.md, where it
     /// is dated, not in a comment that outlives it. A constant's own value (`75 s`, as nginx) is not
     /// a measurement: a line is flagged when a duration stands beside a comparison.
@@ -79,6 +76,22 @@ import Testing
         #expect(quoted == [])
     }
 
+    /// The command line's words live in Admin: the library names a command to run as a
+    /// `CommandHint` (the subcommand and its arguments) and the program spells it, so no
+    /// `station-admin` is written inside Sources/Model.
+    @Test func theLibraryLeavesTheCommandLinesWordsToAdmin() throws {
+        var spelled: [String] = []
+        for (path, text) in try Self.sources() where path.hasPrefix("Model/") {
+            for (number, line) in text.components(separatedBy: "\n").enumerated() where line.contains("station-admin") {
+                spelled.append("\(path):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(spelled == [])
+    }
+
+    /// Every public declaration of the library and the server says what it is in a `///` comment
+    /// (`swift package generate-documentation` shows it), except a member that implements a
+    /// protocol's requirement, whose documentation is the protocol's.
     @Test func everyPublicDeclarationIsDocumented() throws {
         let declaration = try NSRegularExpression(pattern: #"^\s*(@[\w.]+(\([^)]*\))?\s+)*public\s(?!import|extension)"#)
         let requirement = try NSRegularExpression(pattern: #"var errorDescription|func encode\(to|init\(from decoder|static func [<=]|func write\(_ bytes: UnsafeRawBufferPointer\)|func finish\(\) throws"#)

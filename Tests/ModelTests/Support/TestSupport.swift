@@ -18,10 +18,17 @@ enum Fixtures {
     static let ekidata2021 = repository.appendingPathComponent("datasets/ekidata/2021-03-12").path
 }
 
+/// The library's messages spell the commands they suggest as `station-admin` does, so that
+/// what a test reads from the library is what the command prints (`CommandHint`).
+enum ProgramSpelling {
+    static let installed: Void = CommandHint.spellHints { hint in (["station-admin"] + hint.shellWords).joined(separator: " ") }
+}
+
 /// A temporary folder, removed when the test is done with it.
 final class Scratch {
     let url: URL
     init() {
+        ProgramSpelling.installed
         url = FileManager.default.temporaryDirectory.appendingPathComponent("station-admin-tests-\(UUID().uuidString)")
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
