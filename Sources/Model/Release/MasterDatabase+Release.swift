@@ -174,22 +174,7 @@ extension MasterDatabase {
         let deltaRendering = DeltaRendering(published: published, building: building, spacing: spacing, abandoned: abandoned)
         let handOff = DeltaHandOff()
         let (version, rows, ownDeltas, twin, twinHashes) = try readingOneState(attaching: scratchDatabase, alongside: { db -> TwinBuild in
-            let newest = try Self.dataVersion(db)
-            let version = requested ?? newest
-            // This connection's errors are the other one's to tell.
-            guard newest > 0, (0...newest).contains(version) else { return TwinBuild() }
-            do {
-                try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
-                handOff.deliver(.success(try deltaRendering.render(db, version: version, newest: newest)))
-            } catch {
-                handOff.deliver(.failure(error))
-                throw error
-            }
-            // The content hash (one core, SQLite rendering every row) of the newest version, from
-            // the master's tables: their values are the file's when the master declares the client's types.
-            let hash = try Self.masterHoldsTheFilesValues(db, version: version, newest: newest)
-                ? ContentHash.compute(db, clientSchema: ClientSchema.version(atData: version, db)) : nil
-            return TwinBuild(contentHash: hash)
+            try Self.buildOnTheTwin(db, requested: requested, building: building, rendering: deltaRendering, handOff: handOff)
         }, handing: { db, twin in
             do {
                 let newest = try Self.dataVersion(db)
@@ -209,11 +194,7 @@ extension MasterDatabase {
                 try step(.clientTablesBuilt)
                 // Without a twin (another writer held the master's lock a moment), the deltas are this connection's.
                 let ownDeltas = twin == nil ? try deltaRendering.render(db, version: version, newest: newest) : nil
-                // Phones that download the database or update the app run this after it.
-                let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
-                try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
-                try script.finish()
-                carryOver = ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
+                carryOver = try Self.writeCarryOver(version, into: building, db)
                 return (version, rows, ownDeltas, twin, try twin != nil && Self.masterHoldsTheFilesValues(db, version: version, newest: newest))
             } catch {
                 // The error is told once the twin has stopped: it renders no more deltas.
@@ -256,11 +237,66 @@ extension MasterDatabase {
         }
         phases.done("deltas, after the gzip")
         try step(.deltasWritten)
-        let plan = rendered.plan
-        let written = rendered.written
         let gzipped = try compressed.get()
         let database = ReleasedFile(path: databasePath, bytes: try Self.size(of: building.url(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: ReleaseLayout.databaseGzip(version), bytes: gzipped.bytes, sha256: gzipped.sha256)
+        var (deltas, downloads) = try Self.publishedDeltas(
+            rendered, version: version, databaseGzip: databaseGzip, carryOver: carryOver,
+            joiningThrough: (published.folder, older), building: building, phases: &phases)
+        // Awaited even when the indexes, the gzip or a join failed: nothing of this build outlives it.
+        let twinBuild = Result { try twin?.wait() }
+        let backgroundHash = Result { try hashing?.wait() }
+        phases.done("content hash")
+        guard let contentHash = try backgroundHash.get() ?? twinBuild.get()?.contentHash else {
+            preconditionFailure("a twin that began hashes when this connection lets it")
+        }
+        deltas.sort { $0.from < $1.from }
+        downloads.sort { $0.from < $1.from }
+        return (ReleasedVersion(
+            version: version, database: database, databaseGzip: databaseGzip,
+            rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads,
+            clientSchema: clientSchema), checkTally)
+    }
+
+    /// The twin's half of a build: the deltas, handed over as soon as they are written, then the
+    /// content hash of the newest version, from the master's tables when they hold the file's values.
+    private static func buildOnTheTwin(_ db: Database, requested: Int?, building: ReleaseFolder, rendering: DeltaRendering,
+                                       handOff: DeltaHandOff) throws -> TwinBuild {
+        let newest = try dataVersion(db)
+        let version = requested ?? newest
+        // This connection's errors are the other one's to tell.
+        guard newest > 0, (0...newest).contains(version) else { return TwinBuild() }
+        do {
+            try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+            handOff.deliver(.success(try rendering.render(db, version: version, newest: newest)))
+        } catch {
+            handOff.deliver(.failure(error))
+            throw error
+        }
+        // One core, SQLite rendering every row; the master's values are the file's when the master
+        // declares the client's types.
+        let hash = try masterHoldsTheFilesValues(db, version: version, newest: newest)
+            ? ContentHash.compute(db, clientSchema: ClientSchema.version(atData: version, db)) : nil
+        return TwinBuild(contentHash: hash)
+    }
+
+    /// The script phones that download the database or update the app run after it: the
+    /// visit records of every split up to `version` carried over.
+    private static func writeCarryOver(_ version: Int, into building: ReleaseFolder, _ db: Database) throws -> ReleasedFile {
+        let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
+        try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
+        try script.finish()
+        return ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
+    }
+
+    /// The deltas the manifest lists and what each older version downloads: the rendered deltas
+    /// no larger than the database, then those joined through older releases; a version whose
+    /// delta would be larger downloads the database.
+    private static func publishedDeltas(_ rendered: RenderedDeltas, version: Int, databaseGzip: ReleasedFile, carryOver: ReleasedFile?,
+                                        joiningThrough published: (folder: ReleaseFolder, versions: [ReleasedVersion]),
+                                        building: ReleaseFolder, phases: inout PhaseLog) throws -> ([ReleasedDelta], [ClientDownload]) {
+        let plan = rendered.plan
+        let written = rendered.written
         var deltas: [ReleasedDelta] = []
         func fullDownload(_ from: Int) -> ClientDownload {
             ClientDownload(from: from, kind: .full, path: databaseGzip.path, carryOver: carryOver?.path)
@@ -282,7 +318,7 @@ extension MasterDatabase {
         }
         if !plan.joinable.isEmpty {
             Progress.phase("joining deltas through older releases", total: plan.joinable.count)
-            let joined = try DeltaJoiner(published: (published.folder, older), building: building, version: version, own: deltas)
+            let joined = try DeltaJoiner(published: published, building: building, version: version, own: deltas)
                 .join(plan.joinable, upTo: databaseGzip.bytes)
             phases.done("deltas joined")
             for (from, delta) in joined {
@@ -294,19 +330,7 @@ extension MasterDatabase {
                 }
             }
         }
-        // Awaited even when the indexes, the gzip or a join failed: nothing of this build outlives it.
-        let twinBuild = Result { try twin?.wait() }
-        let backgroundHash = Result { try hashing?.wait() }
-        phases.done("content hash")
-        guard let contentHash = try backgroundHash.get() ?? twinBuild.get()?.contentHash else {
-            preconditionFailure("a twin that began hashes when this connection lets it")
-        }
-        deltas.sort { $0.from < $1.from }
-        downloads.sort { $0.from < $1.from }
-        return (ReleasedVersion(
-            version: version, database: database, databaseGzip: databaseGzip,
-            rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads,
-            clientSchema: clientSchema), checkTally)
+        return (deltas, downloads)
     }
 
     /// The size of a file this release just wrote, by `FileChecks.size`.

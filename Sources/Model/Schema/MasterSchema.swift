@@ -10,162 +10,198 @@ public enum MasterSchema {
     /// Every migration of the master, oldest first; each is frozen once shipped.
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("createMasterTables") { db in
-            try db.execute(sql: createMasterTables)
-        }
-        migrator.registerMigration("stampMaster") { db in
-            try MasterStamp.stamp(db)
-        }
-        // Curator data, never published: who committed each version, when, and why.
-        migrator.registerMigration("recordVersions") { db in
-            try db.execute(sql: """
-                CREATE TABLE versions (
-                    version INTEGER PRIMARY KEY,
-                    committed_at TEXT NOT NULL,
-                    author TEXT,
-                    memo TEXT
-                )
-                """)
-        }
-        // Curator data, never published: findings of `check` a curator accepted, with why.
-        migrator.registerMigration("recordWaivers") { db in
-            try db.execute(sql: """
-                CREATE TABLE waivers (
-                    rule TEXT NOT NULL,
-                    table_name TEXT NOT NULL,
-                    key_id TEXT NOT NULL,
-                    reason TEXT NOT NULL,
-                    author TEXT,
-                    waived_at TEXT NOT NULL,
-                    PRIMARY KEY (rule, table_name, key_id)
-                ) WITHOUT ROWID
-                """)
-        }
-        // Curator data, never published: the findings of the newest version, so that the next
-        // version's report names what it introduces without rebuilding this one (RecordedFindings).
-        migrator.registerMigration("recordFindings") { db in
-            try db.execute(sql: """
-                CREATE TABLE recorded_findings (
-                    rule TEXT NOT NULL,
-                    table_name TEXT NOT NULL,
-                    key_id TEXT NOT NULL,
-                    PRIMARY KEY (rule, table_name, key_id)
-                ) WITHOUT ROWID;
-                CREATE TABLE recorded_findings_version (version INTEGER NOT NULL);
-                """)
-        }
-        // The log's type CHECK as comparisons: SQLite 3.40 evaluates `type IN (…)` in a CHECK by
-        // building a small table for every row (the comparisons cost nothing measurable). The
-        // table is rebuilt with the same rows, ids and sequence.
-        migrator.registerMigration("updatesTypeCheckByComparison") { db in
-            let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'updates'")
-            try db.execute(sql: """
-                CREATE TABLE updates_rebuilt (
-                    up_id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    type TEXT NOT NULL CHECK (type = 'INSERT' OR type = 'UPDATE' OR type = 'DELETE' OR type = 'RESTORE' OR type = 'DUPLICATE'),
-                    table_name TEXT NOT NULL,
-                    key_id TEXT NOT NULL,
-                    user_version INTEGER NOT NULL CHECK (user_version > 0),
-                    update_date TEXT NOT NULL,
-                    memo TEXT
-                );
-                INSERT INTO updates_rebuilt (up_id, type, table_name, key_id, user_version, update_date, memo)
-                SELECT up_id, type, table_name, key_id, user_version, update_date, memo FROM updates ORDER BY up_id;
-                DROP TABLE updates;
-                ALTER TABLE updates_rebuilt RENAME TO updates;
-                CREATE INDEX updates_by_version ON updates(user_version);
-                CREATE INDEX updates_by_key ON updates(table_name, key_id, user_version);
-                """)
-            if let sequence {
-                try db.execute(sql: "UPDATE sqlite_sequence SET seq = ? WHERE name = 'updates'", arguments: [sequence])
-            }
-        }
-        // Splits are a handful among millions of log rows; suggestions and split rules read all of
-        // them at every import, which without an index read the whole log.
-        // A partial index holds the DUPLICATE rows alone, so other rows pay nothing for it.
-        migrator.registerMigration("indexSplits") { db in
-            try db.execute(sql: "CREATE INDEX updates_splits ON updates(user_version) WHERE type = 'DUPLICATE'")
-        }
-        // The rules a recorded set was made under: only a set of the same rules is carried
-        // forward row by row (a set without them is found afresh once, then recorded with them).
-        migrator.registerMigration("recordFindingRules") { db in
-            try db.execute(sql: "ALTER TABLE recorded_findings_version ADD COLUMN rules TEXT")
-        }
-        // Each column's domain as a CHECK (`ColumnDomain`): a value the code lets through by
-        // mistake still never reaches the master or a phone. SQLite adds a CHECK only by
-        // rebuilding the table. Rows already outside their domain are kept as they are (CHECKs
-        // are not applied while copying them) and reported by `check` under
-        // `value-outside-domain`, an error a release refuses until a curator mends each row.
-        migrator.registerMigration("checkDomains") { db in
-            try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
-            defer { try? db.execute(sql: "PRAGMA ignore_check_constraints = OFF") }
-            try db.execute(sql: domainCheckedTables)
-            // The next version is checked whole, so that its report names the rows kept outside.
-            try db.execute(sql: "DELETE FROM recorded_findings_version")
-        }
-        // The data version from which phones have each client schema (`ClientSchemaChange`);
-        // none recorded means the first schema.
-        migrator.registerMigration("recordClientSchemas") { db in
-            try db.execute(sql: """
-                CREATE TABLE client_schemas (schema_version INTEGER PRIMARY KEY, first_data_version INTEGER NOT NULL)
-                """)
-        }
-        // Curator data: the findings of the version before the newest, kept when the newest's are
-        // recorded (RecordedFindings), so that its review needs no rebuild of the version before.
-        migrator.registerMigration("recordFindingsBefore") { db in
-            try db.execute(sql: """
-                CREATE TABLE recorded_findings_before (
-                    rule TEXT NOT NULL,
-                    table_name TEXT NOT NULL,
-                    key_id TEXT NOT NULL,
-                    PRIMARY KEY (rule, table_name, key_id)
-                ) WITHOUT ROWID;
-                CREATE TABLE recorded_findings_before_version (version INTEGER NOT NULL, rules TEXT);
-                """)
-        }
-        // The log's rows per version, table and kind, kept as each version is written
-        // (`VersionWriter`): `versions`, `status` and `review` read them instead of counting the
-        // log (millions of rows after a 1M initial version).
-        migrator.registerMigration("keepVersionCounts") { db in
-            try db.execute(sql: """
-                CREATE TABLE version_counts (
-                    version INTEGER NOT NULL,
-                    table_name TEXT NOT NULL,
-                    type TEXT NOT NULL,
-                    count INTEGER NOT NULL,
-                    PRIMARY KEY (version, table_name, type)
-                ) WITHOUT ROWID;
-                INSERT INTO version_counts (version, table_name, type, count)
-                SELECT user_version, CASE WHEN type = 'DUPLICATE' THEN 'stations' ELSE table_name END, type, COUNT(*)
-                FROM updates GROUP BY 1, 2, 3;
-                """)
-        }
-        // Curator data, never published: what upstream last said (DOMAIN.md, "Upstream and
-        // curators"), the base of the next import's three-way merge. `<table>_upstream` holds
-        // only the rows where the last imported file differs from the master (a curated fix, a
-        // conflict decided for ours), or lacks the row (`upstream_lacks`: a curator's or a plan's
-        // row, one upstream dropped); every other row of the base is the master's own. So an
-        // import that takes upstream's changes writes almost nothing there, and the first writes
-        // nothing at all. `upstream_imports` records each import of a table: the data
-        // version its base stands at (the version it made, or the master's when it changed
-        // nothing), its snapshot's date (no import backwards) and the columns its file gave (a
-        // column no file gave before has no base). `merge_notes` is the log of what a merge decided beside the
-        // rows it changed: curated values kept, conflicts decided, provisional rows adopted.
-        migrator.registerMigration("recordUpstream") { db in
-            try db.execute(sql: createUpstreamTables)
-        }
-        // Curator data, never published: the content hash of each version a release published,
-        // so that a release never replaces what phones have (`PublishedHistory`): a restored
-        // backup or a diverged master is refused before it writes into the folder.
-        migrator.registerMigration("recordPublishedVersions") { db in
-            try db.execute(sql: """
-                CREATE TABLE published_versions (version INTEGER PRIMARY KEY, content_hash TEXT NOT NULL, recorded_at TEXT NOT NULL)
-                """)
+        for (identifier, migrate) in frozenMigrations {
+            migrator.registerMigration(identifier, migrate: migrate)
         }
         for change in ClientSchema.changes {
             migrator.registerMigration(change.id) { db in try change.migrate(db) }
         }
         return migrator
+    }
+
+    /// The migrations of the master's own tables, oldest first, each by the identifier GRDB
+    /// records in `grdb_migrations`: an identifier, once shipped, names that body forever.
+    private static let frozenMigrations: [(String, @Sendable (Database) throws -> Void)] = [
+        ("createMasterTables", createTheMasterTables),
+        ("stampMaster", stampMaster),
+        ("recordVersions", recordVersions),
+        ("recordWaivers", recordWaivers),
+        ("recordFindings", recordFindings),
+        ("updatesTypeCheckByComparison", updatesTypeCheckByComparison),
+        ("indexSplits", indexSplits),
+        ("recordFindingRules", recordFindingRules),
+        ("checkDomains", checkDomains),
+        ("recordClientSchemas", recordClientSchemas),
+        ("recordFindingsBefore", recordFindingsBefore),
+        ("keepVersionCounts", keepVersionCounts),
+        ("recordUpstream", recordUpstream),
+        ("recordPublishedVersions", recordPublishedVersions),
+    ]
+
+    private static func createTheMasterTables(_ db: Database) throws {
+        try db.execute(sql: createMasterTables)
+    }
+
+    private static func stampMaster(_ db: Database) throws {
+        try MasterStamp.stamp(db)
+    }
+
+    /// Curator data, never published: who committed each version, when, and why.
+    private static func recordVersions(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE versions (
+                version INTEGER PRIMARY KEY,
+                committed_at TEXT NOT NULL,
+                author TEXT,
+                memo TEXT
+            )
+            """)
+    }
+
+    /// Curator data, never published: findings of `check` a curator accepted, with why.
+    private static func recordWaivers(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE waivers (
+                rule TEXT NOT NULL,
+                table_name TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                author TEXT,
+                waived_at TEXT NOT NULL,
+                PRIMARY KEY (rule, table_name, key_id)
+            ) WITHOUT ROWID
+            """)
+    }
+
+    /// Curator data, never published: the findings of the newest version, so that the next
+    /// version's report names what it introduces without rebuilding this one (RecordedFindings).
+    private static func recordFindings(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE recorded_findings (
+                rule TEXT NOT NULL,
+                table_name TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                PRIMARY KEY (rule, table_name, key_id)
+            ) WITHOUT ROWID;
+            CREATE TABLE recorded_findings_version (version INTEGER NOT NULL);
+            """)
+    }
+
+    /// The log's type CHECK as comparisons: SQLite 3.40 evaluates `type IN (…)` in a CHECK by
+    /// building a small table for every row (the comparisons cost nothing measurable). The
+    /// table is rebuilt with the same rows, ids and sequence.
+    private static func updatesTypeCheckByComparison(_ db: Database) throws {
+        let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'updates'")
+        try db.execute(sql: """
+            CREATE TABLE updates_rebuilt (
+                up_id INTEGER PRIMARY KEY AUTOINCREMENT,
+                type TEXT NOT NULL CHECK (type = 'INSERT' OR type = 'UPDATE' OR type = 'DELETE' OR type = 'RESTORE' OR type = 'DUPLICATE'),
+                table_name TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                user_version INTEGER NOT NULL CHECK (user_version > 0),
+                update_date TEXT NOT NULL,
+                memo TEXT
+            );
+            INSERT INTO updates_rebuilt (up_id, type, table_name, key_id, user_version, update_date, memo)
+            SELECT up_id, type, table_name, key_id, user_version, update_date, memo FROM updates ORDER BY up_id;
+            DROP TABLE updates;
+            ALTER TABLE updates_rebuilt RENAME TO updates;
+            CREATE INDEX updates_by_version ON updates(user_version);
+            CREATE INDEX updates_by_key ON updates(table_name, key_id, user_version);
+            """)
+        if let sequence {
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = ? WHERE name = 'updates'", arguments: [sequence])
+        }
+    }
+
+    /// Splits are a handful among millions of log rows; suggestions and split rules read all of
+    /// them at every import, which without an index read the whole log.
+    /// A partial index holds the DUPLICATE rows alone, so other rows pay nothing for it.
+    private static func indexSplits(_ db: Database) throws {
+        try db.execute(sql: "CREATE INDEX updates_splits ON updates(user_version) WHERE type = 'DUPLICATE'")
+    }
+
+    /// The rules a recorded set was made under: only a set of the same rules is carried
+    /// forward row by row (a set without them is found afresh once, then recorded with them).
+    private static func recordFindingRules(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE recorded_findings_version ADD COLUMN rules TEXT")
+    }
+
+    /// Each column's domain as a CHECK (`ColumnDomain`): a value the code lets through by
+    /// mistake still never reaches the master or a phone. SQLite adds a CHECK only by
+    /// rebuilding the table. Rows already outside their domain are kept as they are (CHECKs
+    /// are not applied while copying them) and reported by `check` under
+    /// `value-outside-domain`, an error a release refuses until a curator mends each row.
+    private static func checkDomains(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+        defer { try? db.execute(sql: "PRAGMA ignore_check_constraints = OFF") }
+        try db.execute(sql: domainCheckedTables)
+        // The next version is checked whole, so that its report names the rows kept outside.
+        try db.execute(sql: "DELETE FROM recorded_findings_version")
+    }
+
+    /// The data version from which phones have each client schema (`ClientSchemaChange`);
+    /// none recorded means the first schema.
+    private static func recordClientSchemas(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE client_schemas (schema_version INTEGER PRIMARY KEY, first_data_version INTEGER NOT NULL)
+            """)
+    }
+
+    /// Curator data: the findings of the version before the newest, kept when the newest's are
+    /// recorded (RecordedFindings), so that its review needs no rebuild of the version before.
+    private static func recordFindingsBefore(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE recorded_findings_before (
+                rule TEXT NOT NULL,
+                table_name TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                PRIMARY KEY (rule, table_name, key_id)
+            ) WITHOUT ROWID;
+            CREATE TABLE recorded_findings_before_version (version INTEGER NOT NULL, rules TEXT);
+            """)
+    }
+
+    /// The log's rows per version, table and kind, kept as each version is written
+    /// (`VersionWriter`): `versions`, `status` and `review` read them instead of counting the
+    /// log (millions of rows after a 1M initial version).
+    private static func keepVersionCounts(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE version_counts (
+                version INTEGER NOT NULL,
+                table_name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                PRIMARY KEY (version, table_name, type)
+            ) WITHOUT ROWID;
+            INSERT INTO version_counts (version, table_name, type, count)
+            SELECT user_version, CASE WHEN type = 'DUPLICATE' THEN 'stations' ELSE table_name END, type, COUNT(*)
+            FROM updates GROUP BY 1, 2, 3;
+            """)
+    }
+
+    /// Curator data, never published: what upstream last said (DOMAIN.md, "Upstream and
+    /// curators"), the base of the next import's three-way merge. `<table>_upstream` holds
+    /// only the rows where the last imported file differs from the master (a curated fix, a
+    /// conflict decided for ours), or lacks the row (`upstream_lacks`: a curator's or a plan's
+    /// row, one upstream dropped); every other row of the base is the master's own. So an
+    /// import that takes upstream's changes writes almost nothing there, and the first writes
+    /// nothing at all. `upstream_imports` records each import of a table: the data
+    /// version its base stands at (the version it made, or the master's when it changed
+    /// nothing), its snapshot's date (no import backwards) and the columns its file gave (a
+    /// column no file gave before has no base). `merge_notes` is the log of what a merge decided beside the
+    /// rows it changed: curated values kept, conflicts decided, provisional rows adopted.
+    private static func recordUpstream(_ db: Database) throws {
+        try db.execute(sql: createUpstreamTables)
+    }
+
+    /// Curator data, never published: the content hash of each version a release published,
+    /// so that a release never replaces what phones have (`PublishedHistory`): a restored
+    /// backup or a diverged master is refused before it writes into the folder.
+    private static func recordPublishedVersions(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE published_versions (version INTEGER PRIMARY KEY, content_hash TEXT NOT NULL, recorded_at TEXT NOT NULL)
+            """)
     }
 
     /// Frozen: the tables as `MasterTable.createStatement` gave them when the CHECKs came
