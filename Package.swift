@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "ModelTests",
             dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationSignatures", "StationClient", "StationPhone"],
-            exclude: ["Fixtures", "Support/expected_counts.py"]
+            exclude: ["Fixtures", "Helpers/expected_counts.py"]
         ),
     ],
     swiftLanguageModes: [.v6]

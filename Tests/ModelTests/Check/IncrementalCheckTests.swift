@@ -18,7 +18,7 @@ import Testing
 /// findings its report calls introduced must be exactly those a full check of it has and a
 /// full check of the version before has not. And a past version, rebuilt from the history,
 /// must be checked to exactly what a full check found when it was the newest.
-@Suite struct IncrementalCheckTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct IncrementalCheckTests {
     static let histories = 48
     static let chunks = 4
     static let versionsPerHistory = 14

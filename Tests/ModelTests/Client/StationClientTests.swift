@@ -12,7 +12,7 @@ import Testing
 /// reaches the newest by each path, through `serve` and nginx, with the records the splits give;
 /// killed (SIGKILL) at each step of each path, the next launch finds the old database or the new
 /// one with every record; a cut download resumes; a tampered folder changes nothing.
-@Suite(.serialized) struct StationClientTests {
+@Suite(.serialized, .tags(.nginx, .slow), .leftOutOfQuickRuns) struct StationClientTests {
     let scratch = Scratch()
 
     static let phoneProgram: URL = CommandRunner.executable.deletingLastPathComponent().appendingPathComponent("station-phone")

@@ -6,11 +6,11 @@ import StationSupport
 import Testing
 
 /// The bundled ekidata snapshots, against counts derived by an independent script
-/// (`Support/expected_counts.py`, Python's csv module and the same written rules).
-@Suite struct RealSnapshotTests {
+/// (`Helpers/expected_counts.py`, Python's csv module and the same written rules).
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct RealSnapshotTests {
     static func independentCounts(from old: String, to new: String) throws -> [String: [String: Int]] {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/expected_counts.py").path
+            .appendingPathComponent("Helpers/expected_counts.py").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script, old, new]

@@ -10,7 +10,7 @@ import Testing
 
 /// `ContentHash` against its documented definition, computed the way the manifest tells a
 /// client or a person to: the sqlite3 shell renders the lines and sha256sum hashes them.
-@Suite struct ContentHashTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct ContentHashTests {
     let scratch = Scratch()
 
     @Test func theHashIsItsDefinitionComputedWithTheShellAndSha256sum() throws {

@@ -11,7 +11,7 @@ import Testing
 /// release's delta and one of its own (`DeltaChainPlan`, `GzipJoin`): what it renders stays
 /// bounded as history grows, and every phone still gets one gzip file that brings it to the newest
 /// version with every split's credit.
-@Suite struct DeltaChainTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct DeltaChainTests {
     let scratch = Scratch()
 
     // MARK: The plan

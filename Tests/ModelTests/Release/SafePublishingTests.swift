@@ -14,7 +14,7 @@ import Testing
 
 /// A release publishes exactly the state it claims: one read of the master, one writer per
 /// folder, one master per folder, and a folder that any interruption leaves repairable.
-@Suite struct SafePublishingTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct SafePublishingTests {
     let scratch = Scratch()
 
     /// Version 1 is the base fixture; version 2 renames 八戸 and adds a station.

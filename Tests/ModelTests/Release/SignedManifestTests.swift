@@ -11,7 +11,7 @@ import Testing
 /// does with them: `scripts/phone-client.py update`, Python's `cryptography` as an independent
 /// Ed25519 verifier, with the real SQLite, against `serve` and nginx (`deploy/nginx.conf`).
 /// Every refusal leaves the phone's database byte-identical.
-@Suite(.serialized) struct SignedManifestTests {
+@Suite(.serialized, .tags(.nginx), .leftOutOfQuickRuns) struct SignedManifestTests {
     let scratch = Scratch()
 
     struct Signed {

@@ -14,7 +14,7 @@ import Testing
 
 /// The review page in a real browser: headless Chromium loads the file, runs its script, and
 /// the test reads the DOM it dumps; a screenshot is kept for a person to look at.
-@Suite struct ReviewPageTests {
+@Suite(.tags(.browser), .leftOutOfQuickRuns) struct ReviewPageTests {
     let scratch = Scratch()
 
     /// Version 2 of the base fixture with one station of every map kind.

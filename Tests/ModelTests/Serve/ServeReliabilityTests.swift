@@ -5,7 +5,7 @@ import Testing
 /// manifest's (truncated, rewritten, a link, a FIFO) is refused before any header, with its reason
 /// in the log; a flood of idle connections past the descriptor limit, and a download that never
 /// reads, neither keep a phone out nor hold the stop past its deadline.
-@Suite(.serialized) struct ServeReliabilityTests {
+@Suite(.serialized, .tags(.slow), .leftOutOfQuickRuns) struct ServeReliabilityTests {
     let scratch = Scratch()
 
     /// A release of the 2019 ekidata snapshot: its database (2.6 MB) and gzip (1.1 MB) are larger

@@ -14,7 +14,7 @@ import Testing
 /// every older version (`scripts/phone-client.py`, Python's urllib and sqlite3), the HTTP edge
 /// cases (`scripts/http-edge-cases.py`), requests while releases publish
 /// (`scripts/load-during-publish.py`), and a graceful stop.
-@Suite(.serialized) struct ServeTests {
+@Suite(.serialized, .tags(.nginx, .slow), .leftOutOfQuickRuns) struct ServeTests {
     let scratch = Scratch()
 
     func servedFolder() throws -> (MasterDatabase, String, String) {

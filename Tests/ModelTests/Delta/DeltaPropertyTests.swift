@@ -23,7 +23,7 @@ import Testing
 ///   and brings the same phone to N by a full download and by an app update with the carry-over
 ///   script, which must give the same records (chains of splits included);
 ///   for a quarter of the histories, the same for a release of version N − 2.
-@Suite struct DeltaPropertyTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct DeltaPropertyTests {
     static let histories = 200
     static let chunks = 8
 

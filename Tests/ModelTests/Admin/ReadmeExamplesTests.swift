@@ -5,7 +5,7 @@ import StationSchema
 import Testing
 
 /// The examples of README and of the guides run as written, in order, as sqlite-utils tests its docs.
-@Suite struct ReadmeExamplesTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct ReadmeExamplesTests {
     let scratch = Scratch()
 
     /// The guides whose examples build on each other, in the order they run.
