@@ -18,6 +18,28 @@ import Testing
         return path
     }
 
+    /// docs/curating.md's table of plan operations is the reader's: every op in its order, each
+    /// with the fields it takes (? where optional), and its examples applied in order as one plan.
+    @Test func theGuidesTableOfOperationsIsThePlanReaders() throws {
+        let guide = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/curating.md"), encoding: .utf8)
+        let rows = guide.components(separatedBy: "\n").filter { $0.hasPrefix("| `") && $0.contains("{\"op\"") }
+        let cells = rows.map { row in row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        let ops = cells.map { $0[0].trimmingCharacters(in: CharacterSet(charactersIn: "`")) }
+        #expect(ops == PlanLine.Op.ordered.map(\.rawValue))
+        for (op, row) in zip(PlanLine.Op.ordered, cells) {
+            let fields = row[1].components(separatedBy: ", ").map { $0.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "?", with: "") }
+            #expect(fields == op.fields, "\(op.rawValue): \(row[1])")
+        }
+        let examples = cells.map { String($0[3].dropFirst().dropLast()) }
+        for (op, example) in zip(PlanLine.Op.ordered, examples) {
+            let decoded = try JSONDecoder().decode(PlanLine.self, from: Data(example.utf8))
+            #expect(decoded.operation != nil && example.contains("\"op\": \"\(op.rawValue)\""), "\(example)")
+        }
+        let database = try scratch.baseDatabase()
+        let report = try database.apply(planAt: try plan(examples.joined(separator: "\n") + "\n"))
+        #expect(report.committed && report.count("stations", .duplicate) == 2, "\(report.counts)")
+    }
+
     @Test(arguments: [
         ("# comment\n{\"op\": \"close\", \"table\": \"stations\"\n", ":2: not valid JSON (expected one JSON object per line, e.g. {\"op\": \"close\", \"table\": \"stations\", \"key\": 1141543})"),
         ("[1, 2]\n", ":1: expected one JSON object on this line"),
