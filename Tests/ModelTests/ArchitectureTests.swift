@@ -80,9 +80,12 @@ import Testing
     /// `CommandHint` (the subcommand and its arguments) and the program spells it, so no
     /// `station-admin` is written inside Sources/Model.
     @Test func theLibraryLeavesTheCommandLinesWordsToAdmin() throws {
+        // A file format's identifier is not a command: review pages already written carry this one.
+        let formatIdentifiers = ["<!-- station-admin review -->"]
         var spelled: [String] = []
         for (path, text) in try Self.sources() where path.hasPrefix("Model/") {
-            for (number, line) in text.components(separatedBy: "\n").enumerated() where line.contains("station-admin") {
+            for (number, line) in text.components(separatedBy: "\n").enumerated()
+            where formatIdentifiers.reduce(line, { $0.replacingOccurrences(of: $1, with: "") }).contains("station-admin") {
                 spelled.append("\(path):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
             }
         }

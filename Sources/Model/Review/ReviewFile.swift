@@ -3,9 +3,10 @@ import StationSupport
 
 /// Writes a review page or its Markdown: atomically, and never over a file we did not write.
 public enum ReviewFile {
-    /// The first line of every review file: how a later review knows it may replace it.
-    package static let htmlMark = "<!-- StationAdmin review -->"
-    package static let markdownMark = "<!-- StationAdmin review -->"
+    /// The first line of every review file: how a later review knows it may replace it. A file
+    /// format's identifier, not a command: it stays as the first pages were written with it.
+    package static let htmlMark = "<!-- station-admin review -->"
+    package static let markdownMark = htmlMark
 
     /// Writes a review atomically; a file that is not a review (no mark on its first line) is
     /// never replaced.

@@ -302,7 +302,7 @@ import Testing
     @Test func markdownHasTheSummaryTheChangesAndTheFindings() throws {
         let database = try reviewedDatabase()
         let markdown = ReviewMarkdown.markdown(try database.review())
-        #expect(markdown.hasPrefix("<!-- StationAdmin review -->\n# Version 2: review fixture\n"))
+        #expect(markdown.hasPrefix("<!-- station-admin review -->\n# Version 2: review fixture\n"))
         #expect(markdown.contains("| stations | 2 | 3 | 1 | 0 | 1 |"))
         #expect(markdown.contains("- UPDATE `1120202` 長苗代\\<script\\> (JR八戸線): station\\_name 長苗代 → 長苗代\\<script\\>"))
         #expect(markdown.contains("## Findings introduced by version 2 (2)"))
