@@ -180,10 +180,11 @@ public struct BadRows: Error, LocalizedError, Equatable {
 
     /// The file, then each bad row on a line of its own, as `CSVError` puts it.
     public var errorDescription: String? {
+        // `import` and `diff` both read files this way: the words fit either (an import that fails writes nothing).
         let head = readToTheEnd
-            ? "\(file): \(rows.count) bad rows; nothing was imported. Fix them and import again:"
-            : "\(file): the first \(rows.count) bad rows; nothing was imported, and the reading stopped here. "
-                + "Fix them and import again to see whether more follow:"
+            ? "\(file): \(rows.count) bad rows. Fix them and run the command again:"
+            : "\(file): the first \(rows.count) bad rows; the reading stopped here, and more may follow. "
+                + "Fix them and run the command again:"
         return ([head] + rows.map { "  " + ($0.errorDescription ?? $0.message) }).joined(separator: "\n")
     }
 }

@@ -61,14 +61,14 @@ import Testing
         "46-empty-company-name.csv": ":2: company_name is empty (expected text)",
         // Every bad row of a file in one run, up to 20.
         "47-three-bad-rows.csv": """
-            : 3 bad rows; nothing was imported. Fix them and import again:
+            : 3 bad rows. Fix them and run the command again:
               {FILE}:3: lat "north" is not a number (expected degrees from -90.0 to 90.0)
               {FILE}:5: 14 fields, expected 15 as in the header (\(stationsHeader))
               {FILE}:6: open_ymd "2021-02-30" is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)
             """,
         "48-twenty-five-bad-rows.csv": """
-            : the first 20 bad rows; nothing was imported, and the reading stopped here. \
-            Fix them and import again to see whether more follow:
+            : the first 20 bad rows; the reading stopped here, and more may follow. \
+            Fix them and run the command again:
 
             """ + (1...20).map { "  {FILE}:\($0 + 2): station_cd \"x\($0)\" is not an integer (expected a positive code up to 2147483647)" }
             .joined(separator: "\n"),
