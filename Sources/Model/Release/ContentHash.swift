@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import GRDB
 import GRDBSQLite
 import StationDelta
@@ -34,20 +35,23 @@ public enum ContentHash {
     public static func compute(_ db: Database, schema: String = "main", clientSchema: Int? = nil) throws -> String {
         let clientSchema = try clientSchema ?? ClientSchema.recordedVersion(db, schema: schema)
         do {
-            return try compute(db, schema: schema, clientSchema: clientSchema, integersAsStored: true)
-        } catch is NotAnInteger {
-            return try compute(db, schema: schema, clientSchema: clientSchema, integersAsStored: false)
+            return try compute(db, schema: schema, clientSchema: clientSchema, renderedHere: true)
+        } catch is UnexpectedStorage {
+            return try compute(db, schema: schema, clientSchema: clientSchema, renderedHere: false)
         }
     }
 
-    /// A value of an integer column that is neither an integer nor NULL (the importer and the
-    /// curated operations never write one): the hash starts again with `quote()` everywhere.
-    private struct NotAnInteger: Error {}
+    /// A value stored as its column's kind never holds (an integer column's text or real, a
+    /// text column's blob: the importer and the curated operations never write one): the hash
+    /// starts again with SQLite rendering every value.
+    private struct UnexpectedStorage: Error {}
 
-    /// With `integersAsStored`, integer columns are read as stored and an integer is written in
-    /// decimal here (`appendDecimal`), which is `quote()`'s `%lld`: at a million stations,
-    /// `quote()` is slow across ten million integers.
-    private static func compute(_ db: Database, schema: String, clientSchema: Int, integersAsStored: Bool) throws -> String {
+    /// With `renderedHere`, integer and text columns are read as stored and rendered here as
+    /// `quote()` renders them (`appendDecimal`, `appendQuoted`); only coordinates and other reals
+    /// go through SQLite's `quote()`, whose `%!.15g` and round-trip test are SQLite's own. At a
+    /// million stations, `quote()` and the NUL test in SQL over ten million values kept one core
+    /// busy for most of the release's index building.
+    private static func compute(_ db: Database, schema: String, clientSchema: Int, renderedHere: Bool) throws -> String {
         var hasher = SHA256()
         // The lines are hashed 64 KiB at a time: the digest is the same as line by line.
         var buffer: [UInt8] = []
@@ -55,11 +59,15 @@ public enum ContentHash {
         for table in MasterTable.all {
             buffer.append(contentsOf: "table:\(table.name)\n".utf8)
             let columns = table.columns(clientSchema: clientSchema)
-            let stored = columns.map { integersAsStored && $0.kind == .integer }
+            let stored: [StoredKind?] = columns.map { column in
+                guard renderedHere else { return nil }
+                if column.kind == .integer { return .integer }
+                return column.kind.holdsText ? .text : nil
+            }
             // Each value rendered by SQLite, joined here: one printf() per row formatting the
             // values into a line took a third of the hash's time at a million stations.
             let values = zip(columns, stored).map { column, stored in
-                stored ? column.name : SQLLiteral.canonical(column.name, column.kind)
+                stored == nil ? SQLLiteral.canonical(column.name, column.kind) : column.name
             }
             let statement = try db.makeStatement(
                 sql: "SELECT \(values.joined(separator: ", ")) FROM \(schema).\(table.name) ORDER BY \(table.keyOrder)")
@@ -67,13 +75,17 @@ public enum ContentHash {
                 for (column, stored) in stored.enumerated() {
                     let column = Int32(column)
                     if column > 0 { buffer.append(UInt8(ascii: ",")) }
-                    if stored {
-                        switch sqlite3_column_type(row, column) {
-                        case SQLITE_INTEGER:
-                            appendDecimal(sqlite3_column_int64(row, column), to: &buffer)
-                        case SQLITE_NULL:
+                    if let stored {
+                        switch (sqlite3_column_type(row, column), stored) {
+                        case (SQLITE_NULL, _):
                             buffer.append(contentsOf: "NULL".utf8)
-                        default: throw NotAnInteger()
+                        case (SQLITE_INTEGER, .integer):
+                            appendDecimal(sqlite3_column_int64(row, column), to: &buffer)
+                        case (SQLITE_TEXT, .text):
+                            // The text first: its byte count is the text's (SQLite's rule for the two calls).
+                            let text = sqlite3_column_text(row, column)
+                            appendQuoted(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, column))), to: &buffer)
+                        default: throw UnexpectedStorage()
                         }
                         continue
                     }
@@ -94,6 +106,40 @@ public enum ContentHash {
     }
 
     private static let flushSize = 1 << 16
+
+    /// How a column's values are read and rendered here.
+    private enum StoredKind { case integer, text }
+
+    /// UTF-8 text as the definition renders it: `quote()`'s `'…'` with each `'` doubled, or,
+    /// holding a NUL (where `quote()` would stop), `nul-text:` and its bytes in upper-case hex,
+    /// as `hex()` writes them.
+    package static func appendQuoted(_ text: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
+        guard let start = text.baseAddress, !text.isEmpty else {
+            buffer.append(contentsOf: "''".utf8)
+            return
+        }
+        if memchr(start, 0, text.count) != nil {
+            buffer.append(contentsOf: "nul-text:".utf8)
+            let digits = Array("0123456789ABCDEF".utf8)
+            for byte in text {
+                buffer.append(digits[Int(byte >> 4)])
+                buffer.append(digits[Int(byte & 0x0F)])
+            }
+            return
+        }
+        buffer.append(UInt8(ascii: "'"))
+        var rest = text
+        // Runs between quotes are copied whole: most names hold none.
+        while let quote = memchr(rest.baseAddress!, Int32(UInt8(ascii: "'")), rest.count) {
+            let length = rest.baseAddress!.distance(to: quote.assumingMemoryBound(to: UInt8.self)) + 1
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: rest.prefix(length)))
+            buffer.append(UInt8(ascii: "'"))
+            rest = UnsafeBufferPointer(rebasing: rest.dropFirst(length))
+            if rest.isEmpty { break }
+        }
+        buffer.append(contentsOf: rest)
+        buffer.append(UInt8(ascii: "'"))
+    }
 
     /// `value` in decimal, as SQLite's `%lld` (and so `quote()`) renders an integer. Asking
     /// SQLite for the text instead converts it in the row's value, allocating for every row.

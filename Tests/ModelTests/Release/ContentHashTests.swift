@@ -25,6 +25,7 @@ import Testing
                 UPDATE stations SET station_name = CAST(X'41004200' AS TEXT), station_g_cd = NULL WHERE station_cd = 1120101;
                 UPDATE stations SET station_name = 'it''s' || char(13, 10) || '🚉', e_sort = -7 WHERE station_cd = 1120102;
                 UPDATE stations SET e_sort = 9223372036854775807, address = NULL WHERE station_cd = 1120103;
+                UPDATE stations SET post = '', address = '''' WHERE station_cd = 1120105;
                 """)
         }
         #expect(try hash(client, queue) == shellHash(client))
@@ -32,6 +33,11 @@ import Testing
         // A value of an integer column that is not an integer is rendered by quote() as well.
         try queue.write { try $0.execute(sql: "UPDATE stations SET e_sort = 2.5, line_cd = '11201x' WHERE station_cd = 1120104") }
         #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM stations WHERE typeof(e_sort) = 'real'") } == 1)
+        #expect(try hash(client, queue) == shellHash(client))
+
+        // And a blob in a text column.
+        try queue.write { try $0.execute(sql: "UPDATE stations SET e_sort = 1, line_cd = 11201, post = X'00FF27' WHERE station_cd = 1120104") }
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM stations WHERE typeof(post) = 'blob'") } == 1)
         #expect(try hash(client, queue) == shellHash(client))
         try queue.close()
     }
@@ -44,6 +50,24 @@ import Testing
             ContentHash.appendDecimal(value, to: &buffer)
             let quoted = try queue.read { try String.fetchOne($0, sql: "SELECT quote(?)", arguments: [value]) }
             #expect(String(decoding: buffer, as: UTF8.self) == quoted)
+        }
+    }
+
+    /// The hash quotes text itself: exactly as the definition's `quote()` and `nul-text:` do.
+    @Test func textIsWrittenAsTheDefinitionWritesIt() throws {
+        let queue = try DatabaseQueue()
+        let texts: [[UInt8]] = [[], Array("東京".utf8), Array("'".utf8), Array("''".utf8), Array("it's 'x'".utf8),
+                                Array("a'".utf8), Array("'a".utf8), [0x41, 0x00, 0x42], [0x00], [0x27, 0x00], [0xE3, 0x81]]
+        for text in texts {
+            var buffer: [UInt8] = []
+            text.withUnsafeBufferPointer { ContentHash.appendQuoted($0, to: &buffer) }
+            let rendered = try queue.read { db in
+                try Data.fetchOne(db, sql: """
+                    SELECT CAST((CASE WHEN instr(t, char(0)) > 0 THEN 'nul-text:' || hex(CAST(t AS BLOB)) ELSE quote(t) END) AS BLOB)
+                    FROM (SELECT CAST(? AS TEXT) AS t)
+                    """, arguments: [Data(text)])
+            }
+            #expect(buffer == rendered.map(Array.init), "\(text)")
         }
     }
 
