@@ -55,9 +55,19 @@ extension MasterDatabase {
     /// version's `CheckScope` are checked and the record carried forward: at a million stations a
     /// 1 % import's checks take a fraction of a full pass.
     ///
-    /// `touchingBefore`: see `CheckScope.build`.
-    package static func introducedFindings(_ db: Database, version: Int,
-                                           touchingBefore: [CheckScope.ConnectionKey]? = nil) throws -> IntroducedFindings {
+    /// `touchingBefore`: see `CheckScope.build`. `checkedAhead`: a first version's rules, started
+    /// on a copy before its log was written (`FirstVersionCheck`); what they found is recorded here.
+    package static func introducedFindings(_ db: Database, version: Int, touchingBefore: [CheckScope.ConnectionKey]? = nil,
+                                           checkedAhead: FirstVersionCheck? = nil) throws -> IntroducedFindings {
+        if let checkedAhead {
+            precondition(version == 1, "only a first version is checked ahead")
+            let outcome = try checkedAhead.wait()
+            let recording = try FindingIdentityTable.temporary(db, name: "findings_now", appended: true)
+            defer { try? recording.drop() }
+            try outcome.found.forEach { try recording.add($0) }
+            try RecordedFindings.replaceAll(version: version, with: recording, before: nil, db)
+            return outcome.introduced
+        }
         let waived = try Waivers.identities(db)
         var introduced = IntroducedFindings()
         let add = { (found: FoundRow, message: () -> String) in

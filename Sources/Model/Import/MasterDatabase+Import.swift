@@ -107,6 +107,11 @@ extension MasterDatabase {
                 try version.stage(splits: merge.splits)
                 phases.done("three-way merge")
             }
+            // A first version's rules start now on a copy of the master, on another core, while
+            // this connection writes the log; a failing import waits for them before it tells why.
+            let checkedAhead = try version.number == 1 && version.holdsEveryRowInTheMaster() ? FirstVersionCheck.start(db) : nil
+            defer { _ = try? checkedAhead?.wait() }
+            phases.done("first version's copy made")
             let checks = ImportChecks(files: files, keyLines: keyLines)
             let before = try checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
             // An error ends the import only once the second connection is done.
@@ -136,7 +141,7 @@ extension MasterDatabase {
             var report = try version.report(
                 tables: tables + MasterTable.all.filter { merge.adoptionTables.contains($0) && !tables.contains($0) },
                 describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
-                touchingBefore: counts.touchingChangedStations)
+                touchingBefore: counts.touchingChangedStations, checkedAhead: checkedAhead)
             report.conflicts = merge.conflicts
             report.adoptions = merge.adoptions
             report.mergeNotes = merge.notes

@@ -106,6 +106,18 @@ package struct PendingVersion {
         try db.execute(sql: "UPDATE OR REPLACE merge_notes SET version = ? WHERE version = ?", arguments: [number - 1, number])
     }
 
+    /// Whether every row of the version is in the master tables before `write`: each table's
+    /// file was loaded straight into it (`StagingTables.stageAsLoaded`), or stages nothing, and
+    /// no split is staged. `write` then adds only the log, so the rules can read the master
+    /// before it (`FirstVersionCheck`).
+    package func holdsEveryRowInTheMaster() throws -> Bool {
+        let loaded = try StagingTables.loadedTables(db)
+        for table in MasterTable.all where !loaded.contains(table) {
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(StagingTables.stagedTable(table)))")! { return false }
+        }
+        return try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM temp.staged_duplicates)")!
+    }
+
     /// How many rows of `table` the staged changes reopen.
     package func reopeningCount(of table: MasterTable) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'RESTORE'") ?? 0
@@ -217,8 +229,10 @@ package struct PendingVersion {
     ///   - committing: whether the caller will commit; a version with no change never is.
     ///   - touchingBefore: the connections that touched a station of `stagedStationCodes` before
     ///     the version (`CheckScope.build`); nil to find them here.
+    ///   - checkedAhead: the first version's rules, started before `write` (`FirstVersionCheck`).
     package func report(tables: [MasterTable], describeLimit: Int?, listingEveryChangeIn everyChange: DescribedChangeFile? = nil,
-                committing: Bool, touchingBefore: [CheckScope.ConnectionKey]? = nil) throws -> ChangeReport {
+                        committing: Bool, touchingBefore: [CheckScope.ConnectionKey]? = nil,
+                        checkedAhead: FirstVersionCheck? = nil) throws -> ChangeReport {
         let splits = try stagedSplits().map {
             DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
         }
@@ -241,7 +255,9 @@ package struct PendingVersion {
         var report = ChangeReport(
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
-        if total > 0 { report.setFindings(try MasterDatabase.introducedFindings(db, version: number, touchingBefore: touchingBefore)) }
+        if total > 0 {
+            report.setFindings(try MasterDatabase.introducedFindings(db, version: number, touchingBefore: touchingBefore, checkedAhead: checkedAhead))
+        }
         phases.done("findings introduced")
         try StagingTables.drop(db)
         return report
