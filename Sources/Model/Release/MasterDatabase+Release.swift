@@ -221,11 +221,14 @@ extension MasterDatabase {
         let hashing = twinHashes ? nil : try ReleaseDatabaseBuilder.hashInBackground(
             building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
         defer { _ = try? hashing?.wait() }
+        let deflating = DeflatingAhead(file: building.url(databasePath), settings: .database)
         let compressed = Result {
+            defer { _ = deflating.finish() }
             try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version)
-            return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)))
+            return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)),
+                                       deflatedAhead: deflating.finish())
         }
-        phases.done("indexes, database sha256 and gzip")
+        phases.done("indexes, database sha256 and gzip (\((try? compressed.get())?.blocksTakenAhead ?? 0) blocks deflated ahead)")
         // The twin's deltas as soon as they are written: the joins are made while it may still hash.
         if twin != nil { Progress.phase("finishing the deltas") }
         let rendered: RenderedDeltas

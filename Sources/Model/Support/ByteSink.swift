@@ -223,15 +223,19 @@ public enum Gunzip {
         }
     }
 
-    /// Gzips a file into another on every core (`ParallelGzip`), hashing both in the same read.
-    package static func compress(file source: String, to destination: String) throws -> (sourceSha256: String, bytes: Int, sha256: String) {
+    /// Gzips a file into another on every core (`ParallelGzip`), hashing both in the same read;
+    /// with the blocks `DeflatingAhead` made while the file was being finished.
+    package static func compress(file source: String, to destination: String,
+                                 deflatedAhead: [Int: DeflatedBlock] = [:])
+        throws -> (sourceSha256: String, bytes: Int, sha256: String, blocksTakenAhead: Int) {
         let digest = DigestSink(next: try FileSink(path: destination))
         let raw = DigestSink()
         // Mapped, not read into a buffer of the database's size (`MappedFile`).
-        try MappedFile.withBytes(ofFile: source) { bytes in
-            try ParallelGzip.compress(UnsafeRawBufferPointer(bytes), settings: .database, into: digest, eachInputBlock: raw.write)
+        let taken = try MappedFile.withBytes(ofFile: source) { bytes in
+            try ParallelGzip.compress(UnsafeRawBufferPointer(bytes), settings: .database, into: digest,
+                                      deflatedAhead: deflatedAhead, eachInputBlock: raw.write)
         }
         try raw.finish()
-        return (raw.sha256, digest.byteCount, digest.sha256)
+        return (raw.sha256, digest.byteCount, digest.sha256, taken)
     }
 }

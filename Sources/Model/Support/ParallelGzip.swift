@@ -1,4 +1,5 @@
 import CZlib
+import Crypto
 import Foundation
 
 /// Gzip of a whole buffer on every core, the way pigz does it: the input is cut into 1 MiB
@@ -17,27 +18,39 @@ package enum ParallelGzip {
     package static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
 
     /// Compresses `input` with `settings` into `sink`, which sees the gzip bytes in order;
-    /// `eachInputBlock` sees the input in order too (to hash it in the same pass).
+    /// `eachInputBlock` sees the input in order too (to hash it in the same pass). A block of
+    /// `deflatedAhead` is used as it is when the bytes it was made from are still `input`'s;
+    /// the output is the same bytes either way. Returns how many blocks were taken from it.
+    @discardableResult
     package static func compress(_ input: UnsafeRawBufferPointer, settings: GzipSettings, into sink: ByteSink,
-                         eachInputBlock: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws {
+                                 deflatedAhead: [Int: DeflatedBlock] = [:],
+                                 eachInputBlock: (UnsafeRawBufferPointer) throws -> Void = { _ in }) throws -> Int {
         let blocks = max(1, (input.count + blockSize - 1) / blockSize)
         // Blocks in flight: enough to keep every core busy, few enough to bound the memory.
         let round = 2 * ProcessInfo.processInfo.activeProcessorCount
         try header.withUnsafeBytes { try sink.write($0) }
         var crc = crc32(0, nil, 0)
         var first = 0
+        var taken = 0
         while first < blocks {
             let count = min(round, blocks - first)
-            var results = [Result<CompressedBlock, Error>?](repeating: nil, count: count)
+            var results = [Result<(block: CompressedBlock, wasAhead: Bool), Error>?](repeating: nil, count: count)
             results.withUnsafeMutableBufferPointer { slots in
                 let (slots, input, start) = (UncheckedSendable(slots), UncheckedSendable(input), first)
                 DispatchQueue.concurrentPerform(iterations: count) { offset in
                     let index = start + offset
-                    slots.value[offset] = Result { try deflateBlock(input.value, index: index, isLast: index == blocks - 1, settings: settings) }
+                    slots.value[offset] = Result {
+                        let isLast = index == blocks - 1
+                        if !isLast, let ahead = deflatedAhead[index], ahead.isMade(from: span(of: index, in: input.value)) {
+                            return (CompressedBlock(bytes: ahead.bytes, crc: ahead.crc), true)
+                        }
+                        return (try deflateBlock(input.value, index: index, isLast: isLast, settings: settings), false)
+                    }
                 }
             }
             for (offset, result) in results.enumerated() {
-                let block = try result!.get()
+                let (block, wasAhead) = try result!.get()
+                if wasAhead { taken += 1 }
                 try block.bytes.withUnsafeBytes { try sink.write($0) }
                 let range = bounds(of: first + offset, in: input.count)
                 try eachInputBlock(UnsafeRawBufferPointer(rebasing: input[range]))
@@ -52,6 +65,7 @@ package enum ParallelGzip {
         }
         try trailer.withUnsafeBytes { try sink.write($0) }
         try sink.finish()
+        return taken
     }
 
     private struct CompressedBlock {
@@ -64,8 +78,34 @@ package enum ParallelGzip {
         return start..<min(start + blockSize, count)
     }
 
-    private static func deflateBlock(_ input: UnsafeRawBufferPointer, index: Int, isLast: Bool, settings: GzipSettings) throws -> CompressedBlock {
+    /// The bytes a block's deflate reads: the dictionary before it, then the block.
+    private static func span(of index: Int, in input: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         let range = bounds(of: index, in: input.count)
+        return UnsafeRawBufferPointer(rebasing: input[max(0, range.lowerBound - dictionarySize)..<range.upperBound])
+    }
+
+    /// Deflates block `index` of a file that is still being written (not the last block), from
+    /// its bytes as they are now; nil when the file is not that long yet.
+    package static func deflateAhead(_ file: FileHandle, index: Int, settings: GzipSettings) throws -> DeflatedBlock? {
+        precondition(index > 0, "the first block holds a file's header, which changes last")
+        let start = index * blockSize - dictionarySize
+        let count = dictionarySize + blockSize
+        var span = [UInt8](repeating: 0, count: count)
+        let read = span.withUnsafeMutableBytes { pread(file.fileDescriptor, $0.baseAddress, count, off_t(start)) }
+        guard read == count else { return nil }
+        return try span.withUnsafeBytes { span in
+            // The block is the span's last part; its dictionary the part before.
+            let block = try deflateRange(span, range: dictionarySize..<count, isLast: false, settings: settings)
+            return DeflatedBlock(bytes: block.bytes, crc: block.crc, spanDigest: Array(SHA256.hash(data: span)))
+        }
+    }
+
+    private static func deflateBlock(_ input: UnsafeRawBufferPointer, index: Int, isLast: Bool, settings: GzipSettings) throws -> CompressedBlock {
+        try deflateRange(input, range: bounds(of: index, in: input.count), isLast: isLast, settings: settings)
+    }
+
+    /// Deflates `input[range]` primed with the `dictionarySize` bytes before it.
+    private static func deflateRange(_ input: UnsafeRawBufferPointer, range: Range<Int>, isLast: Bool, settings: GzipSettings) throws -> CompressedBlock {
         var stream = z_stream()
         // -15 window bits: raw deflate; the gzip header and trailer are written once, around all blocks.
         var status = deflateInit2_(&stream, settings.level, Z_DEFLATED, -15, settings.memoryLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
@@ -91,6 +131,19 @@ package enum ParallelGzip {
         output.removeSubrange(produced...)
         let crc = base.map { crc32(0, $0 + range.lowerBound, uInt(range.count)) } ?? crc32(0, nil, 0)
         return CompressedBlock(bytes: output, crc: crc)
+    }
+}
+
+/// A block deflated before its file was finished (`ParallelGzip.deflateAhead`), with the
+/// digest of the bytes it was made from (the dictionary before it and itself): it stands for
+/// the block only while the file still holds those bytes.
+package struct DeflatedBlock: Sendable {
+    fileprivate let bytes: [UInt8]
+    fileprivate let crc: uLong
+    fileprivate let spanDigest: [UInt8]
+
+    fileprivate func isMade(from span: UnsafeRawBufferPointer) -> Bool {
+        Array(SHA256.hash(data: span)) == spanDigest
     }
 }
 

@@ -48,6 +48,35 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.path(name))) == input)
     }
 
+    /// Blocks deflated while the file was still being written stand for the finished file's
+    /// only where it holds the bytes they were made from (the block and the 32 KiB before it):
+    /// the gzip is the bytes of one made from the finished file alone.
+    @Test func blocksDeflatedAheadAreTakenOnlyWhereTheFileIsUnchanged() throws {
+        let path = scratch.path("growing.sqlite")
+        let blockSize = ParallelGzip.blockSize
+        var content = Self.text(bytes: 5 * blockSize + 100)
+        try content.write(to: URL(fileURLWithPath: path))
+        let ahead = DeflatingAhead(file: path, settings: .database).finish(waitingForEveryBlock: true)
+        // Whole blocks after the first, up to the size then: 1 to 4 (5 is not whole).
+        #expect(Set(ahead.keys) == [1, 2, 3, 4])
+
+        // The file is finished: its first block (a header) and the dictionary of block 3 (the
+        // end of block 2) change, and more is appended.
+        content[10] ^= 0xFF
+        content[3 * blockSize - 5] ^= 0xFF
+        content += Self.text(bytes: blockSize / 2)
+        try content.write(to: URL(fileURLWithPath: path))
+
+        let alone = scratch.path("alone.gz")
+        let withAhead = scratch.path("ahead.gz")
+        _ = try Gunzip.compress(file: path, to: alone)
+        let made = try Gunzip.compress(file: path, to: withAhead, deflatedAhead: ahead)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: withAhead)) == Data(contentsOf: URL(fileURLWithPath: alone)))
+        #expect(try Gunzip.read(withAhead) == content)
+        // Blocks 1 and 4 are taken; 2 changed, and 3's dictionary did.
+        #expect(made.blocksTakenAhead == 2)
+    }
+
     @Test func theSameInputGivesTheSameBytesAtTheRatioOfOneStream() throws {
         let input = Self.text(bytes: 7 * ParallelGzip.blockSize / 2)
         var outputs: [Data] = []
