@@ -224,7 +224,7 @@ extension MasterDatabase {
         let deflating = DeflatingAhead(file: building.url(databasePath), settings: .database)
         let compressed = Result {
             defer { _ = deflating.finish() }
-            try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version)
+            try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version, besideOtherWork: true)
             return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)),
                                        deflatedAhead: deflating.finish())
         }

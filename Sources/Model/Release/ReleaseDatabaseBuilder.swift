@@ -66,13 +66,18 @@ package enum ReleaseDatabaseBuilder {
 
     /// Builds the indexes of a filled client file and stamps its version. Built in key order
     /// with indexes last, the file has no free pages to reclaim; VACUUM only if that ever changes.
-    package static func complete(_ path: String, version: Int) throws {
+    ///
+    /// `besideOtherWork`: the other cores are busy (a release deflates the tables' blocks and
+    /// hashes meanwhile), so SQLite sorts on this thread alone: its helper threads would take
+    /// turns with that work and add merging of their own, the same index bytes for more CPU.
+    package static func complete(_ path: String, version: Int, besideOtherWork: Bool = false) throws {
         var phases = PhaseLog()
         let queue = try DatabaseQueue(path: path, configuration: MasterDatabase.configuration(label: "client"))
         defer { try? queue.close() }
         try queue.writeWithoutTransaction { db in
             // A fresh file built once and renamed into place needs no rollback journal.
             try db.execute(sql: "PRAGMA journal_mode = OFF")
+            if besideOtherWork { try db.execute(sql: "PRAGMA threads = 0") }
             try db.inTransaction {
                 for index in ClientSchema.indexes(clientSchema: try ClientSchema.recordedVersion(db)) { try db.execute(sql: index) }
                 try db.execute(sql: "PRAGMA user_version = \(version)")

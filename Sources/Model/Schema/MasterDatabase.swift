@@ -80,7 +80,8 @@ public final class MasterDatabase: Sendable {
         configuration.label = label
         configuration.prepareDatabase { db in
             // Large sorts (the client database's indexes, ORDER BY over a whole table) on every
-            // core, with the same bytes. SQLite's default is no helper threads.
+            // core, with the same bytes, unless the other cores have work of their own
+            // (`ReleaseDatabaseBuilder.complete`). SQLite's default is no helper threads.
             try db.execute(sql: "PRAGMA threads = \(min(ProcessInfo.processInfo.activeProcessorCount, 8))")
         }
         if PhaseLog.isOn {
