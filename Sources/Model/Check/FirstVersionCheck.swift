@@ -25,8 +25,10 @@ package final class FirstVersionCheck: Sendable {
         package var found: PackedFindings
     }
 
-    /// The largest master copied: the copy is held in memory beside what the import holds.
-    package static let largestCopy = 1 << 30
+    /// The largest master copied: the copy is held in memory beside what the import holds, and
+    /// a larger first version is checked on the writing connection, as before, within the
+    /// import's memory target (512 MiB).
+    package static let largestCopy = 512 << 20
 
     private let task: BackgroundTask<Outcome>
 
