@@ -33,15 +33,18 @@ package final class FirstVersionCheck: Sendable {
     private let task: BackgroundTask<Outcome>
 
     /// Copies the master as `db` sees it and starts the rules of the first version on the copy;
-    /// nil when the copy would be larger than `largestCopy` (the caller checks on the master).
+    /// nil when the copy would be larger than `largestCopy`, or cannot be made (no memory for
+    /// it): the caller checks on the master then.
     package static func start(_ db: Database) throws -> FirstVersionCheck? {
         let pages = try Int.fetchOne(db, sql: "PRAGMA main.page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096
         guard pages * pageSize <= largestCopy else { return nil }
         let waived = try Waivers.identities(db)
         var size: sqlite3_int64 = 0
-        guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0), size >= 100 else {
-            throw DatabaseError(resultCode: .SQLITE_NOMEM, message: "could not copy the master for its checks")
+        guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else { return nil }
+        guard size >= 100 else {
+            sqlite3_free(bytes)
+            return nil
         }
         // A copy of a WAL file says WAL in its header (bytes 18 and 19), which a database in
         // memory cannot be: it is read as a rollback-journal file.

@@ -14,15 +14,20 @@ package final class DeflatingAhead: Sendable {
     private let stopped = Mutex(false)
     private let blocks = Mutex<[Int: DeflatedBlock]>([:])
     private let done = DispatchSemaphore(value: 0)
+    /// Closed by `finish`, never by the thread: closing any descriptor of a file drops every
+    /// POSIX lock this process holds on it, and SQLite holds them while it builds the indexes.
+    private let file: FileHandle?
 
-    /// Starts deflating the whole blocks of `path` after the first, up to its size now.
+    /// Starts deflating the whole blocks of `path` after the first, up to its size now. Call
+    /// `finish` once whatever writes the file has closed it.
     package init(file path: String, settings: GzipSettings) {
         let size = FileChecks.size(path) ?? 0
         let last = size / ParallelGzip.blockSize - 1
+        let file = FileHandle(forReadingAtPath: path)
+        self.file = file
         let thread = Thread { [self] in
             defer { done.signal() }
-            guard last >= 1, let file = FileHandle(forReadingAtPath: path) else { return }
-            defer { try? file.close() }
+            guard last >= 1, let file else { return }
             for index in 1...last {
                 if stopped.withLock({ $0 }) { return }
                 // A failure here costs only the head start: the gzip deflates the block itself.
@@ -39,6 +44,7 @@ package final class DeflatingAhead: Sendable {
         if !waitingForEveryBlock { stopped.withLock { $0 = true } }
         done.wait()
         done.signal()
+        try? file?.close()
         return blocks.withLock { $0 }
     }
 }
