@@ -43,12 +43,13 @@ package struct ImportChecks {
         /// `connectionWarnings`, read once `counts` is, while the import checks its version.
         package let connectionWarnings: BackgroundTask<[String]>
         /// Closed once the import and the last of these reads are done with it (GRDB closes a
-        /// queue when it is released).
-        let queue: DatabaseQueue
+        /// queue when it is released); nil when the state before was read up front (`MasterBefore`).
+        let queue: DatabaseQueue?
 
-        /// Reads more of the state before, once the warnings are read.
+        /// Reads more of the state before, once the warnings are read; only with a second
+        /// connection (`changesFewStations` is false without one).
         package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> BackgroundTask<T> {
-            let (queue, warnings) = (self.queue, connectionWarnings)
+            let (queue, warnings) = (self.queue!, connectionWarnings)
             return BackgroundTask {
                 _ = try? warnings.wait()
                 return try queue.read(body)
@@ -75,7 +76,7 @@ package struct ImportChecks {
         let changedStations = changedStations.flatMap { $0.count <= max(1_000, (keyLines[.stations]?.count ?? 0) / 20) ? $0 : nil }
         let counts = BackgroundTask {
             try queue.read { db in
-                let rows = try checks.rowCounts(db)
+                let rows = try Self.rowCounts(db, tables: checks.files.map(\.table))
                 return StateBefore.Counts(openRows: rows.open, closedRows: rows.closed,
                                    touchingChangedStations: try changedStations.map { try CheckScope.connections(touching: $0, db) })
             }
@@ -83,14 +84,44 @@ package struct ImportChecks {
         let warnings = BackgroundTask {
             // One connection, one read after the other: the second core is not shared three ways.
             _ = try? counts.wait()
-            return try queue.read { db in try checks.connectionWarnings(before: db) }
+            return try queue.read { db in try checks.connectionWarnings(before: MasterBefore.codes(db, checks.keyLines)) }
         }
         return StateBefore(counts: counts, changesFewStations: changedStations != nil, connectionWarnings: warnings, queue: queue)
     }
 
-    private func rowCounts(_ db: Database) throws -> (open: [MasterTable: Int], closed: [MasterTable: Int]) {
+    /// What an import checks against in the master before it, read on the import's own
+    /// connection before anything is staged. For a master with a rollback journal, where a
+    /// second connection cannot read beside a writer that has begun writing pages to the file
+    /// (`MasterDatabase.withRollbackJournal`); the master is then empty, and this costs nothing.
+    package struct MasterBefore: Sendable {
+        let openRows: [MasterTable: Int]
+        let closedRows: [MasterTable: Int]
+        let stationCodes: Set<Int64>
+        let lineCodes: Set<Int64>
+
+        package static func read(_ db: Database, tables: [MasterTable]) throws -> MasterBefore {
+            let rows = try ImportChecks.rowCounts(db, tables: tables)
+            let (stations, lines) = try codes(db, [:])
+            return MasterBefore(openRows: rows.open, closedRows: rows.closed, stationCodes: stations, lineCodes: lines)
+        }
+
+        fileprivate static func codes(_ db: Database, _ keyLines: [MasterTable: KeyLines]) throws -> (stations: Set<Int64>, lines: Set<Int64>) {
+            (try ImportChecks.codes(db, "SELECT station_cd FROM main.stations", expected: keyLines[.stations]?.count ?? 0),
+             try ImportChecks.codes(db, "SELECT line_cd FROM main.lines", expected: keyLines[.lines]?.count ?? 0))
+        }
+    }
+
+    /// `StateBefore` from what was read up front, with nothing left to read.
+    package func stateBefore(from master: MasterBefore) -> StateBefore {
+        let counts = StateBefore.Counts(openRows: master.openRows, closedRows: master.closedRows, touchingChangedStations: nil)
+        let warnings = Result { try connectionWarnings(before: (master.stationCodes, master.lineCodes)) }
+        return StateBefore(counts: BackgroundTask { counts }, changesFewStations: false,
+                           connectionWarnings: BackgroundTask { try warnings.get() }, queue: nil)
+    }
+
+    private static func rowCounts(_ db: Database, tables: [MasterTable]) throws -> (open: [MasterTable: Int], closed: [MasterTable: Int]) {
         var open: [MasterTable: Int] = [:], closed: [MasterTable: Int] = [:]
-        for table in files.map(\.table) {
+        for table in tables {
             guard table.closesByStatus else {
                 open[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(table.name)") ?? 0
                 continue
@@ -156,11 +187,10 @@ package struct ImportChecks {
     /// so they are read from there and not from the table. The codes of the stations and lines
     /// are held in memory and each connection looked up there, not by three B-tree searches per
     /// connection. Rows are never removed, so
-    /// the stations and lines after the import are those before it (which `db` reads) and the files'.
-    private func connectionWarnings(before db: Database, examples: Int = 3) throws -> [String] {
+    /// the stations and lines after the import are those before it (`codes`) and the files'.
+    private func connectionWarnings(before codes: (stations: Set<Int64>, lines: Set<Int64>), examples: Int = 3) throws -> [String] {
         guard let file = file(for: .connections), let connections = keyLines[.connections] else { return [] }
-        let stationCodes = try Self.codes(db, "SELECT station_cd FROM main.stations", expected: keyLines[.stations]?.count ?? 0)
-        let lineCodes = try Self.codes(db, "SELECT line_cd FROM main.lines", expected: keyLines[.lines]?.count ?? 0)
+        let (stationCodes, lineCodes) = codes
         let (fileStations, fileLines) = (keyLines[.stations], keyLines[.lines])
         func exists(_ code: Int64, in codes: Set<Int64>, orIn file: KeyLines?) -> Bool {
             codes.contains(code) || file?[RowKey(count: 1) { _ in code }] != nil

@@ -79,7 +79,24 @@ extension MasterDatabase {
         if let date = options.snapshotDate, !SnapshotDate.isCalendarDate(date) {
             throw ImportError.badSnapshotDate(date)
         }
+        // A first import writes only new pages: with a rollback journal, once (`withRollbackJournal`);
+        // a diff writes none.
+        if commit, try dataVersion() == 0, let report = try withRollbackJournal({
+            try importing(files, options: options, commit: commit, everyChange: everyChange, readingTheStateBeforeFirst: true)
+        }) {
+            return report
+        }
+        return try importing(files, options: options, commit: commit, everyChange: everyChange, readingTheStateBeforeFirst: false)
+    }
+
+    /// The import in one transaction. `readingTheStateBeforeFirst`: what the checks compare with
+    /// is read on this connection before anything is staged, not on a second one beside it
+    /// (which a rollback journal would keep out once this one writes pages).
+    private func importing(_ files: [ImportFile], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?,
+                           readingTheStateBeforeFirst: Bool) throws -> ChangeReport {
+        var phases = PhaseLog()
         return try write { db in
+            let masterBefore = readingTheStateBeforeFirst ? try ImportChecks.MasterBefore.read(db, tables: files.map(\.table)) : nil
             let version = try PendingVersion(db)
             var keyLines: [MasterTable: KeyLines] = [:]
             var merged: [ThreeWayMerge.MergedTable] = []
@@ -113,7 +130,8 @@ extension MasterDatabase {
             defer { _ = try? checkedAhead?.wait() }
             phases.done("first version's copy made")
             let checks = ImportChecks(files: files, keyLines: keyLines)
-            let before = try checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
+            let before = try masterBefore.map { checks.stateBefore(from: $0) }
+                ?? checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
             // An error ends the import only once the second connection is done.
             defer { before.finish() }
             Progress.phase("writing version \(version.number)")

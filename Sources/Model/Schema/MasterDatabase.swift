@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationSupport
+import Synchronization
 
 /// The curators' master database: one SQLite file holding the master tables,
 /// their history and the `updates` log.
@@ -10,7 +11,8 @@ import StationSupport
 /// goes through one immediate transaction, so a second process waits for the first
 /// (up to `busyTimeout`) and a failure leaves the file as it was. The file is in WAL
 /// mode, so a reader (a release, a delta) sees one committed state from its first read
-/// to its end while imports commit beside it.
+/// to its end while imports commit beside it; only a first import into an empty master
+/// writes with a rollback journal (`withRollbackJournal`), and readers wait for it.
 public final class MasterDatabase: Sendable {
     /// The master's file.
     public let path: String
@@ -22,6 +24,8 @@ public final class MasterDatabase: Sendable {
     private let needsStamp: Bool
     /// How long a command waits, by default, for another process's write to finish (seconds).
     public static let busyTimeout: TimeInterval = 15
+    /// Set while `withRollbackJournal` runs: `write` leaves the journal as it is then.
+    let holdsRollbackJournal = Mutex(false)
 
     private init(path: String, queue: DatabaseQueue, needsStamp: Bool, author: String?) {
         self.path = path
@@ -122,6 +126,7 @@ public final class MasterDatabase: Sendable {
         try MasterFileChecks.requireWritable(path)
         return try MasterDatabaseError.translating(path) {
             if needsStamp { try stamp() }
+            if !holdsRollbackJournal.withLock({ $0 }) { try restoreWriteAheadLog() }
             var result: T?
             try queue.inTransaction(.immediate) { db in
                 let outcome = try body(db)

@@ -93,7 +93,7 @@ extension MasterDatabase {
     /// checkpointed into the file first. A command that committed nothing leaves it unchanged
     /// whichever process checkpointed last; one that committed anything changes it.
     func settledSHA256() throws -> String {
-        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try queue.writeWithoutTransaction { _ = try $0.checkpoint(.truncate) }
         return try FileDigest.sha256(ofFile: path)
     }
 }
