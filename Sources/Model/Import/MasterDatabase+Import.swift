@@ -22,6 +22,11 @@ public struct ImportOptions: Sendable {
     public var allowOlder: Bool
     /// Accept a file that reopens more than 5% of a table's closed rows.
     public var allowMassReopen: Bool
+    /// A first import of files this large (in all) writes with a rollback journal
+    /// (`MasterDatabase.withRollbackJournal`). Below it the WAL's second write of each page costs
+    /// little, and a first import that fails leaves the file byte for byte as it was (a journal's
+    /// switch and switch back advance the file's change counter). Tests lower it.
+    package var rollbackJournalFromBytes = 64 << 20
 
     /// Options for `importSnapshot` and `diff`; nil `describeLimit` describes every change.
     public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20, decisions: MergeDecisions = MergeDecisions(),
@@ -79,9 +84,10 @@ extension MasterDatabase {
         if let date = options.snapshotDate, !SnapshotDate.isCalendarDate(date) {
             throw ImportError.badSnapshotDate(date)
         }
-        // A first import writes only new pages: with a rollback journal, once (`withRollbackJournal`);
-        // a diff writes none.
-        if commit, try dataVersion() == 0, let report = try withRollbackJournal({
+        // A large first import writes only new pages: with a rollback journal, once
+        // (`withRollbackJournal`); a diff writes none.
+        let bytes = files.reduce(0) { $0 + (FileChecks.size($1.path) ?? 0) }
+        if commit, bytes >= options.rollbackJournalFromBytes, try dataVersion() == 0, let report = try withRollbackJournal({
             try importing(files, options: options, commit: commit, everyChange: everyChange, readingTheStateBeforeFirst: true)
         }) {
             return report

@@ -11,8 +11,8 @@ import Synchronization
 /// goes through one immediate transaction, so a second process waits for the first
 /// (up to `busyTimeout`) and a failure leaves the file as it was. The file is in WAL
 /// mode, so a reader (a release, a delta) sees one committed state from its first read
-/// to its end while imports commit beside it; only a first import into an empty master
-/// writes with a rollback journal (`withRollbackJournal`), and readers wait for it.
+/// to its end while imports commit beside it; only a large first import into an empty
+/// master writes with a rollback journal (`withRollbackJournal`), and readers wait for it.
 public final class MasterDatabase: Sendable {
     /// The master's file.
     public let path: String

@@ -10,8 +10,16 @@ import Testing
 @Suite struct FirstImportJournalTests {
     let scratch = Scratch()
 
+    /// Every import here journals, however small its files.
+    static let journaling: ImportOptions = {
+        var options = ImportOptions()
+        options.rollbackJournalFromBytes = 0
+        return options
+    }()
+
     @Test func aFirstImportLeavesTheMasterInWAL() throws {
-        let database = try scratch.baseDatabase()
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.base.path], options: Self.journaling)
         #expect(try journalMode(database.path) == "wal")
         #expect(!FileManager.default.fileExists(atPath: database.path + "-journal"))
         #expect(try database.dataVersion() == 1)
@@ -24,7 +32,7 @@ import Testing
         let other = try DatabaseQueue(path: database.path)
         #expect(try other.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM stations") } == 0)
         let started = Date()
-        let report = try database.importSnapshot([Fixtures.base.path])
+        let report = try database.importSnapshot([Fixtures.base.path], options: Self.journaling)
         #expect(report.committed && report.version == 1)
         #expect(Date().timeIntervalSince(started) < MasterDatabase.busyTimeout, "the import waited for the other connection")
         #expect(try other.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM stations") } ?? 0 > 0)
@@ -61,9 +69,21 @@ import Testing
         // Any write, even one that commits nothing.
         try reopened.write { _ in ((), false) }
         #expect(try journalMode(path) == "wal")
-        try reopened.importSnapshot([Fixtures.base.path])
+        try reopened.importSnapshot([Fixtures.base.path], options: Self.journaling)
         #expect(try journalMode(path) == "wal")
         #expect(try reopened.dataVersion() == 1)
+    }
+
+    /// A small first import never switches the journal, so one that fails leaves the empty
+    /// master byte for byte as it was.
+    @Test func aSmallFirstImportThatFailsLeavesTheFileAsItWas() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        let before = try database.settledSHA256()
+        #expect(throws: (any Error).self) {
+            try database.importSnapshot([Fixtures.bad.appendingPathComponent("01-unterminated-quote.csv").path])
+        }
+        #expect(try database.settledSHA256() == before)
+        #expect(try journalMode(database.path) == "wal")
     }
 
     private func journalMode(_ path: String) throws -> String? {
