@@ -9,8 +9,33 @@ let modelTargets = ["StationSupport", "StationSchema", "StationCSV", "StationHis
                     "StationVersion", "StationImport", "StationCurate", "StationWeights", "StationDelta",
                     "StationRelease", "StationReview", "StationSynth"]
 
+/// The curator's tools (`station-admin`, `serve`) and the example app, on by default. An app that
+/// depends on this package for `StationClient` turns it off (`traits: []`) and resolves only
+/// GRDB and swift-crypto with their own dependencies (scripts/client-consumer checks it).
+let curatorTools = "CuratorTools"
+func withCuratorTools(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: [curatorTools]))
+}
+
+var dependencies: [Package.Dependency] = [
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+]
+// `swift package generate-documentation` (scripts/documentation sets it): a consumer of the
+// library never resolves the plugin.
+if Context.environment["STATION_ADMIN_DOCUMENTATION"] == "1" {
+    dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}
+
 let package = Package(
     name: "StationAdmin",
+    // GRDB's own floor is iOS 13 and macOS 10.15; the client's concurrency and Foundation calls
+    // need iOS 15 and macOS 12, and Hummingbird (the curator's `serve`) macOS 14.
+    platforms: [.iOS(.v15), .macOS(.v14), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .executable(name: "station-admin", targets: ["Admin"]),
         .library(name: "Model", targets: modelTargets),
@@ -20,16 +45,11 @@ let package = Package(
         // The example app on it, which the tests, scripts/demo and README use.
         .executable(name: "station-phone", targets: ["StationPhone"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // `swift package generate-documentation` (scripts/test builds the library's documentation).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    traits: [
+        .trait(name: curatorTools, description: "station-admin, serve and station-phone, with their dependencies"),
+        .default(enabledTraits: [curatorTools]),
     ],
+    dependencies: dependencies,
     targets: [
         .systemLibrary(name: "CCSV", path: "Sources/CCSV", providers: [.apt(["libcsv-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -65,17 +85,17 @@ let package = Package(
             name: "StationServe",
             dependencies: [
                 "StationRelease", "StationSignatures", "CAllocator", crypto,
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                withCuratorTools("Hummingbird", "hummingbird"),
+                withCuratorTools("ServiceLifecycle", "swift-service-lifecycle"),
+                withCuratorTools("NIOHTTP1", "swift-nio"),
+                withCuratorTools("NIOPosix", "swift-nio"),
             ]
         ),
         .executableTarget(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
                 "StationServe", "StationSignatures", "CStandardStreams",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                withCuratorTools("ArgumentParser", "swift-argument-parser"),
             ],
             // Swift's static runtime links every executable with --export-dynamic: the tool's
             // 34,000 symbols in its dynamic table, which the loader and the backtracer's start
@@ -87,7 +107,7 @@ let package = Package(
             name: "StationPhone",
             // Foundation's URLSession on Linux is libcurl: a --static-swift-stdlib build links it
             // (-lcurl), which needs libcurl4-openssl-dev (benchmarks/run installs it).
-            dependencies: ["StationClient", "StationSignatures", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["StationClient", "StationSignatures", grdb, withCuratorTools("ArgumentParser", "swift-argument-parser")]
         ),
         .testTarget(
             name: "ModelTests",

@@ -3,32 +3,57 @@ import Crypto
 import StationSignatures
 import Foundation
 
-/// A downloaded gzip file inflated into another, with the SHA-256 of what came out (zlib's
-/// `gzread` reads concatenated members, as a joined delta is).
+/// A downloaded gzip file inflated, never past the size the signed manifest gives (a gzip bomb
+/// stops at that many bytes plus one chunk), with the SHA-256 of what came out. zlib's `gzread`
+/// reads concatenated members, as a joined delta is.
 enum GzipFile {
-    /// Inflates `source` into `destination` (replaced), calling `progress` with the bytes written
-    /// so far after each 64 KiB; returns the output's size and SHA-256.
-    static func inflate(_ source: String, to destination: String, progress: (Int) throws -> Void = { _ in }) throws -> (bytes: Int, sha256: String) {
-        guard let input = gzopen(source, "rb") else { throw StationClientError.corruptGzip(source) }
-        defer { gzclose(input) }
+    /// Inflates `source` into `destination` (replaced), at most `limit` bytes, calling `progress`
+    /// with the bytes written so far after each 64 KiB; returns the output's size and SHA-256.
+    /// Past `limit`, the output is removed and `corruptGzip` thrown.
+    static func inflate(_ source: String, to destination: String, limit: Int, name: String,
+                        progress: (Int) throws -> Void = { _ in }) throws -> (bytes: Int, sha256: String) {
         guard FileManager.default.createFile(atPath: destination, contents: nil), let output = FileHandle(forWritingAtPath: destination) else {
-            throw StationClientError.database("\(destination): cannot be written")
+            throw StationClientError.readOnly(database: destination)
         }
-        defer { try? output.close() }
+        do {
+            defer { try? output.close() }
+            let result = try inflate(source, limit: limit, name: name) { chunk, total in
+                try output.write(contentsOf: chunk)
+                try progress(total)
+            }
+            try output.synchronize()
+            return result
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw StationClientError.wrapping(error, path: destination)
+        }
+    }
+
+    /// Inflates `source` into memory, at most `limit` bytes (a delta's SQL, whose size is signed).
+    static func inflate(_ source: String, limit: Int, name: String) throws -> Data {
+        var data = Data()
+        data.reserveCapacity(limit)
+        _ = try inflate(source, limit: limit, name: name) { chunk, _ in data.append(chunk) }
+        return data
+    }
+
+    private static func inflate(_ source: String, limit: Int, name: String, into consume: (Data, Int) throws -> Void) throws -> (bytes: Int, sha256: String) {
+        guard let input = gzopen(source, "rb") else { throw StationClientError.corruptGzip(path: name) }
+        defer { gzclose(input) }
         var hasher = SHA256()
         var total = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
+            try Task.checkCancellation()
             let count = buffer.withUnsafeMutableBytes { gzread(input, $0.baseAddress, UInt32($0.count)) }
-            if count < 0 { throw StationClientError.corruptGzip(source) }
+            if count < 0 { throw StationClientError.corruptGzip(path: name) }
             if count == 0 { break }
+            total += Int(count)
+            guard total <= limit else { throw StationClientError.corruptGzip(path: name) }
             let chunk = Data(buffer[0..<Int(count)])
             hasher.update(data: chunk)
-            try output.write(contentsOf: chunk)
-            total += Int(count)
-            try progress(total)
+            try consume(chunk, total)
         }
-        try output.synchronize()
         return (total, Hex.string(hasher.finalize()))
     }
 }

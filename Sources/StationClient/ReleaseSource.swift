@@ -3,87 +3,128 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Where a phone reads a release folder from: an HTTP server (`station-admin serve`, nginx, a
-/// CDN), or a folder on disk (a test, or an app that receives releases another way).
+/// Where an app reads a release folder from: an HTTP server (`station-admin serve`, nginx, a
+/// CDN) with ``HTTPReleaseSource``, or a folder on disk with ``FolderReleaseSource``.
+///
+/// A source streams what it reads to `receive`, chunk by chunk: nothing is held whole, and the
+/// receiver stops a transfer the moment it has what it asked for (it throws, and the source
+/// passes that error on).
 public protocol ReleaseSource: Sendable {
-    /// `length` bytes of `path` from `offset` (nil: to the end). `ifRange` is the validator the
-    /// first part came with: a server whose file changed since answers the whole file instead.
-    func read(_ path: String, from offset: Int, length: Int?, ifRange: String?) async throws -> SourcePart
+    /// Reads `request`'s bytes into `receive`: first `.start`, then the bytes, in order.
+    ///
+    /// - Throws: `StationClientError.http` with status 404 for a missing file; what `receive`
+    ///   throws; `CancellationError` when the task is cancelled.
+    func read(_ request: SourceRequest, into receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws
 }
 
-/// What a source answered for one read.
-public struct SourcePart: Sendable {
-    public let data: Data
-    /// True when the answer is the whole file from byte 0, though a later offset was asked.
-    public let isWholeFile: Bool
-    /// The file's validator (an HTTP ETag), for the next part's `ifRange`.
-    public let validator: String?
+/// One read of a file of the release folder.
+public struct SourceRequest: Sendable {
+    /// Relative to the release folder (`5/stations.sqlite.gz`).
+    public var path: String
+    /// The first byte wanted.
+    public var offset: Int
+    /// How many bytes from `offset`; nil: to the end.
+    public var length: Int?
+    /// The validator the file's first part came with: a server whose file changed since answers
+    /// the whole file instead of the range.
+    public var ifRange: String?
+    /// The most bytes an answer may bring (the file's signed size, or a cap): a server that
+    /// announces more, or does not say how many it sends, is refused before its body is read.
+    public var maximumBytes: Int?
+    /// How long and how slowly the transfer may go.
+    public var limits: TransferLimits
+
+    /// A read of `path` from `offset`.
+    public init(path: String, offset: Int = 0, length: Int? = nil, ifRange: String? = nil, maximumBytes: Int? = nil,
+                limits: TransferLimits = TransferLimits()) {
+        self.path = path
+        self.offset = offset
+        self.length = length
+        self.ifRange = ifRange
+        self.maximumBytes = maximumBytes
+        self.limits = limits
+    }
+}
+
+/// What a source hands its receiver.
+public enum SourceChunk: Sendable {
+    /// The answer begins. `isWholeFile`: the whole file from byte 0 comes, though a later offset
+    /// or a range was asked (the file changed, or the server ignores ranges). `validator`: the
+    /// file's strong ETag, for the next part's `ifRange`.
+    case start(isWholeFile: Bool, validator: String?)
+    /// The next bytes.
+    case bytes(Data)
+}
+
+/// How slowly a transfer may go before it is abandoned (TUF's slow-retrieval attack): a request
+/// that has run longer than `graceSeconds` and averaged fewer than `minimumBytesPerSecond` is
+/// cut. What arrived is kept; the next update resumes it. The idle timeout (no byte at all) is
+/// the session configuration's `timeoutIntervalForRequest`.
+public struct TransferLimits: Sendable, Equatable {
+    /// The lowest average rate a transfer may keep after its grace period.
+    public var minimumBytesPerSecond: Double
+    /// How long a transfer may run before its rate is judged.
+    public var graceSeconds: Double
+
+    /// By default, slower than 1 KiB/s on average after 30 s is abandoned.
+    public init(minimumBytesPerSecond: Double = 1024, graceSeconds: Double = 30) {
+        self.minimumBytesPerSecond = minimumBytesPerSecond
+        self.graceSeconds = graceSeconds
+    }
 }
 
 extension ReleaseSource {
-    /// The whole of a small file (the manifest, its signatures); nil when the source has no such file.
-    func whole(_ path: String) async throws -> Data? {
+    /// The whole of a small file (the manifest, its signatures), refused past `limit` bytes as
+    /// soon as they arrive; nil when the source has no such file.
+    func whole(_ path: String, limit: Int, limits: TransferLimits) async throws -> Data? {
+        let collected = Collected()
         do {
-            return try await read(path, from: 0, length: nil, ifRange: nil).data
+            try await read(SourceRequest(path: path, maximumBytes: limit, limits: limits)) { chunk in
+                guard case .bytes(let data) = chunk else { return }
+                try collected.append(data, limit: limit, path: path)
+            }
         } catch StationClientError.http(_, 404) {
             return nil
         }
+        return collected.data
     }
 }
 
-/// A release folder served over HTTP. Every request revalidates (no cache): the manifest changes
-/// with every release, and versioned files are checked by hash anyway.
-public struct HTTPReleaseSource: ReleaseSource {
-    public let baseURL: URL
-    let session: URLSession
+/// The bytes of a small file as they arrive, from the source's thread.
+private final class Collected: Sendable {
+    private let bytes = Locked(Data())
 
-    /// The folder at `baseURL` (`http://host:8080/`), with `timeout` seconds per request.
-    public init(baseURL: URL, timeout: TimeInterval = 60) {
-        self.baseURL = baseURL
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = timeout
-        session = URLSession(configuration: configuration)
+    func append(_ data: Data, limit: Int, path: String) throws {
+        try bytes.withValue { bytes in
+            guard bytes.count + data.count <= limit else { throw StationClientError.tooLarge(path: path, bytes: bytes.count + data.count, limit: limit) }
+            bytes.append(data)
+        }
     }
 
-    public func read(_ path: String, from offset: Int, length: Int?, ifRange: String?) async throws -> SourcePart {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
-        // The bytes as stored: a gzip file's SHA-256 is the manifest's, not an inflated copy's.
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        if offset > 0 || length != nil {
-            let end = length.map { String(offset + $0 - 1) } ?? ""
-            request.setValue("bytes=\(offset)-\(end)", forHTTPHeaderField: "Range")
-            if let ifRange { request.setValue(ifRange, forHTTPHeaderField: "If-Range") }
-        }
-        let (data, response): (Data, URLResponse)
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw StationClientError.network(path: path, reason: error.localizedDescription)
-        }
-        guard let http = response as? HTTPURLResponse else { throw StationClientError.network(path: path, reason: "not an HTTP answer") }
-        switch http.statusCode {
-        case 200: return SourcePart(data: data, isWholeFile: offset > 0 || length != nil, validator: http.value(forHTTPHeaderField: "ETag"))
-        case 206: return SourcePart(data: data, isWholeFile: false, validator: http.value(forHTTPHeaderField: "ETag"))
-        default: throw StationClientError.http(path: path, status: http.statusCode)
-        }
-    }
+    var data: Data { bytes.withValue { $0 } }
 }
 
 /// A release folder on disk.
 public struct FolderReleaseSource: ReleaseSource {
-    public let folder: String
+    /// The folder's URL.
+    public let folder: URL
 
     /// The release folder at `folder`.
-    public init(folder: String) { self.folder = folder }
+    public init(folder: URL) { self.folder = folder }
 
-    public func read(_ path: String, from offset: Int, length: Int?, ifRange: String?) async throws -> SourcePart {
-        guard let handle = FileHandle(forReadingAtPath: (folder as NSString).appendingPathComponent(path)) else {
-            throw StationClientError.http(path: path, status: 404)
+    public func read(_ request: SourceRequest, into receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws {
+        guard let handle = FileHandle(forReadingAtPath: folder.appendingPathComponent(request.path).path) else {
+            throw StationClientError.http(path: request.path, status: 404)
         }
         defer { try? handle.close() }
-        try handle.seek(toOffset: UInt64(offset))
-        let data = try length.map { try handle.read(upToCount: $0) ?? Data() } ?? (try handle.readToEnd() ?? Data())
-        return SourcePart(data: data, isWholeFile: false, validator: nil)
+        try handle.seek(toOffset: UInt64(request.offset))
+        try receive(.start(isWholeFile: false, validator: nil))
+        var remaining = request.length ?? Int.max
+        while remaining > 0 {
+            try Task.checkCancellation()
+            guard let chunk = try handle.read(upToCount: min(remaining, 1 << 16)), !chunk.isEmpty else { return }
+            try receive(.bytes(chunk))
+            remaining -= chunk.count
+        }
     }
 }

@@ -2,64 +2,32 @@ import Foundation
 import GRDB
 import StationSignatures
 
-/// What an update would do, before anything is downloaded.
-public enum UpdatePlan: Equatable, Sendable {
-    /// The phone is at the newest version.
-    case upToDate(version: Int)
-    /// The delta from the phone's version: `bytes` to download.
-    case delta(from: Int, to: Int, bytes: Int)
-    /// The full database (a new install, or a delta larger than the database): `bytes` to download.
-    case full(from: Int, to: Int, bytes: Int)
-}
-
-/// The instants of an update, in order, at which `StationUpdater.Configuration.onStep` is told;
-/// `station-phone` kills itself at one of them in the crash tests.
-public enum UpdateStep: String, CaseIterable, Sendable {
-    /// A part of a download was written and synced.
-    case downloadedPart = "downloaded-part"
-    /// A download is whole and its SHA-256 is the manifest's.
-    case downloaded
-    /// Another 64 KiB of the full database were inflated.
-    case inflating
-    /// The delta (and the app's statements) ran; the transaction is not committed yet.
-    case deltaRunUncommitted = "delta-run-uncommitted"
-    /// The delta committed; its downloaded files are not removed yet.
-    case deltaCommitted = "delta-committed"
-    /// The carry-over ran into the new file and committed; the working file is untouched.
-    case carriedOver = "carried-over"
-    case journalWritten = "journal-written"
-    /// The working file was renamed aside; the new one is not in place yet.
-    case oldSetAside = "old-set-aside"
-    case swapped
-}
-
-/// What an update did.
-public struct UpdateOutcome: Equatable, Sendable {
-    public let plan: UpdatePlan
-    /// Bytes fetched by this call (a resumed download fetches only the rest).
-    public let downloadedBytes: Int
-    /// Where the download resumed; 0 when it started from the beginning.
-    public let resumedAt: Int
-}
-
-/// Updates a phone's database from a release folder by any of the three paths (docs/clients.md, "How a
-/// phone updates"), safely:
+/// Updates an app's database from a release folder by any of the three paths (docs/clients.md,
+/// "How a phone updates"), without losing anything of the app's.
 ///
 /// ```swift
-/// let updater = try StationUpdater(database: databaseURL.path, configuration: .init(
+/// let updater = StationUpdater(database: databaseURL, configuration: .init(
 ///     source: HTTPReleaseSource(baseURL: URL(string: "https://cdn.example/stations/")!),
 ///     keys: [try TrustedKey(publicKeyLine: "ed25519 3f2a9c41d07e8b56 MCowBQYDK2VwAyEA…")],
 ///     dataset: "4820f879-dd32-4afd-bfde-2057fac27097"))
-/// switch try await updater.check() { case .upToDate: break; default: try await updater.update(alongside: appSync) }
+/// let plan = try await updater.check()
+/// if plan.method != .upToDate { try await updater.update(plan, appData: moveVisitsAcrossSplits) }
 /// ```
 ///
-/// The signed manifest is checked first (`ManifestTrust`); every file's size and SHA-256 before it
-/// is inflated or run; a delta runs in one transaction with the app's statements; a full database
-/// is inflated beside the working one, the carry-over copies the user's records into it, and a
-/// journaled rename swaps it in. Making an updater finishes or undoes a swap a killed process left.
+/// - One update of a database at a time, across processes (`<database>.lock`); a second waits up
+///   to `lockTimeout`, then gets `busy`.
+/// - The signed manifest is checked first (`ManifestTrust`), against what the database itself
+///   records of the manifests it accepted; every byte read is bounded by what the manifest
+///   says; every file's size and SHA-256 is checked before it is inflated or run.
+/// - A delta runs in one transaction with the app's hook and the trust record, and must leave
+///   the manifest's version. The full and bundled paths replace the master tables inside the
+///   database file itself (``InPlaceReplacement``): the app's tables, indexes, triggers and views
+///   stay, and so do its open connections, its WAL and anything it writes meanwhile.
+/// - A kill at any instant leaves the old content or the new; the next launch's update proceeds.
 public struct StationUpdater: Sendable {
     /// How an updater reaches and trusts releases.
     public struct Configuration: Sendable {
+        /// Where the release folder is read from.
         public var source: any ReleaseSource
         /// The pinned keys: during a rotation, the old and the new.
         public var keys: [TrustedKey]
@@ -69,152 +37,229 @@ public struct StationUpdater: Sendable {
         public var allowsUnsigned: Bool
         /// A larger file is refused before it is downloaded.
         public var maximumDownloadBytes: Int
+        /// A manifest (or its signatures) larger than this is refused as it arrives, unparsed.
+        public var maximumManifestBytes: Int
         /// Files are fetched in ranges of this size, each synced: what a cut connection loses.
         public var partBytes: Int
+        /// How slowly a transfer may go.
+        public var transferLimits: TransferLimits
+        /// How long an update waits for another update of the same database (another process's).
+        public var lockTimeout: TimeInterval
+        /// How long a statement waits for another connection's write transaction on the database.
+        public var busyTimeout: TimeInterval
+        /// The clock that expiry is judged by.
         public var now: @Sendable () -> Date
         /// Told each step (the crash tests' seam).
         public var onStep: @Sendable (UpdateStep) -> Void
 
         /// Releases from `source`, trusted when signed by one of `keys`.
         public init(source: any ReleaseSource, keys: [TrustedKey], dataset: String? = nil, allowsUnsigned: Bool = false,
-                    maximumDownloadBytes: Int = 1 << 30, partBytes: Int = 4 << 20,
+                    maximumDownloadBytes: Int = 1 << 30, maximumManifestBytes: Int = 1 << 20, partBytes: Int = 4 << 20,
+                    transferLimits: TransferLimits = TransferLimits(), lockTimeout: TimeInterval = 30, busyTimeout: TimeInterval = 10,
                     now: @escaping @Sendable () -> Date = { Date() }, onStep: @escaping @Sendable (UpdateStep) -> Void = { _ in }) {
             self.source = source
             self.keys = keys
             self.dataset = dataset
             self.allowsUnsigned = allowsUnsigned
             self.maximumDownloadBytes = maximumDownloadBytes
+            self.maximumManifestBytes = maximumManifestBytes
             self.partBytes = partBytes
+            self.transferLimits = transferLimits
+            self.lockTimeout = lockTimeout
+            self.busyTimeout = busyTimeout
             self.now = now
             self.onStep = onStep
         }
     }
 
-    /// The app's working database (a missing file is a new install).
-    public let databasePath: String
+    /// The app's database (a missing file is a new install).
+    public let database: URL
+    /// How it reaches and trusts releases.
     public let configuration: Configuration
-    private var swap: DatabaseSwap { DatabaseSwap(database: databasePath) }
 
-    /// An updater of the database at `database`; finishes or undoes an interrupted swap first.
-    public init(database: String, configuration: Configuration) throws {
-        databasePath = database
+    private var path: String { database.path }
+    private var files: WorkFiles { WorkFiles(database: path) }
+
+    /// An updater of the database at `database`. Nothing is read or written until it is used.
+    public init(database: URL, configuration: Configuration) {
+        self.database = database
         self.configuration = configuration
-        try DatabaseSwap(database: database).recover()
     }
 
-    /// The data version of the working database (0: none yet).
+    /// The data version of the database (0: none yet). A journal a killed update left is rolled
+    /// back first, as any writer would.
     public func currentVersion() throws -> Int {
-        guard FileManager.default.fileExists(atPath: databasePath) else { return 0 }
-        return try Self.version(of: databasePath)
+        guard FileManager.default.fileExists(atPath: path) else { return 0 }
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: connectionConfiguration)
+            defer { try? queue.close() }
+            return try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        } catch {
+            throw StationClientError.wrapping(error, path: path)
+        }
     }
 
-    /// What `update` would download, from the verified manifest.
+    /// What the database records of the newest manifest it accepted; nil when it accepted none.
+    public func acceptedRelease() throws -> AcceptedRelease? {
+        let record = try trustRecord()
+        guard record != TrustRecord() else { return nil }
+        return AcceptedRelease(sequence: record.sequence, publishedAt: record.publishedAt, dataset: record.dataset)
+    }
+
+    /// What `update` would do, from the verified manifest.
     public func check() async throws -> UpdatePlan {
-        try plan(try await verifiedIndex().index, from: try currentVersion())
+        let manifest = try await verifiedManifest()
+        return try plan(manifest, from: try currentVersion())
     }
 
-    /// Brings the working database to the newest release. `alongside` runs in the same transaction
-    /// as the delta (or the carry-over): the app's own sync of its users' records.
+    /// Brings the database to the newest release, carrying out `plan` (from ``check()``), or the
+    /// plan the manifest gives now when nil.
+    ///
+    /// - Parameters:
+    ///   - appData: the app's own update of its tables, in the update's transaction.
+    ///   - progress: told the bytes done and in all of each download and of the install; finished
+    ///     when the update ends.
+    /// - Throws: `StationClientError` (see its `category`), or `CancellationError`; the database
+    ///   is then as it was.
     @discardableResult
-    public func update(alongside: [String] = []) async throws -> UpdateOutcome {
-        let (index, signed) = try await verifiedIndex()
-        let version = try currentVersion()
-        let plan = try plan(index, from: version)
-        guard let release = index.newestVersion else { throw StationClientError.badManifest("no entry for version \(index.newest)") }
+    public func update(_ plan: UpdatePlan? = nil, appData: AppDataHook? = nil,
+                       progress: AsyncStream<UpdateProgress>.Continuation? = nil) async throws -> UpdateOutcome {
+        defer { progress?.finish() }
+        let lock = try await UpdateLock.acquire(for: path, timeout: configuration.lockTimeout)
+        defer { withExtendedLifetime(lock) {} }
+        try recover()
+        let manifest = try await verifiedManifest()
+        let current = try self.plan(manifest, from: try currentVersion())
+        let chosen = try plan.map { try $0.confirmed(against: current) } ?? current
+        guard let release = manifest.index.newestVersion else {
+            throw StationClientError.badManifest(path: "manifest.json", reason: "no entry for version \(manifest.index.newest)")
+        }
+        let report = ProgressReport(continuation: progress)
         var download = ResumableDownload.Outcome()
-        switch plan {
+        switch chosen.method {
         case .upToDate:
             // What a process killed after its update left: downloads no update needs any more.
-            removeWorkFiles()
-        case .delta(let from, _, _):
-            guard let delta = release.deltas.first(where: { $0.from == from }) else {
-                throw StationClientError.badManifest("no delta from \(from) in version \(release.version)")
+            try files.removeAll()
+            if let signed = manifest.signed, FileManager.default.fileExists(atPath: path) {
+                try write { db in try TrustRecord.read(db, database: path).accepting(signed).write(db) }
             }
-            download = try await applyDelta(delta, alongside: alongside)
-        case .full(let from, _, _):
-            download = try await installDownloaded(release, from: from, alongside: alongside)
+        case .delta:
+            guard let delta = release.deltas.first(where: { $0.from == chosen.from }) else {
+                throw StationClientError.badManifest(path: "manifest.json", reason: "no delta from \(chosen.from) in version \(release.version)")
+            }
+            download = try await applyDelta(delta, of: release, manifest: manifest, appData: appData, report: report)
+        case .full:
+            download = try await installDownloaded(release, from: chosen.from, manifest: manifest, appData: appData, report: report)
         }
-        if let signed {
-            var state = TrustState.load(for: databasePath)
-            state.sequence = max(state.sequence, signed.fields.sequence)
-            state.publishedAt = max(state.publishedAt ?? signed.fields.publishedAt, signed.fields.publishedAt)
-            state.dataset = state.dataset ?? signed.fields.dataset
-            try state.save(for: databasePath)
-        }
-        return UpdateOutcome(plan: plan, downloadedBytes: download.downloaded, resumedAt: download.resumedAt)
+        return UpdateOutcome(plan: chosen, downloadedBytes: download.downloaded, resumedAt: download.resumedAt)
     }
 
-    /// The app-update path, at launch: when the bundled database is newer than the working one,
-    /// the carry-over and the swap; nothing when it is not. Returns whether it installed.
+    /// The app-update path, at launch: when the bundled database is newer than the app's, its
+    /// master tables replace the app's, with the records carried over (and the splits after the
+    /// app's version replayed), the app's tables kept and `appData` run; nothing when it is not
+    /// newer. Returns whether it installed.
     @discardableResult
-    public func installBundled(database bundled: String, carryOver: String) throws -> Bool {
-        let bundledVersion = try Self.version(of: bundled)
-        guard bundledVersion > (try currentVersion()) else { return false }
-        try? FileManager.default.removeItem(atPath: swap.incoming)
-        try FileManager.default.copyItem(atPath: bundled, toPath: swap.incoming)
-        if FileManager.default.fileExists(atPath: databasePath) {
-            let script = try String(contentsOfFile: carryOver, encoding: .utf8)
-            try carryOverAndSwap(script: script, alongside: [])
-        } else {
-            try swap.swap(onStep: step)
+    public func installBundled(_ bundle: BundledRelease, appData: AppDataHook? = nil,
+                               progress: AsyncStream<UpdateProgress>.Continuation? = nil) async throws -> Bool {
+        defer { progress?.finish() }
+        let lock = try await UpdateLock.acquire(for: path, timeout: configuration.lockTimeout)
+        defer { withExtendedLifetime(lock) {} }
+        try recover()
+        let bundled = try bundle.read()
+        let from = try currentVersion()
+        guard bundled.version > from else { return false }
+        try refuseReadOnly()
+        try copy(bundle.database.path, to: files.incoming, bytes: bundled.databaseBytes, report: ProgressReport(continuation: progress))
+        let context = UpdateContext(path: .bundled, from: from, to: bundled.version, splits: bundled.splits.filter { $0.version > from })
+        try replaceInPlace(carryOver: bundled.carryOver, context: context, appData: appData, trust: nil,
+                           report: ProgressReport(continuation: progress)) {
+            try copy(bundle.database.path, to: files.incoming, bytes: bundled.databaseBytes, report: ProgressReport(continuation: nil))
         }
         return true
     }
 
-    // MARK: The steps
+    // MARK: The manifest and the plan
 
-    /// The files an update downloads and inflates beside the database (never the database, its
-    /// journal or the trust state).
-    private func removeWorkFiles() {
-        let directory = (databasePath as NSString).deletingLastPathComponent
-        let name = (databasePath as NSString).lastPathComponent
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
-        for file in names where file.hasPrefix(name + ".delta-from-") || file.hasPrefix(name + ".incoming.gz")
-            || file.hasPrefix(name + ".carry-over.sql") {
-            try? FileManager.default.removeItem(atPath: (directory as NSString).appendingPathComponent(file))
+    /// A manifest whose signatures verified (or an unsigned one the app opted into), with its
+    /// SHA-256 for plans.
+    struct VerifiedManifest {
+        let index: ReleaseIndex
+        let signed: SignedManifest?
+        let sha256: String
+    }
+
+    private func verifiedManifest() async throws -> VerifiedManifest {
+        let source = configuration.source
+        let limit = configuration.maximumManifestBytes
+        guard let bytes = try await source.whole("manifest.json", limit: limit, limits: configuration.transferLimits) else {
+            throw StationClientError.http(path: "manifest.json", status: 404)
         }
+        let signatures = try await source.whole(ManifestSignatures.fileName, limit: limit, limits: configuration.transferLimits)
+        let sha256 = ManifestSignatures.sha256(bytes)
+        if signatures == nil && configuration.allowsUnsigned {
+            return VerifiedManifest(index: try ReleaseIndex.decode(bytes), signed: nil, sha256: sha256)
+        }
+        let record = try trustRecord()
+        let trust = ManifestTrust(keys: configuration.keys, dataset: configuration.dataset ?? record.dataset,
+                                  acceptedSequence: record.sequence, newestPublishedAt: record.publishedAtDate)
+        let signed: SignedManifest
+        do {
+            signed = try trust.check(manifest: bytes, signatures: signatures, now: configuration.now())
+        } catch {
+            throw StationClientError.refused(error)
+        }
+        return VerifiedManifest(index: try ReleaseIndex.decode(bytes), signed: signed, sha256: sha256)
+    }
+
+    /// What the database records of the manifests it accepted (nothing, for a new install).
+    private func trustRecord() throws -> TrustRecord {
+        guard FileManager.default.fileExists(atPath: path) else { return try TrustRecord.legacy(of: path) }
+        let queue = try DatabaseQueue(path: path, configuration: connectionConfiguration)
+        defer { try? queue.close() }
+        return try queue.read { try TrustRecord.read($0, database: path) }
+    }
+
+    private func plan(_ manifest: VerifiedManifest, from version: Int) throws -> UpdatePlan {
+        let index = manifest.index
+        guard let release = index.newestVersion else {
+            throw StationClientError.badManifest(path: "manifest.json", reason: "no entry for version \(index.newest)")
+        }
+        let full = release.databaseGzip.bytes
+        if version == index.newest {
+            return UpdatePlan(method: .upToDate, from: version, to: version, downloadBytes: 0, fullDownloadBytes: 0, manifestSHA256: manifest.sha256)
+        }
+        guard version < index.newest else { throw StationClientError.newerThanRelease(database: version, newest: index.newest) }
+        if let download = release.downloads.first(where: { $0.from == version }), download.kind == "delta",
+           let delta = release.deltas.first(where: { $0.from == version }) {
+            return UpdatePlan(method: .delta, from: version, to: index.newest, downloadBytes: delta.file.bytes, fullDownloadBytes: full,
+                              manifestSHA256: manifest.sha256)
+        }
+        return UpdatePlan(method: .full, from: version, to: index.newest, downloadBytes: full, fullDownloadBytes: full, manifestSHA256: manifest.sha256)
+    }
+
+    // MARK: The paths
+
+    private var downloader: ResumableDownload {
+        ResumableDownload(source: configuration.source, chunkBytes: configuration.partBytes, limit: configuration.maximumDownloadBytes,
+                          limits: configuration.transferLimits)
     }
 
     private func step(_ step: UpdateStep) throws { configuration.onStep(step) }
 
-    private func verifiedIndex() async throws -> (index: ReleaseIndex, signed: SignedManifest?) {
-        let source = configuration.source
-        guard let manifest = try await source.whole("manifest.json") else { throw StationClientError.http(path: "manifest.json", status: 404) }
-        let signatures = try await source.whole(ManifestSignatures.fileName)
-        if signatures == nil && configuration.allowsUnsigned { return (try ReleaseIndex.decode(manifest), nil) }
-        let state = TrustState.load(for: databasePath)
-        let trust = ManifestTrust(keys: configuration.keys, dataset: configuration.dataset ?? state.dataset,
-                                  acceptedSequence: state.sequence, newestPublishedAt: state.publishedAtDate)
-        let signed: SignedManifest
-        do {
-            signed = try trust.check(manifest: manifest, signatures: signatures, now: configuration.now())
-        } catch {
-            throw StationClientError.refused(error)
-        }
-        return (try ReleaseIndex.decode(manifest), signed)
-    }
-
-    private func plan(_ index: ReleaseIndex, from version: Int) throws -> UpdatePlan {
-        if version == index.newest { return .upToDate(version: version) }
-        guard version < index.newest else { throw StationClientError.newerThanRelease(phone: version, newest: index.newest) }
-        guard let release = index.newestVersion else { throw StationClientError.badManifest("no entry for version \(index.newest)") }
-        if let download = release.downloads.first(where: { $0.from == version }), download.kind == "delta",
-           let delta = release.deltas.first(where: { $0.from == version }) {
-            return .delta(from: version, to: index.newest, bytes: delta.file.bytes)
-        }
-        return .full(from: version, to: index.newest, bytes: release.databaseGzip.bytes)
-    }
-
-    private var downloader: ResumableDownload {
-        ResumableDownload(source: configuration.source, chunkBytes: configuration.partBytes, limit: configuration.maximumDownloadBytes)
-    }
-
-    private func applyDelta(_ delta: ReleaseIndex.Delta, alongside: [String]) async throws -> ResumableDownload.Outcome {
-        let gzip = databasePath + ".delta-from-\(delta.from).sql.gz", sql = databasePath + ".delta-from-\(delta.from).sql"
-        let outcome = try await downloader.fetch(delta.file, to: gzip) { _ in try step(.downloadedPart) }
+    private func applyDelta(_ delta: ReleaseIndex.Delta, of release: ReleaseIndex.Version, manifest: VerifiedManifest, appData: AppDataHook?,
+                            report: ProgressReport) async throws -> ResumableDownload.Outcome {
+        try refuseReadOnly()
+        let gzip = files.download("delta-from-\(delta.from).sql.gz")
+        let outcome = try await downloader.fetch(delta.file, to: gzip, progress: report.downloading(delta.file)) { _ in try step(.downloadedPart) }
         try step(.downloaded)
-        let inflated = try GzipFile.inflate(gzip, to: sql)
-        let text = try Data(contentsOf: URL(fileURLWithPath: sql))
+        let text: Data
+        do {
+            text = try GzipFile.inflate(gzip, limit: delta.sqlBytes, name: delta.file.path)
+        } catch let error as StationClientError where error.category == .untrusted {
+            // Signed, yet it does not inflate to the signed size: useless, and never tried again.
+            try? FileManager.default.removeItem(atPath: gzip)
+            throw error
+        }
         var offset = 0
         for part in delta.parts {
             guard offset + part.sqlBytes <= text.count,
@@ -223,82 +268,167 @@ public struct StationUpdater: Sendable {
             }
             offset += part.sqlBytes
         }
-        guard inflated.bytes == delta.sqlBytes, offset == text.count else {
-            throw StationClientError.sizeDiffers(path: delta.file.path + " (its SQL)", actual: inflated.bytes, expected: delta.sqlBytes)
+        guard text.count == delta.sqlBytes, offset == text.count else {
+            throw StationClientError.sizeDiffers(path: delta.file.path + " (its SQL)", actual: text.count, expected: delta.sqlBytes)
         }
-        let queue = try DatabaseQueue(path: databasePath)
-        do {
-            try queue.inTransaction { db in
-                // The delta's own guard refuses a database not at `from`: a delta never runs twice.
-                try db.execute(sql: String(decoding: text, as: UTF8.self))
-                for statement in alongside { try db.execute(sql: statement) }
-                try step(.deltaRunUncommitted)
-                return .commit
-            }
-        } catch let error as DatabaseError {
-            try queue.close()
-            throw StationClientError.database(error.description)
+        report.installing(0, of: text.count)
+        let context = UpdateContext(path: .delta, from: delta.from, to: release.version, splits: release.splits(after: delta.from))
+        try write { db in
+            // The delta's own guard refuses a database not at `from`: a delta never runs twice.
+            try db.execute(sql: String(decoding: text, as: UTF8.self))
+            let reached = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            guard reached == release.version else { throw StationClientError.wrongVersionAfterDelta(expected: release.version, actual: reached) }
+            try runAppData(appData, db, context)
+            if let signed = manifest.signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
+            try step(.deltaRunUncommitted)
         }
-        try queue.close()
+        report.installing(text.count, of: text.count)
         try step(.deltaCommitted)
-        for path in [gzip, sql] { try? FileManager.default.removeItem(atPath: path) }
+        try files.removeAll()
         return outcome
     }
 
-    private func installDownloaded(_ release: ReleaseIndex.Version, from version: Int, alongside: [String]) async throws -> ResumableDownload.Outcome {
-        let gzip = databasePath + ".incoming.gz"
-        let outcome = try await downloader.fetch(release.databaseGzip, to: gzip) { _ in try step(.downloadedPart) }
-        try step(.downloaded)
-        var script: String?
-        if version > 0 {
-            guard let carryOver = release.carryOver else { throw StationClientError.noCarryOver(version: release.version) }
-            let path = databasePath + ".carry-over.sql"
-            _ = try await downloader.fetch(carryOver, to: path) { _ in }
-            script = try String(contentsOfFile: path, encoding: .utf8)
+    private func installDownloaded(_ release: ReleaseIndex.Version, from version: Int, manifest: VerifiedManifest, appData: AppDataHook?,
+                                   report: ProgressReport) async throws -> ResumableDownload.Outcome {
+        try refuseReadOnly()
+        guard let carryOver = release.carryOver else { throw StationClientError.noCarryOver(version: release.version) }
+        let scriptPath = files.download("carry-over.sql")
+        _ = try await downloader.fetch(carryOver, to: scriptPath, progress: report.downloading(carryOver)) { _ in }
+        let script = try String(contentsOfFile: scriptPath, encoding: .utf8)
+        let gzip = files.download("stations.sqlite.gz")
+        let outcome = try await downloader.fetch(release.databaseGzip, to: gzip, progress: report.downloading(release.databaseGzip)) { _ in
+            try step(.downloadedPart)
         }
-        let inflated = try GzipFile.inflate(gzip, to: swap.incoming) { _ in try step(.inflating) }
+        try step(.downloaded)
+        do {
+            let inflated = try GzipFile.inflate(gzip, to: files.incoming, limit: release.database.bytes, name: release.databaseGzip.path) { bytes in
+                report.installing(bytes, of: release.database.bytes)
+                if bytes % (1 << 16) == 0 { try step(.inflating) }
+            }
+            try checkInflated(inflated, release)
+        } catch let error as StationClientError where error.category == .untrusted {
+            try? FileManager.default.removeItem(atPath: gzip)
+            throw error
+        }
+        let context = UpdateContext(path: .full, from: version, to: release.version, splits: release.splits(after: version))
+        try replaceInPlace(carryOver: script, context: context, appData: appData, trust: manifest.signed, report: report) {
+            try checkInflated(try GzipFile.inflate(gzip, to: files.incoming, limit: release.database.bytes, name: release.databaseGzip.path), release)
+        }
+        return outcome
+    }
+
+    private func checkInflated(_ inflated: (bytes: Int, sha256: String), _ release: ReleaseIndex.Version) throws {
         guard inflated.bytes == release.database.bytes, inflated.sha256 == release.database.sha256 else {
-            try? FileManager.default.removeItem(atPath: swap.incoming)
+            try? FileManager.default.removeItem(atPath: files.incoming)
             throw StationClientError.hashDiffers(path: release.database.path)
         }
-        if let script {
-            try carryOverAndSwap(script: script, alongside: alongside)
-        } else {
-            try swap.swap(onStep: step)
-        }
-        for path in [gzip, databasePath + ".carry-over.sql"] { try? FileManager.default.removeItem(atPath: path) }
-        return outcome
     }
 
-    /// Runs the carry-over from the working database into `incoming` (attached), in one
-    /// transaction with `alongside`, then swaps `incoming` in.
-    private func carryOverAndSwap(script: String, alongside: [String]) throws {
-        let queue = try DatabaseQueue(path: databasePath)
-        do {
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [swap.incoming])
-                try db.inTransaction {
-                    for statement in alongside { try db.execute(sql: statement) }
-                    try db.execute(sql: script)
-                    return .commit
+    /// The full and bundled paths' end: `files.incoming` holds the new version's database.
+    /// `remake` makes `files.incoming` again, as it was before the carry-over.
+    private func replaceInPlace(carryOver: String, context: UpdateContext, appData: AppDataHook?, trust signed: SignedManifest?,
+                                report: ProgressReport, remake: () throws -> Void) throws {
+        let replacement = InPlaceReplacement(database: path, incoming: files.incoming, busyTimeout: configuration.busyTimeout)
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                let prepared = try replacement.prepare(carryOver: context.from > 0 ? carryOver : nil) { db in
+                    try runAppData(appData, db, context)
+                    if let signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
                 }
-                try db.execute(sql: "DETACH DATABASE incoming")
+                try step(.carriedOver)
+                if try replacement.replace(prepared, onStep: step, progress: { report.installing($0, of: $1) }) { break }
+            } catch {
+                throw StationClientError.wrapping(error, path: path)
             }
-        } catch let error as DatabaseError {
-            try queue.close()
-            try? FileManager.default.removeItem(atPath: swap.incoming)
-            throw StationClientError.database(error.description)
+            // Another connection committed while the new content was made: made again from the
+            // database as it is now, with a fresh copy of the release's.
+            guard attempts < 5 else { throw StationClientError.busy(database: path) }
+            try files.removeScratch()
+            try remake()
         }
-        try queue.close()
-        try step(.carriedOver)
-        try swap.swap(onStep: step)
+        try step(.replaced)
+        try files.removeAll()
     }
 
-    static func version(of path: String) throws -> Int {
+    private func runAppData(_ appData: AppDataHook?, _ db: Database, _ context: UpdateContext) throws {
+        guard let appData else { return }
+        do {
+            try appData(db, context)
+        } catch {
+            throw StationClientError.appData(cause: error)
+        }
+    }
+
+    // MARK: The database
+
+    private var connectionConfiguration: GRDB.Configuration {
         var configuration = GRDB.Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        configuration.busyMode = .timeout(self.configuration.busyTimeout)
+        return configuration
+    }
+
+    /// Runs `body` in one immediate write transaction on the database.
+    private func write(_ body: (Database) throws -> Void) throws {
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: connectionConfiguration)
+            defer { try? queue.close() }
+            try queue.inTransaction(.immediate) { db in
+                try body(db)
+                return .commit
+            }
+        } catch {
+            throw StationClientError.wrapping(error, path: path)
+        }
+        try? FileManager.default.removeItem(atPath: TrustRecord.legacyFile(of: path))
+    }
+
+    /// Refuses a database that cannot be written, before anything is downloaded: a full update
+    /// never replaces (and makes writable) a file the app made read-only.
+    /// A file without any write permission bit is read-only even to a process that could write
+    /// it anyway (root).
+    private func refuseReadOnly() throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if FileManager.default.fileExists(atPath: path) {
+            let permissions = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
+            if access(path, W_OK) != 0 || permissions & 0o222 == 0 { throw StationClientError.readOnly(database: path) }
+        } else if access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+            throw StationClientError.readOnly(database: path)
+        }
+    }
+
+    /// What a killed update left, cleared under the lock: an older library's swap finished or
+    /// undone, scratch files removed (never a download's parts, which the next update resumes).
+    private func recover() throws {
+        do {
+            try LegacySwap(database: path).recover()
+            try files.removeScratch()
+        } catch {
+            throw StationClientError.wrapping(error, path: path)
+        }
+        try step(.locked)
+    }
+
+    private func copy(_ source: String, to destination: String, bytes: Int, report: ProgressReport) throws {
+        guard let input = FileHandle(forReadingAtPath: source) else { throw StationClientError.database(path: source, cause: POSIXError(.ENOENT)) }
+        defer { try? input.close() }
+        do {
+            try FileManager.default.createDirectory(atPath: files.folder, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: destination, contents: nil), let output = FileHandle(forWritingAtPath: destination) else {
+                throw StationClientError.readOnly(database: destination)
+            }
+            defer { try? output.close() }
+            var copied = 0
+            while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty {
+                try output.write(contentsOf: chunk)
+                copied += chunk.count
+                report.installing(copied, of: bytes)
+                try step(.inflating)
+            }
+            try output.synchronize()
+        } catch {
+            throw StationClientError.wrapping(error, path: destination)
+        }
     }
 }

@@ -1,5 +1,10 @@
 import ArgumentParser
 import Foundation
+import GRDB
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
 import StationClient
 import StationSignatures
 
@@ -24,20 +29,65 @@ struct StationPhone: AsyncParsableCommand {
         }
     }
 
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
-        func increment() -> Int {
-            lock.lock()
-            defer { lock.unlock() }
-            value += 1
-            return value
+    final class Counter: Sendable {
+        private let value = Mutex(0)
+        func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    }
+
+    /// With `STATION_PHONE_PROFILE=1`, the process's peak resident memory on stderr (`VmHWM`), for
+    /// the tests that bound what a hostile server can make it hold.
+    static func reportPeakMemory() {
+        guard ProcessInfo.processInfo.environment["STATION_PHONE_PROFILE"] == "1",
+              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return }
+        let kibibytes = line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "0"
+        FileHandle.standardError.write(Data("peak memory: \(kibibytes) KiB\n".utf8))
+    }
+
+    /// The error's message and what an app would do about it (its category), on stderr.
+    static func fail(_ error: Error) -> ExitCode {
+        reportPeakMemory()
+        let category = (error as? StationClientError).map { " [\($0.category.rawValue)]" } ?? ""
+        FileHandle.standardError.write(Data("station-phone: \(error.localizedDescription)\(category)\n".utf8))
+        return ExitCode.failure
+    }
+
+    /// The example app's own update of its data: the statements of a file, run in the update's
+    /// transaction, with `:from`, `:to` and `:path` bound (each statement may use any of them).
+    static func appData(_ file: String?) throws -> AppDataHook? {
+        guard let file else { return nil }
+        let sql = try String(contentsOfFile: file, encoding: .utf8)
+        return { db, context in
+            try db.execute(sql: sql, arguments: ["from": context.from, "to": context.to, "path": context.path.rawValue])
         }
     }
 
-    static func fail(_ error: Error) -> ExitCode {
-        FileHandle.standardError.write(Data("station-phone: \(error.localizedDescription)\n".utf8))
-        return ExitCode.failure
+    /// A release folder: an http(s) URL, or a folder on disk.
+    static func source(_ from: String, idleTimeout: Double) throws -> any ReleaseSource {
+        if from.hasPrefix("http://") || from.hasPrefix("https://") {
+            guard let url = URL(string: from), url.host != nil else { throw ValidationError("--from '\(from)' is not a URL such as http://host:8080/") }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = idleTimeout
+            return HTTPReleaseSource(baseURL: url, configuration: configuration)
+        }
+        return FolderReleaseSource(folder: URL(fileURLWithPath: from))
+    }
+
+    /// Prints progress on stderr, a line per stage and tenth, when asked.
+    static func progressPrinter(_ enabled: Bool) -> (AsyncStream<UpdateProgress>.Continuation?, Task<Void, Never>?) {
+        guard enabled else { return (nil, nil) }
+        let (stream, continuation) = AsyncStream.makeStream(of: UpdateProgress.self)
+        let task = Task {
+            var told: [String: Int] = [:]
+            for await progress in stream {
+                let stage = switch progress.stage { case .downloading(let path): "downloading \(path)"; case .installing: "installing" }
+                let tenth = progress.totalBytes > 0 ? progress.completedBytes * 10 / progress.totalBytes : 10
+                guard told[stage].map({ tenth > $0 }) ?? true else { continue }
+                told[stage] = tenth
+                FileHandle.standardError.write(Data("\(stage): \(progress.completedBytes) of \(progress.totalBytes) bytes\n".utf8))
+            }
+        }
+        return (continuation, task)
     }
 }
 
@@ -48,36 +98,42 @@ struct Update: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The phone's database.", valueName: "file")) var db: String
     @Option(help: ArgumentHelp("The release folder: an http(s) URL, or a folder on disk.", valueName: "url")) var from: String
-    @Option(help: ArgumentHelp("A public key the app pins (a .pub file); repeatable.", valueName: "pub-file")) var trust: [String] = []
+    @Option(help: ArgumentHelp("A .pub file of keys the app pins (every line a key); repeatable.", valueName: "pub-file")) var trust: [String] = []
     @Option(help: "The app's dataset (the master's lineage); default: the first accepted manifest's.") var dataset: String?
     @Flag(help: "Accept a release folder that is not signed.") var allowUnsigned = false
+    @Flag(help: "Download the full database even where a delta is offered.") var preferFull = false
+    @Option(help: ArgumentHelp("SQL the app runs in the update's transaction (:from, :to, :path bound).", valueName: "file")) var appSql: String?
     @Option(help: ArgumentHelp("Download in ranges of this many bytes.", valueName: "bytes")) var partBytes = 4 << 20
+    @Option(help: ArgumentHelp("Abandon a transfer slower than this on average…", valueName: "bytes-per-second")) var minimumRate = 1024.0
+    @Option(help: ArgumentHelp("…after this many seconds.", valueName: "seconds")) var grace = 30.0
+    @Option(help: ArgumentHelp("Give up a transfer when no byte arrives for this long.", valueName: "seconds")) var idleTimeout = 60.0
+    @Option(help: ArgumentHelp("Wait this long for another update of the database.", valueName: "seconds")) var lockTimeout = 30.0
     @Option(help: ArgumentHelp("The phone's clock, UTC (2026-11-27T03:10:00Z); default: now.", valueName: "time")) var now: String?
+    @Flag(help: "Print progress on stderr.") var progress = false
 
     func run() async throws {
         do {
-            let keys = try trust.map(TrustedKey.init(contentsOfFile:))
-            let source: any ReleaseSource
-            if from.hasPrefix("http://") || from.hasPrefix("https://") {
-                guard let url = URL(string: from), url.host != nil else { throw ValidationError("--from '\(from)' is not a URL such as http://host:8080/") }
-                source = HTTPReleaseSource(baseURL: url)
-            } else {
-                source = FolderReleaseSource(folder: from)
-            }
+            let keys = try trust.flatMap(TrustedKey.all(contentsOfFile:))
+            let source = try StationPhone.source(from, idleTimeout: idleTimeout)
             let clock = try now.map { text -> Date in
                 guard let date = ISO8601DateFormatter().date(from: text) else { throw ValidationError("--now takes a time such as 2026-11-27T03:10:00Z") }
                 return date
             }
-            let updater = try StationUpdater(database: db, configuration: .init(
+            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: .init(
                 source: source, keys: keys, dataset: dataset, allowsUnsigned: allowUnsigned, partBytes: partBytes,
+                transferLimits: TransferLimits(minimumBytesPerSecond: minimumRate, graceSeconds: grace), lockTimeout: lockTimeout,
                 now: { clock ?? Date() }, onStep: StationPhone.faultInjection()))
-            let outcome = try await updater.update()
-            switch outcome.plan {
-            case .upToDate(let version):
-                print("up to date at version \(version)")
-            case let .delta(from, to, _), let .full(from, to, _):
-                let kind = if case .delta = outcome.plan { "delta" } else { "full" }
-                print("updated \(from) → \(to) by \(kind): \(outcome.downloadedBytes) bytes downloaded"
+            var plan = try await updater.check()
+            if preferFull { plan = plan.preferringFull() }
+            let (continuation, printer) = StationPhone.progressPrinter(progress)
+            let outcome = try await updater.update(plan, appData: try StationPhone.appData(appSql), progress: continuation)
+            await printer?.value
+            StationPhone.reportPeakMemory()
+            switch outcome.plan.method {
+            case .upToDate:
+                print("up to date at version \(outcome.plan.to)")
+            case .delta, .full:
+                print("updated \(outcome.plan.from) → \(outcome.plan.to) by \(outcome.plan.method.rawValue): \(outcome.downloadedBytes) bytes downloaded"
                       + (outcome.resumedAt > 0 ? ", resumed at byte \(outcome.resumedAt)" : ""))
             }
         } catch let error as ValidationError {
@@ -97,13 +153,22 @@ struct InstallBundled: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The phone's database.", valueName: "file")) var db: String
     @Option(help: ArgumentHelp("The database the app bundles.", valueName: "file")) var database: String
     @Option(help: ArgumentHelp("Its carry-over script.", valueName: "file")) var carryOver: String
+    @Option(help: ArgumentHelp("The release's manifest.json (default: the one two folders above the database, if any).", valueName: "file"))
+    var manifest: String?
+    @Option(help: ArgumentHelp("SQL the app runs in the update's transaction (:from, :to, :path bound).", valueName: "file")) var appSql: String?
+    @Option(help: ArgumentHelp("Wait this long for another update of the database.", valueName: "seconds")) var lockTimeout = 30.0
 
     func run() async throws {
         do {
-            let updater = try StationUpdater(database: db, configuration: .init(
-                source: FolderReleaseSource(folder: "."), keys: [], onStep: StationPhone.faultInjection()))
+            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: .init(
+                source: FolderReleaseSource(folder: URL(fileURLWithPath: ".")), keys: [], lockTimeout: lockTimeout,
+                onStep: StationPhone.faultInjection()))
+            let folder = URL(fileURLWithPath: database).deletingLastPathComponent().deletingLastPathComponent()
+            let manifestURL = manifest.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("manifest.json")
+            let bundle = BundledRelease(database: URL(fileURLWithPath: database), carryOver: URL(fileURLWithPath: carryOver),
+                                        manifest: FileManager.default.fileExists(atPath: manifestURL.path) ? manifestURL : nil)
             let before = try updater.currentVersion()
-            if try updater.installBundled(database: database, carryOver: carryOver) {
+            if try await updater.installBundled(bundle, appData: try StationPhone.appData(appSql)) {
                 print("installed the bundled database: \(before) → \(try updater.currentVersion())")
             } else {
                 print("the bundled database is not newer (\(before)); nothing to do")
@@ -121,10 +186,11 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let updater = try StationUpdater(database: db, configuration: .init(source: FolderReleaseSource(folder: "."), keys: []))
+            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: .init(
+                source: FolderReleaseSource(folder: URL(fileURLWithPath: ".")), keys: []))
             print("version \(try updater.currentVersion())")
-            if let state = FileManager.default.contents(atPath: db + ".trust.json") {
-                print("accepted: \(String(decoding: state, as: UTF8.self))")
+            if let accepted = try updater.acceptedRelease() {
+                print("accepted: sequence \(accepted.sequence), published \(accepted.publishedAt ?? "-"), dataset \(accepted.dataset ?? "-")")
             }
         } catch {
             throw StationPhone.fail(error)

@@ -21,7 +21,9 @@ public struct ManifestSignatures: Codable, Sendable, Equatable {
 
     /// One signature of one manifest by one key.
     public struct Entry: Codable, Sendable, Equatable {
+        /// The id of the key that signed (`TrustedKey.id`).
         public var keyID: String
+        /// SHA-256 of the manifest's bytes it signs (hex).
         public var manifestSha256: String
         /// 64 bytes, base64.
         public var signature: String
@@ -36,7 +38,9 @@ public struct ManifestSignatures: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey { case keyID = "key_id", manifestSha256 = "manifest_sha256", signature }
     }
 
+    /// The file's format (1).
     public var format: Int
+    /// One signature per key: during a rotation, the old key's and the new one's.
     public var signatures: [Entry]
 
     /// Signatures of the current format.

@@ -71,13 +71,19 @@ public struct ManifestTrust: Sendable {
 public struct SignedManifest: Sendable, Equatable {
     /// The fields a phone checks; the rest of the manifest (versions, files) it reads as usual.
     public struct Fields: Decodable, Sendable, Equatable {
+        /// The dataset (the master's lineage) the manifest is of.
         public let dataset: String?
+        /// Grows by one with every signing: a phone refuses a lower one.
         public let sequence: Int
         /// UTC, `2026-11-27T03:10:00Z`.
         public let publishedAt: String
+        /// After this instant, UTC, the manifest is refused.
         public let expires: String
+        /// The newest version the manifest lists.
         public let newest: Int
+        /// `publishedAt` as an instant.
         public let publishedAtDate: Date
+        /// `expires` as an instant.
         public let expiresDate: Date
 
         enum CodingKeys: String, CodingKey { case dataset, sequence, publishedAt = "published_at", expires, newest }
@@ -111,6 +117,9 @@ public struct SignedManifest: Sendable, Equatable {
             return formatter.string(from: date)
         }
 
+        /// The instant a `2026-11-27T03:10:00Z` timestamp names; nil for any other text.
+        public static func timestamp(from text: String) -> Date? { date(text) }
+
         static func date(_ text: String) -> Date? {
             let formatter = ISO8601DateFormatter()
             formatter.timeZone = TimeZone(identifier: "UTC")
@@ -118,6 +127,7 @@ public struct SignedManifest: Sendable, Equatable {
         }
     }
 
+    /// The fields signing adds, as verified.
     public let fields: Fields
     /// The trusted keys whose signatures verified.
     public let keyIDs: [String]

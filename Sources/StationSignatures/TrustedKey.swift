@@ -34,16 +34,34 @@ public struct TrustedKey: Sendable, Equatable {
         guard words[1] == id else { throw .badKey("the key id \(words[1]) is not this key's (\(id))") }
     }
 
-    /// The key of a `.pub` file (its first line).
+    /// The key of a `.pub` file of one key; a file of several is refused (never silently its
+    /// first): read those with `all(contentsOfFile:)`.
     public init(contentsOfFile path: String) throws(SignatureError) {
+        let keys = try Self.all(contentsOfFile: path)
+        guard keys.count == 1 else {
+            throw .badKey("\(path): \(keys.count) keys, where one was expected; a rotation's file is read with TrustedKey.all(contentsOfFile:)")
+        }
+        self = keys[0]
+    }
+
+    /// Every key of a `.pub` file, a line each (during a rotation, the old and the new); blank
+    /// lines and lines starting with `#` are skipped. A line that is not a key refuses the file.
+    public static func all(contentsOfFile path: String) throws(SignatureError) -> [TrustedKey] {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw .badKey("\(path): cannot be read")
         }
-        do {
-            try self.init(publicKeyLine: String(text.prefix { $0 != "\n" }))
-        } catch .badKey(let reason) {
-            throw .badKey("\(path): \(reason)")
+        var keys: [TrustedKey] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let words = line.trimmingCharacters(in: .whitespaces)
+            if words.isEmpty || words.hasPrefix("#") { continue }
+            do {
+                keys.append(try TrustedKey(publicKeyLine: words))
+            } catch .badKey(let reason) {
+                throw .badKey("\(path):\(number + 1): \(reason)")
+            }
         }
+        guard !keys.isEmpty else { throw .badKey("\(path): no key; expected a line `ed25519 KEYID BASE64`") }
+        return keys
     }
 
     /// The `.pub` line: what an app embeds, and what `keys show` prints.

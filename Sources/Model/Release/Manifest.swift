@@ -12,9 +12,10 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// 3: each version has a carry-over script, and each full download names it.
     /// 4: a delta may be joined from an older version's delta and one of its own (`via`).
     /// 5: a joined delta lists the hash of each part's SQL (`sql_parts`), not of the whole.
+    /// 6: each version lists every station split through it (`splits`).
     public var format = Manifest.currentFormat
     /// The format this code writes.
-    public static let currentFormat = 5
+    public static let currentFormat = 6
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
     public var lineage: String?
@@ -171,10 +172,15 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
     /// The client schema of the database and of every delta's end (`ClientSchemaChange`);
     /// 1 in folders written before it was recorded.
     public var clientSchema: Int
+    /// Every station split recorded up to this version, in the order recorded, so that a
+    /// consumer (an app's own tables, the web service's users) applies those after its own
+    /// version without reading SQL; nil in folders of format 5 or older.
+    public var splits: [StationSplit]?
 
     /// A built version as a release records it.
     public init(version: Int, database: ReleasedFile, databaseGzip: ReleasedFile, rows: [String: Int],
-                contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload], clientSchema: Int) {
+                contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload], clientSchema: Int,
+                splits: [StationSplit]?) {
         self.version = version
         self.database = database
         self.databaseGzip = databaseGzip
@@ -184,11 +190,12 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
         self.carryOver = carryOver
         self.downloads = downloads
         self.clientSchema = clientSchema
+        self.splits = splits
     }
 
     private enum CodingKeys: String, CodingKey {
         case version, database, databaseGzip = "database_gzip", rows, contentHash = "content_hash", deltas
-        case carryOver = "carry_over", downloads, clientSchema = "client_schema"
+        case carryOver = "carry_over", downloads, clientSchema = "client_schema", splits
     }
 
     /// Manifests of format 1 have no `downloads`: each delta was its version's download.
@@ -204,6 +211,7 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
         downloads = try container.decodeIfPresent([ClientDownload].self, forKey: .downloads)
             ?? deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }
         clientSchema = try container.decodeIfPresent(Int.self, forKey: .clientSchema) ?? 1
+        splits = try container.decodeIfPresent([StationSplit].self, forKey: .splits)
     }
 }
 

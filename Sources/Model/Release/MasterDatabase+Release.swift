@@ -170,6 +170,7 @@ extension MasterDatabase {
         var checkTally: CheckTally?
         var carryOver: ReleasedFile?
         var clientSchema = 1
+        var splits: [StationSplit] = []
         let abandoned = BuildAbandonment()
         let deltaRendering = DeltaRendering(published: published, building: building, spacing: spacing, abandoned: abandoned)
         let handOff = DeltaHandOff()
@@ -195,6 +196,7 @@ extension MasterDatabase {
                 // Without a twin (another writer held the master's lock a moment), the deltas are this connection's.
                 let ownDeltas = twin == nil ? try deltaRendering.render(db, version: version, newest: newest) : nil
                 carryOver = try Self.writeCarryOver(version, into: building, db)
+                splits = try UpdateLog.splits(db, after: 0, through: version)
                 return (version, rows, ownDeltas, twin, try twin != nil && Self.masterHoldsTheFilesValues(db, version: version, newest: newest))
             } catch {
                 // The error is told once the twin has stopped: it renders no more deltas.
@@ -258,7 +260,7 @@ extension MasterDatabase {
         return (ReleasedVersion(
             version: version, database: database, databaseGzip: databaseGzip,
             rows: rows, contentHash: contentHash, deltas: deltas, carryOver: carryOver, downloads: downloads,
-            clientSchema: clientSchema), checkTally)
+            clientSchema: clientSchema, splits: splits), checkTally)
     }
 
     /// The twin's half of a build: the deltas, handed over as soon as they are written, then the

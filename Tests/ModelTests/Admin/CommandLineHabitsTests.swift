@@ -30,10 +30,14 @@ import Testing
         #expect(try CommandRunner.run(["diff", "--help"]).stdout.replacingOccurrences(of: "\n", with: " ").contains("With --exit-code, as GNU diff and cmp: 0 when"))
     }
 
-    @Test func versionPrintsThePackageVersion() throws {
+    /// `--version` is the newest release CHANGELOG.md describes: the two never drift apart.
+    @Test func versionPrintsTheChangelogsNewestVersion() throws {
+        let changelog = try String(contentsOf: Fixtures.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let newest = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## [") }?.dropFirst(4).prefix { $0 != "]" })
         let result = try CommandRunner.run(["--version"])
         #expect(result.status == 0)
-        #expect(result.stdout == "0.3.0\n")
+        #expect(result.stdout == "\(newest)\n")
+        #expect(newest == "0.4.0")
     }
 
     @Test(arguments: [("stauts", "status"), ("imprt", "import"), ("relase", "release"), ("verfy", "verify")])

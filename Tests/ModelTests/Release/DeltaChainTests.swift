@@ -352,6 +352,6 @@ import Testing
         let file = ReleasedFile(path: "\(version)/stations.sqlite", bytes: 1, sha256: "")
         return ReleasedVersion(version: version, database: file, databaseGzip: file, rows: [:], contentHash: "",
                                deltas: deltas, carryOver: nil,
-                               downloads: deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }, clientSchema: 1)
+                               downloads: deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }, clientSchema: 1, splits: nil)
     }
 }

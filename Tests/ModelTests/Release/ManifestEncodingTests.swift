@@ -1,5 +1,6 @@
 import Foundation
 import StationRelease
+import StationSchema
 import Testing
 
 /// A release writes its manifest from the bytes of the one it read, with its own version's
@@ -99,6 +100,6 @@ import Testing
         if number > 2 { downloads[0] = ClientDownload(from: 1, kind: .full, path: gzip.path, carryOver: carryOver?.path) }
         return ReleasedVersion(version: number, database: database, databaseGzip: gzip, rows: ["stations": 10 * number, "lines": 2],
                                contentHash: hash ?? "hash-\(number)", deltas: deltas, carryOver: carryOver,
-                               downloads: downloads, clientSchema: 1 + number / 5)
+                               downloads: downloads, clientSchema: 1 + number / 5, splits: [StationSplit(old: 1, new: Int64(100 + number), version: number)])
     }
 }

@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+
+/// What an update will do, from the verified manifest, before anything is downloaded: what
+/// ``StationUpdater/check()`` returns and ``StationUpdater/update(_:appData:progress:)`` carries
+/// out as it is (refusing it when the manifest or the database changed meanwhile).
+///
+/// ```swift
+/// let plan = try await updater.check()
+/// guard plan.method != .upToDate else { return }
+/// if plan.downloadBytes > 20_000_000 && !userApprovedLargeDownloads { return }
+/// try await updater.update(plan)            // or plan.preferringFull(), to replace every master table
+/// ```
+public struct UpdatePlan: Sendable, Equatable {
+    /// How the database reaches the newest version.
+    public enum Method: String, Sendable, Equatable {
+        /// It is at the newest version.
+        case upToDate = "up-to-date"
+        /// The delta from its version, run in one transaction.
+        case delta
+        /// The full database, with the user's records and the app's tables carried over.
+        case full
+    }
+
+    /// How.
+    public let method: Method
+    /// The database's data version now (0: a new install).
+    public let from: Int
+    /// The newest release's data version.
+    public let to: Int
+    /// What this plan downloads, in bytes (0 when up to date).
+    public let downloadBytes: Int
+    /// What the full download would take instead, in bytes (0 when up to date).
+    public let fullDownloadBytes: Int
+    /// The SHA-256 of the manifest this plan was made from.
+    let manifestSHA256: String
+
+    /// This plan with the full download instead of the delta (the same when it is already full
+    /// or up to date).
+    public func preferringFull() -> UpdatePlan {
+        guard method == .delta else { return self }
+        return UpdatePlan(method: .full, from: from, to: to, downloadBytes: fullDownloadBytes, fullDownloadBytes: fullDownloadBytes,
+                          manifestSHA256: manifestSHA256)
+    }
+}
+
+/// Which path an update takes, as the app's hook is told.
+public enum UpdatePath: String, Sendable, Equatable {
+    /// The delta ran in the database's own transaction.
+    case delta
+    /// A downloaded database replaced the master tables.
+    case full
+    /// The database bundled with the app replaced the master tables.
+    case bundled
+}
+
+/// What the app's hook is told about the update it runs inside.
+public struct UpdateContext: Sendable, Equatable {
+    /// The path.
+    public let path: UpdatePath
+    /// The data version before.
+    public let from: Int
+    /// The data version after.
+    public let to: Int
+    /// The station splits between the two (after `from`, up to `to`), in the order recorded:
+    /// the library has copied `completions` across them; an app moves its own tables' rows.
+    public let splits: [ReleaseSplit]
+
+    /// A context, as an app's tests of its hook make one.
+    public init(path: UpdatePath, from: Int, to: Int, splits: [ReleaseSplit]) {
+        self.path = path
+        self.from = from
+        self.to = to
+        self.splits = splits
+    }
+}
+
+/// The app's own update of its data, run inside the update's transaction, after the master
+/// tables and `completions` are at the new version and before the commit: on the delta path in
+/// the database itself, on the full and bundled paths in the new content, before it replaces
+/// the old (the app's tables are there already). Throwing rolls the whole update back.
+///
+/// ```swift
+/// try await updater.update(appData: { db, context in
+///     for split in context.splits {
+///         try db.execute(sql: "INSERT OR IGNORE INTO visits (station_cd, day) SELECT ?, day FROM visits WHERE station_cd = ?",
+///                        arguments: [split.new, split.old])
+///     }
+/// })
+/// ```
+public typealias AppDataHook = @Sendable (Database, UpdateContext) throws -> Void
+
+/// How far an update is: bytes done of a total, for each download and for the install.
+public struct UpdateProgress: Sendable, Equatable {
+    /// What the bytes count.
+    public enum Stage: Sendable, Equatable {
+        /// Downloading a file of the release (its path in the folder).
+        case downloading(String)
+        /// Inflating the downloaded file, or copying the new content into the database.
+        case installing
+    }
+
+    /// What is under way.
+    public let stage: Stage
+    /// Bytes done.
+    public let completedBytes: Int
+    /// Bytes in all, for this stage.
+    public let totalBytes: Int
+
+    /// Progress of `stage`: `completedBytes` of `totalBytes`.
+    public init(stage: Stage, completedBytes: Int, totalBytes: Int) {
+        self.stage = stage
+        self.completedBytes = completedBytes
+        self.totalBytes = totalBytes
+    }
+}
+
+/// The instants of an update, in order, at which `StationUpdater.Configuration.onStep` is told;
+/// `station-phone` kills itself at one of them in the crash tests.
+public enum UpdateStep: String, CaseIterable, Sendable {
+    /// The update lock is held and what a killed update left is cleared.
+    case locked
+    /// A part of a download was written and synced.
+    case downloadedPart = "downloaded-part"
+    /// A download is whole and its SHA-256 is the manifest's.
+    case downloaded
+    /// Another 64 KiB of the full database were inflated (or copied from the bundle).
+    case inflating
+    /// The delta (and the app's hook) ran; the transaction is not committed yet.
+    case deltaRunUncommitted = "delta-run-uncommitted"
+    /// The delta committed; its downloaded files are not removed yet.
+    case deltaCommitted = "delta-committed"
+    /// The new content (with the records and the app's tables carried over, and the hook run) is
+    /// ready beside the database; the database is untouched.
+    case carriedOver = "carried-over"
+    /// The database's write lock is held for the replacement; nothing is copied yet.
+    case replacing
+    /// Another 256 pages were copied into the database, uncommitted.
+    case replacingPages = "replacing-pages"
+    /// The new content committed in the database; its scratch files are not removed yet.
+    case replaced
+}
+
+/// What an update did.
+public struct UpdateOutcome: Equatable, Sendable {
+    /// The plan it carried out.
+    public let plan: UpdatePlan
+    /// Bytes fetched by this call (a resumed download fetches only the rest).
+    public let downloadedBytes: Int
+    /// Where the download resumed; 0 when it started from the beginning.
+    public let resumedAt: Int
+}
