@@ -123,11 +123,15 @@ struct Update: AsyncParsableCommand {
                 source: source, keys: keys, dataset: dataset, allowsUnsigned: allowUnsigned, partBytes: partBytes,
                 transferLimits: TransferLimits(minimumBytesPerSecond: minimumRate, graceSeconds: grace), lockTimeout: lockTimeout,
                 now: { clock ?? Date() }, onStep: StationPhone.faultInjection()))
-            var plan = try await updater.check()
-            if preferFull { plan = plan.preferringFull() }
-            let (continuation, printer) = StationPhone.progressPrinter(progress)
-            let outcome = try await updater.update(plan, appData: try StationPhone.appData(appSql), progress: continuation)
-            await printer?.value
+            let appData = try StationPhone.appData(appSql)
+            let outcome: UpdateOutcome
+            do {
+                outcome = try await update(updater, appData: appData)
+            } catch let error as StationClientError where error.category == .checkAgain {
+                // Another process updated the database between the check and the update: as an app
+                // would, check again.
+                outcome = try await update(updater, appData: appData)
+            }
             StationPhone.reportPeakMemory()
             switch outcome.plan.method {
             case .upToDate:
@@ -141,6 +145,18 @@ struct Update: AsyncParsableCommand {
         } catch {
             throw StationPhone.fail(error)
         }
+    }
+}
+
+extension Update {
+    /// Checks, then carries out the plan (the full download when asked), printing progress when asked.
+    func update(_ updater: StationUpdater, appData: AppDataHook?) async throws -> UpdateOutcome {
+        var plan = try await updater.check()
+        if preferFull { plan = plan.preferringFull() }
+        let (continuation, printer) = StationPhone.progressPrinter(progress)
+        let outcome = try await updater.update(plan, appData: appData, progress: continuation)
+        await printer?.value
+        return outcome
     }
 }
 
