@@ -58,10 +58,15 @@ let package = Package(
         .systemLibrary(name: "CStandardStreams", path: "Sources/CStandardStreams"),
         // glibc's malloc_trim, for `serve` to give back the memory a burst of connections took.
         .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
+        // libcurl's easy interface for the client's HTTP on Linux, whose callbacks can stop a transfer
+        // at once (URLSession there queues what arrives without limit); Apple's systems use URLSession.
+        .target(name: "CCurlTransfer", path: "Sources/CCurlTransfer", linkerSettings: [.linkedLibrary("curl")]),
         // Signed manifests as both sides read them: the curator's release signs, the phone checks.
         .target(name: "StationSignatures", dependencies: [crypto], path: "Sources/StationSignatures"),
         // The phone's side: one call that updates an app's database by any of the three paths.
-        .target(name: "StationClient", dependencies: ["StationSignatures", "CZlib", grdb, crypto], path: "Sources/StationClient"),
+        .target(name: "StationClient", dependencies: ["StationSignatures", "CZlib", grdb, grdbSQLite, crypto,
+                                                     .target(name: "CCurlTransfer", condition: .when(platforms: [.linux]))],
+                path: "Sources/StationClient"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.

@@ -318,6 +318,57 @@ def main():
             shutil.copytree(path("releases"), path("phone-release"))
             run([ADMIN, "release", "--db", path("synth2.sqlite"), "--out", path("phone-release"), "--no-verify"])
 
+    served = {}
+
+    def serve_phone_release():
+        """`serve` over the phone's release folder on loopback, once; its base URL."""
+        phone_release()
+        if "url" not in served:
+            server = subprocess.Popen([ADMIN, "serve", "--out", path("phone-release"), "--port", "0"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for line in server.stdout:
+                if "http://127.0.0.1:" in line:
+                    served["url"] = "http://127.0.0.1:" + line.split("http://127.0.0.1:")[1].split("/")[0].strip() + "/"
+                    break
+            served["server"] = server
+        return served["url"]
+
+    app_schema = "CREATE TABLE {0}visits (id INTEGER PRIMARY KEY, station_cd INTEGER NOT NULL, day TEXT, note TEXT); " \
+                 "CREATE INDEX {0}visits_by_station ON visits (station_cd);"
+
+    def phones_at_version_1():
+        """Two copies of a phone at version 1 with 100,000 rows of the app's own table and 10,000
+        records: one for station-phone, one for the standard tools."""
+        serve_phone_release()
+        template = path("phone-template.sqlite")
+        if not os.path.exists(template):
+            shutil.copy(path("releases/1/stations.sqlite"), template)
+            run(["sqlite3", template, app_schema.format("") +
+                 " WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)"
+                 " INSERT INTO visits SELECT i, (SELECT station_cd FROM stations LIMIT 1 OFFSET i % 5000), '2024-01-01', 'visit ' || i FROM n;"
+                 " INSERT OR IGNORE INTO completions (station_cd, date, memo, updated_at) SELECT station_cd, '2020-01-01', 'kept', 1 FROM stations LIMIT 10000;"])
+        for name in ("phone-full.sqlite", "anchor-full.sqlite"):
+            for leftover in [path(name)] + [path(f) for f in os.listdir(WORK) if f.startswith(name + ".")]:
+                shutil.rmtree(leftover, ignore_errors=True) if os.path.isdir(leftover) else os.path.exists(leftover) and os.remove(leftover)
+            shutil.copy(template, path(name))
+        for name in ("anchor-new.sqlite", "anchor-new.sqlite.gz", "anchor-carry-over.sql"):
+            if os.path.exists(path(name)):
+                os.remove(path(name))
+
+    def full_update_anchor():
+        return (f"url=$(cat {path('served-url')}) && "
+                f"curl -sf -o {path('anchor-new.sqlite.gz')} \"${{url}}2/stations.sqlite.gz\" && "
+                f"curl -sf -o {path('anchor-carry-over.sql')} \"${{url}}2/carry-over.sql\" && "
+                f"gunzip -f {path('anchor-new.sqlite.gz')} && "
+                f"{{ echo \"ATTACH '{path('anchor-new.sqlite')}' AS incoming; BEGIN;\"; cat {path('anchor-carry-over.sql')}; "
+                f"echo \"{app_schema.format('incoming.')} INSERT INTO incoming.visits SELECT * FROM main.visits; COMMIT;\"; }} "
+                f"| sqlite3 -bail {path('anchor-full.sqlite')} && mv {path('anchor-new.sqlite')} {path('anchor-full.sqlite')}")
+
+    def prepare_full_update():
+        phones_at_version_1()
+        with open(path("served-url"), "w") as f:
+            f.write(served["url"])
+
     scenarios = [
         Scenario("real: import 2021-03-12 over 2019-12-27",
                  admin("import", "--db", path("run.sqlite"), REAL_NEW),
@@ -362,6 +413,10 @@ def main():
                  f"cp {path('releases/1/stations.sqlite')} {path('anchor-phone.sqlite')} && "
                  f"{{ echo 'BEGIN;'; gunzip -c {path('phone-release/2/delta-from-1.sql.gz')}; echo 'COMMIT;'; }} | sqlite3 -bail {path('anchor-phone.sqlite')}",
                  phone_release, "cp, then gunzip | sqlite3 in one transaction"),
+        Scenario(f"{label} phone full update v1 → v2 (station-phone from serve, 100,000 app rows)",
+                 f"{PHONE} update --db {path('phone-full.sqlite')} --from $(cat {path('served-url')}) --allow-unsigned --prefer-full",
+                 full_update_anchor(), prepare_full_update,
+                 "curl, gunzip, sqlite3 running the carry-over and copying the app's table, mv"),
         Scenario(f"{label} delta from v1, gzip",
                  admin("delta", "--db", path("synth2.sqlite"), "--from", "1", "--gzip", "--output", path("delta.sql.gz")),
                  f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('run-release/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
@@ -377,6 +432,8 @@ def main():
         ours, anchor, peak, (low, high) = measure(scenario, args.runs)
         label = scenario.anchor_label.replace("|", "\\|")
         print(f"| {scenario.name} | {ours:.2f} | {label} | {anchor:.2f} | {ours / anchor:.2f} | {low:.2f}–{high:.2f} | {peak:.0f} |", flush=True)
+    if "server" in served:
+        served["server"].terminate()
     if args.scenarios:
         return
     ours_gz, anchor_gz = os.path.getsize(path("delta.sql.gz")), os.path.getsize(path("sqldiff.sql.gz"))

@@ -18,38 +18,97 @@ import FoundationNetworking
 public struct HTTPReleaseSource: ReleaseSource {
     /// The folder's URL (`http://host:8080/`).
     public let baseURL: URL
-    private let transport: HTTPTransport
+    private let transport: any HTTPTransport
+
+    /// How the bytes are fetched.
+    package enum Transport: Sendable {
+        /// libcurl's easy interface, whose callbacks stop a transfer at once (Linux).
+        case curl
+        /// Foundation's `URLSession` (Apple's systems; on Linux it queues what arrives without limit).
+        case urlSession
+    }
 
     /// The folder at `baseURL`, fetched with a copy of `configuration` whose cache is turned off.
-    /// Its `timeoutIntervalForRequest` is the idle timeout (default 60 s).
+    /// Its `timeoutIntervalForRequest` is the idle timeout (default 60 s), and its
+    /// `httpAdditionalHeaders` are sent with every request.
     public init(baseURL: URL, configuration: URLSessionConfiguration = .ephemeral) {
+        #if canImport(CCurlTransfer)
+        self.init(baseURL: baseURL, configuration: configuration, transport: .curl)
+        #else
+        self.init(baseURL: baseURL, configuration: configuration, transport: .urlSession)
+        #endif
+    }
+
+    /// The folder at `baseURL`, fetched by `transport` (the tests run both where both exist).
+    package init(baseURL: URL, configuration: URLSessionConfiguration, transport: Transport) {
         self.baseURL = baseURL
-        transport = HTTPTransport(configuration: configuration)
+        switch transport {
+        case .urlSession: self.transport = URLSessionTransport(configuration: configuration)
+        case .curl:
+            #if canImport(CCurlTransfer)
+            self.transport = CurlTransport(configuration: configuration)
+            #else
+            preconditionFailure("libcurl's transport exists on Linux only")
+            #endif
+        }
     }
 
     public func read(_ request: SourceRequest, into receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws {
-        var urlRequest = URLRequest(url: baseURL.appendingPathComponent(request.path))
         // The bytes as stored: a gzip file's SHA-256 is the manifest's, not an inflated copy's.
-        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        var headers = [("Accept-Encoding", "identity")]
         let asksRange = request.offset > 0 || request.length != nil
         if asksRange {
             let end = request.length.map { String(request.offset + $0 - 1) } ?? ""
-            urlRequest.setValue("bytes=\(request.offset)-\(end)", forHTTPHeaderField: "Range")
-            if let ifRange = request.ifRange { urlRequest.setValue(ifRange, forHTTPHeaderField: "If-Range") }
+            headers.append(("Range", "bytes=\(request.offset)-\(end)"))
+            if let ifRange = request.ifRange { headers.append(("If-Range", ifRange)) }
         }
-        let transfer = Transfer(request: request, asksRange: asksRange, receive: receive)
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                transport.start(urlRequest, transfer: transfer, continuation: continuation)
-            }
-        } onCancel: {
-            transfer.fail(CancellationError())
-        }
+        try await transport.get(baseURL.appendingPathComponent(request.path), headers: headers,
+                                answer: AnswerCheck(request: request, asksRange: asksRange), receive: receive)
     }
 }
 
-/// The session and its delegate, shared by the reads of one source.
-final class HTTPTransport: Sendable {
+/// Fetches one URL, streaming its body to a receiver.
+protocol HTTPTransport: Sendable {
+    func get(_ url: URL, headers: [(String, String)], answer: AnswerCheck, receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws
+}
+
+/// What an answer must be before its body is read: 200 or 206, and a `Content-Length` within what
+/// the request takes. The body's size is judged from its header, before a byte of it is read: a
+/// transport that queues what arrives faster than it is taken must refuse an endless answer
+/// before it begins, not once the receiver has seen too much of it.
+struct AnswerCheck: Sendable {
+    let request: SourceRequest
+    let asksRange: Bool
+
+    var path: String { request.path }
+
+    /// The receiver's first chunk for an answer of `status`, announcing `contentLength` bytes
+    /// (-1: not said), with `etag`.
+    func start(status: Int, contentLength: Int64, etag: String?) throws -> SourceChunk {
+        let isWholeFile: Bool
+        switch status {
+        case 200: isWholeFile = asksRange
+        case 206: isWholeFile = false
+        default: throw StationClientError.http(path: path, status: status)
+        }
+        if let maximum = status == 206 ? request.length ?? request.maximumBytes : request.maximumBytes {
+            guard contentLength >= 0 else { throw StationClientError.noContentLength(path: path) }
+            guard contentLength <= maximum else {
+                throw request.length == nil ? StationClientError.tooLarge(path: path, bytes: Int(contentLength), limit: maximum)
+                    : StationClientError.sizeDiffers(path: path, actual: Int(contentLength), expected: maximum)
+            }
+        }
+        return .start(isWholeFile: isWholeFile, validator: etag)
+    }
+
+    /// Whether a transfer that has run `seconds` and brought `bytes` is too slow to go on.
+    func isTooSlow(bytes: Int, seconds: Double) -> Bool {
+        seconds > request.limits.graceSeconds && Double(bytes) / seconds < request.limits.minimumBytesPerSecond
+    }
+}
+
+/// `URLSession`'s transport: a session and its delegate, shared by the reads of one source.
+final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let router: TransferRouter
 
@@ -63,10 +122,19 @@ final class HTTPTransport: Sendable {
         session = URLSession(configuration: copy, delegate: router, delegateQueue: queue)
     }
 
-    func start(_ request: URLRequest, transfer: Transfer, continuation: CheckedContinuation<Void, any Error>) {
-        let task = session.dataTask(with: request)
-        router.register(task.taskIdentifier, transfer)
-        transfer.begin(task: task, continuation: continuation)
+    func get(_ url: URL, headers: [(String, String)], answer: AnswerCheck, receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws {
+        var request = URLRequest(url: url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let transfer = Transfer(answer: answer, receive: receive)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let task = session.dataTask(with: request)
+                router.register(task.taskIdentifier, transfer)
+                transfer.begin(task: task, continuation: continuation)
+            }
+        } onCancel: {
+            transfer.fail(CancellationError())
+        }
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -106,17 +174,15 @@ final class Transfer: Sendable {
         var bytes = 0
     }
 
-    let path: String
-    private let request: SourceRequest
-    private let asksRange: Bool
+    private let answer: AnswerCheck
     private let receiver: @Sendable (SourceChunk) throws -> Void
     private let state = Locked(State())
     private let stopwatch = Stopwatch()
 
-    init(request: SourceRequest, asksRange: Bool, receive: @escaping @Sendable (SourceChunk) throws -> Void) {
-        path = request.path
-        self.request = request
-        self.asksRange = asksRange
+    var path: String { answer.path }
+
+    init(answer: AnswerCheck, receive: @escaping @Sendable (SourceChunk) throws -> Void) {
+        self.answer = answer
         receiver = receive
     }
 
@@ -146,36 +212,11 @@ final class Transfer: Sendable {
     }
 
     func accept(_ response: URLResponse) -> Bool {
-        guard let http = response as? HTTPURLResponse else {
-            refuse(StationClientError.network(path: path, cause: URLError(.badServerResponse)))
-            return false
-        }
-        let isWholeFile: Bool
-        switch http.statusCode {
-        case 200: isWholeFile = asksRange
-        case 206: isWholeFile = false
-        default:
-            refuse(StationClientError.http(path: path, status: http.statusCode))
-            return false
-        }
-        // The body's size is judged from its header, before a byte of it is read: bytes that
-        // arrive faster than they are taken queue up in memory, so an endless answer must be
-        // refused before it begins, not once the receiver has seen too much of it.
-        if let maximum = http.statusCode == 206 ? request.length ?? request.maximumBytes : request.maximumBytes {
-            let announced = http.expectedContentLength
-            guard announced >= 0 else {
-                refuse(StationClientError.noContentLength(path: path))
-                return false
-            }
-            guard announced <= maximum else {
-                refuse(request.length == nil ? StationClientError.tooLarge(path: path, bytes: Int(announced), limit: maximum)
-                     : StationClientError.sizeDiffers(path: path, actual: Int(announced), expected: maximum))
-                return false
-            }
-        }
         guard state.withValue({ $0.failure == nil }) else { return false }
         do {
-            try receiver(.start(isWholeFile: isWholeFile, validator: http.value(forHTTPHeaderField: "ETag")))
+            guard let http = response as? HTTPURLResponse else { throw StationClientError.network(path: path, cause: URLError(.badServerResponse)) }
+            try receiver(try answer.start(status: http.statusCode, contentLength: http.expectedContentLength,
+                                          etag: http.value(forHTTPHeaderField: "ETag")))
             return true
         } catch {
             refuse(error)
@@ -233,7 +274,7 @@ final class Transfer: Sendable {
     private func judgeTheRate() {
         let seconds = stopwatch.seconds
         let arrived = state.withValue { $0.bytes }
-        if seconds > request.limits.graceSeconds && Double(arrived) / seconds < request.limits.minimumBytesPerSecond {
+        if answer.isTooSlow(bytes: arrived, seconds: seconds) {
             fail(StationClientError.tooSlow(path: path, bytes: arrived, seconds: seconds))
         }
     }

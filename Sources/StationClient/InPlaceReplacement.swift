@@ -47,7 +47,7 @@ struct InPlaceReplacement {
             usesWAL = try String.fetchOne(db, sql: "PRAGMA main.journal_mode") == "wal"
             try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming])
             try db.inTransaction {
-                state = try Self.state(db, usesWAL: usesWAL, path: database)
+                state = try Self.state(db, usesWAL: usesWAL)
                 // A new install (or an app that made its own tables first) has no records to carry.
                 if let script, try db.tableExists("completions") { try db.execute(sql: script) }
                 return .commit
@@ -94,8 +94,8 @@ struct InPlaceReplacement {
                 var code = sqlite3_backup_step(backup, 0)
                 guard code == SQLITE_OK || code == SQLITE_DONE else { throw Self.error(target, code: code) }
                 let now = prepared.usesWAL
-                    ? try prepared.reader.writeWithoutTransaction { try Self.state($0, usesWAL: true, path: database) }
-                    : try Self.changeCounter(of: database)
+                    ? try prepared.reader.writeWithoutTransaction { try Self.state($0, usesWAL: true) }
+                    : try Self.changeCounter(target)
                 guard now == prepared.state else { return false }
                 try onStep(.replacing)
                 while code == SQLITE_OK {
@@ -115,21 +115,27 @@ struct InPlaceReplacement {
 
     /// What changes whenever another connection commits to the database: `data_version` in WAL
     /// mode; in rollback-journal mode the file's change counter (bytes 24–27 of its header), which
-    /// every commit advances, read from the file because the backup's exclusive lock keeps SQL
-    /// readers out.
-    private static func state(_ db: Database, usesWAL: Bool, path: String) throws -> Int64 {
+    /// every commit advances, read because the backup's exclusive lock keeps SQL readers out.
+    private static func state(_ db: Database, usesWAL: Bool) throws -> Int64 {
         if usesWAL { return try Int64.fetchOne(db, sql: "PRAGMA main.data_version") ?? 0 }
         // A read first: the shared lock it takes keeps every writer out while the counter is read.
         _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM main.sqlite_master")
-        return try changeCounter(of: path)
+        return try changeCounter(db)
     }
 
-    private static func changeCounter(of path: String) throws -> Int64 {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
-        defer { try? handle.close() }
-        let header = try handle.read(upToCount: 28) ?? Data()
-        guard header.count == 28 else { return 0 }
-        return header[24..<28].reduce(0) { $0 << 8 | Int64($1) }
+    /// The change counter, read through the connection's own file descriptor (SQLite's VFS):
+    /// opening and closing another descriptor on the file would drop every POSIX lock this
+    /// process holds on it, the backup's and the app's connections' alike.
+    private static func changeCounter(_ db: Database) throws -> Int64 {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let found = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_FILE_POINTER, &file)
+        guard found == SQLITE_OK, let file, let read = file.pointee.pMethods?.pointee.xRead else { throw error(db, code: found) }
+        var header = [UInt8](repeating: 0, count: 4)
+        let code = read(file, &header, 4, 24)
+        // A file shorter than its header (a new, empty database) has no counter yet: SQLITE_IOERR_SHORT_READ,
+        // which Swift does not import (a macro).
+        guard code == SQLITE_OK || code == SQLITE_IOERR | (2 << 8) else { throw error(db, code: code) }
+        return header.reduce(0) { $0 << 8 | Int64($1) }
     }
 
     private static func error(_ db: Database, code: Int32? = nil) -> DatabaseError {

@@ -228,13 +228,17 @@ import Testing
     @Test func aSecondUpdaterWaitsForTheFirstOrIsBusy() async throws {
         let folder = try ClientFolder(scratch)
         let phone = try Phone(folder, at: 4, in: scratch)
-        let holding = Locked(false)
+        let holding = Locked(false), released = Locked(false)
+        // The first holds the lock until the test has seen the second refused.
         let first = try updater(phone, folder, onStep: { step in
-            if step == .locked { holding.withLock { $0 = true }; usleep(1_500_000) }
+            guard step == .locked else { return }
+            holding.withLock { $0 = true }
+            for _ in 0..<3000 where !released.withLock({ $0 }) { usleep(10_000) }
         })
         let task = Task { try await first.update() }
         while !holding.withLock({ $0 }) { try await Task.sleep(nanoseconds: 10_000_000) }
         await #expect { try await updater(phone, folder, lockTimeout: 0.2).update() } throws: { ($0 as? StationClientError)?.category == .busy }
+        released.withLock { $0 = true }
         // One that waits long enough finds the database up to date.
         let second = try await updater(phone, folder, lockTimeout: 30).update()
         #expect(second.plan.method == .upToDate)

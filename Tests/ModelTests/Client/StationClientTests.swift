@@ -118,6 +118,23 @@ import Testing
         #expect(kills >= 200, "\(kills) kills")
     }
 
+    /// libcurl's transport (Linux's default) and URLSession's (Apple's) take a phone through serve alike.
+    @Test func bothHTTPTransportsUpdateAPhone() async throws {
+        let folder = try ClientFolder(scratch)
+        let (server, base) = try serve(folder.path)
+        defer { _ = server.stop(SIGTERM) }
+        for transport in [HTTPReleaseSource.Transport.curl, .urlSession] {
+            for version in [1, 4] {
+                let phone = try Phone(folder, at: version, in: scratch)
+                let source = HTTPReleaseSource(baseURL: try #require(URL(string: base)), configuration: .ephemeral, transport: transport)
+                let updater = StationUpdater(database: phone.url, configuration: .init(source: source, keys: [try folder.trustedKey], partBytes: 4096))
+                let outcome = try await updater.update()
+                #expect(outcome.plan.method == (version == 4 ? .full : .delta), "\(transport)")
+                #expect(try phone.state() == "new", "\(transport) from \(version)")
+            }
+        }
+    }
+
     @Test func aCutDownloadResumesWhereItStopped() throws {
         let folder = try ClientFolder(scratch)
         let (server, base) = try serve(folder.path)

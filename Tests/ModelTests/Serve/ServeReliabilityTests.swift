@@ -68,8 +68,9 @@ import Testing
                 let refused = try get(port, path)
                 // The error's JSON, never the manifest's length over other bytes.
                 #expect(refused.status == 500 && refused.bytes < 300 && refused.seconds < 1, "\(path) \(damage.name): \(refused)")
-                #expect(server.stderr.contains("500 GET /\(path): \(path): "), "\(damage.name)")
-                #expect(server.stderr.contains(damage.reason), "\(damage.name): \(server.stderr.suffix(400))")
+                // The log line is read from the server's stderr as it comes: waited for, not assumed there.
+                #expect(server.wait(for: "500 GET /\(path): \(path): ", seconds: 10), "\(damage.name)")
+                #expect(server.wait(for: damage.reason, seconds: 10), "\(damage.name): \(server.stderr.suffix(400))")
                 for other in ["manifest.json", "1/stations.sqlite.gz"] {
                     let answered = try get(port, other)
                     #expect(answered.status == 200 && answered.seconds < 1, "\(other) after \(path) \(damage.name): \(answered)")
