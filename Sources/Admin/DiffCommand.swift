@@ -46,6 +46,10 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
         let everyChange = try DescribedChangeFile()
         let report = try database.diff(snapshot.paths, options: try snapshot.options(describeLimit: 0), listingEveryChangeIn: everyChange)
         if conflicts {
+            if report.conflicts.isEmpty && report.adoptions.isEmpty {
+                // An empty resolution file is a valid one: say why it is empty, where a person reads.
+                Console.error("Nothing to decide: the import has no conflict and no provisional row to adopt; import it as it is.")
+            }
             print(try MergeDecisions.skeleton(conflicts: report.conflicts, adoptions: report.adoptions), terminator: "")
             if exitCode && !(report.conflicts.isEmpty && report.adoptions.isEmpty) { throw ExitCode(1) }
             return

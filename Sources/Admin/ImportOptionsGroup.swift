@@ -23,19 +23,22 @@ struct SnapshotArguments: ParsableArguments {
 
     @OptionGroup var decisions: MergeDecisionOptions
 
+    @Flag(help: "Adopt every provisional row upstream now has under its own code: close it, and DUPLICATE each station to upstream's.")
+    var adopt = false
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Please give at least one folder or CSV file.") }
     }
 
     func options(memo: String? = nil, describeLimit: Int?) throws -> ImportOptions {
         var merge = try decisions.decisions()
-        merge.adoptAll = decisions.adopt
+        merge.adoptAll = adopt
         return ImportOptions(memo: memo, allowMassClose: allowMassClose, describeLimit: describeLimit, decisions: merge,
                              snapshotDate: snapshotDate, allowOlder: allowOlder, allowMassReopen: allowMassReopen)
     }
 }
 
-/// How conflicts and provisional rows are decided: `diff`, `import` and `revert`.
+/// How conflicts are decided: `diff`, `import` and `revert` (provisional rows, by `--adopt`, only by the first two).
 struct MergeDecisionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Decide every conflict for one side: ours (the master's value) or theirs (the file's; for revert, the value before the version).",
                                valueName: "side"))
@@ -43,9 +46,6 @@ struct MergeDecisionOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Decide conflicts (and provisional rows) one by one: a JSON Lines file, as `diff --conflicts` writes it.", valueName: "file"))
     var resolve: String?
-
-    @Flag(help: "Adopt every provisional row upstream now has under its own code: close it, and DUPLICATE each station to upstream's.")
-    var adopt = false
 
     func decisions() throws -> MergeDecisions {
         var decisions = MergeDecisions(prefer: prefer?.side)

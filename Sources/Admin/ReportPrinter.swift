@@ -87,8 +87,10 @@ enum ReportPrinter {
             for rule in rules { Swift.print("  \(rule.rawValue) (\(rule.severity.rawValue)): \(report.findingCounts[rule.rawValue]!)") }
             Swift.print("")
         }
+        // Beside the counts per rule, a few examples of each say what they are; `check` lists them all.
+        let examples = rules.count > 1 ? 3 : Int.max
         for rule in rules {
-            let shown = report.findings.filter { $0.rule == rule }
+            let shown = report.findings.filter { $0.rule == rule }.prefix(examples)
             for finding in shown { Console.line("  " + FindingsPrinter.line(finding)) }
             let more = report.findingCounts[rule.rawValue]! - shown.count
             if more > 0 {

@@ -19,10 +19,6 @@ struct RevertCommand: ParsableCommand {
     @OptionGroup var decisions: MergeDecisionOptions
     @OptionGroup var curation: CurationOptions
 
-    func validate() throws {
-        if decisions.adopt { throw ValidationError("--adopt is for import: a revert has no provisional rows to adopt.") }
-    }
-
     func run() throws {
         let database = try global.openDatabase(author: curation.who)
         let report = try database.revert(version: version, decisions: try decisions.decisions(), memo: curation.memo, dryRun: curation.dryRun)

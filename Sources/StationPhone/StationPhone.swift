@@ -18,9 +18,18 @@ struct StationPhone: AsyncParsableCommand {
         subcommands: [Update.self, InstallBundled.self, Status.self])
 
     /// Where the crash tests kill it: `STATION_PHONE_KILL_AT=step` (an `UpdateStep`), at its
-    /// `STATION_PHONE_KILL_AFTER`-th occurrence (default 1).
+    /// `STATION_PHONE_KILL_AFTER`-th occurrence (default 1); with `STATION_PHONE_STEPS=1`, when
+    /// each step first came instead.
     static func faultInjection() -> @Sendable (UpdateStep) -> Void {
         let environment = ProcessInfo.processInfo.environment
+        if environment["STATION_PHONE_STEPS"] == "1" {
+            // Each step's first occurrence with the seconds since the start, on stderr: where an update spends its time.
+            let start = Date(), seen = Mutex(Set<UpdateStep>())
+            return { step in
+                guard seen.withLock({ $0.insert(step).inserted }) else { return }
+                FileHandle.standardError.write(Data(String(format: "%7.3f s  %@\n", Date().timeIntervalSince(start), step.rawValue).utf8))
+            }
+        }
         guard let name = environment["STATION_PHONE_KILL_AT"], let target = UpdateStep(rawValue: name) else { return { _ in } }
         let after = Int(environment["STATION_PHONE_KILL_AFTER"] ?? "") ?? 1
         let seen = Counter()

@@ -7,20 +7,27 @@ import StationVersion
 public enum RevertError: Error, LocalizedError, Equatable {
     /// No such version to revert.
     case noSuchVersion(Int, newest: Int)
-    /// Columns later versions changed too, and nobody decided: nothing is written.
+    /// Columns later versions changed too, or upstream now holds, and nobody decided: nothing is written.
     case undecided(version: Int, conflicts: [MergeConflict])
+    /// The revert, as decided, would leave rows that break a rule the same rows would break if
+    /// new (an open station with a close date): nothing is written.
+    case breaksRules(version: Int, rows: [String])
 
     public var errorDescription: String? {
         switch self {
         case let .noSuchVersion(version, newest):
             return "version \(version) does not exist (expected a version from 1 to \(newest))"
         case let .undecided(version, conflicts):
-            var lines = ["reverting version \(version) needs decisions: \(conflicts.count) \(conflicts.count == 1 ? "column was" : "columns were") changed again by a later version:"]
+            var lines = ["reverting version \(version) needs decisions: \(conflicts.count) \(conflicts.count == 1 ? "column was" : "columns were") changed again by a later version, or upstream now holds what the revert would undo:"]
             lines += conflicts.prefix(MergeConflict.shownInRefusal).map { "  " + $0.description }
             if conflicts.count > MergeConflict.shownInRefusal { lines.append("  … and \(conflicts.count - MergeConflict.shownInRefusal) more") }
             lines.append("Nothing was written. Decide all with --prefer theirs (the value before version \(version)) or --prefer ours (the value now), "
                 + "or each in a resolution file (--resolve FILE; --dry-run --json lists them).")
             return lines.joined(separator: "\n")
+        case let .breaksRules(version, rows):
+            return "reverting version \(version) as decided would leave \(rows.count) \(rows.count == 1 ? "row" : "rows") breaking a rule: "
+                + rows.prefix(MergeConflict.shownInRefusal).joined(separator: "; ")
+                + ". Nothing was written. Decide the related columns alike (a row's e_status and close_ymd both theirs, or both ours)."
         }
     }
 }
@@ -61,15 +68,37 @@ extension MasterDatabase {
             try decisions.checkEveryDecisionApplies(conflicts: conflicts, adoptions: [])
             let undecided = decided.filter { $0.decision == nil }
             if !undecided.isEmpty && !dryRun { throw RevertError.undecided(version: target, conflicts: undecided) }
-            var report = try commit(batch, memo: memo ?? "revert version \(target)", dryRun: dryRun, in: db)
+            // The mark stays with a curator's memo, so that `versions` and `log` show what the version undid.
+            let mark = "revert version \(target)"
+            try Self.refuseBrokenRows(batch, version: target)
+            var report = try commit(batch, memo: memo.map { "\(mark): \($0)" } ?? mark, dryRun: dryRun, in: db)
             report.conflicts = decided
             return (report, report.committed)
         }
     }
 }
 
-/// One row a version changed: its state before the version, the state the version wrote, and
-/// the master's now (nil where the row did not exist, or a connection was removed).
+extension MasterDatabase {
+    /// Refuses a revert whose rows, as it would write them, break a rule the same rows would break
+    /// if new: an open (or not yet open) row with a close date.
+    fileprivate static func refuseBrokenRows(_ batch: ChangeBatch, version: Int) throws {
+        var broken: [String] = []
+        for table in MasterTable.all {
+            guard table.closesByStatus, let rows = batch.changes[table.name]?.rows,
+                  let status = table.columnNames.firstIndex(of: "e_status"), let close = table.columnNames.firstIndex(of: "close_ymd") else { continue }
+            let keys = table.keyColumns.compactMap { table.columnNames.firstIndex(of: $0) }
+            for row in rows where !row[close].isNull && Int.fromDatabaseValue(row[status]) != MasterTable.closedStatus {
+                let key = keys.map { "\(row[$0])" }.joined(separator: "/")
+                broken.append("\(table.name) \(key) would be open (e_status \(row[status])) with close_ymd \(row[close])")
+            }
+        }
+        if !broken.isEmpty { throw RevertError.breaksRules(version: version, rows: broken) }
+    }
+}
+
+/// One row a version changed: its state before the version, the state the version wrote, the
+/// master's now (nil where the row did not exist, or a connection was removed), and upstream's
+/// now where that weighs on the revert.
 private struct RevertedRow {
     let table: MasterTable
     let key: String
@@ -77,6 +106,12 @@ private struct RevertedRow {
     let before: Row?
     let then: Row?
     let now: Row?
+    /// Upstream's row now: the one `<table>_upstream` holds apart, else the master's own (where
+    /// nothing is held apart, the base is the master). Nil where it does not weigh: upstream lacks
+    /// the row, no import of the table came after the version (upstream cannot have come to agree
+    /// with it since: a revert of a revert puts a plan back), or the version is an import of the
+    /// table (reverting it is the curators overruling upstream, on purpose).
+    let upstream: Row?
 
     init(table: MasterTable, key: String, version: Int, _ db: Database) throws {
         self.table = table
@@ -91,6 +126,17 @@ private struct RevertedRow {
         then = try UpdateLog.firstChange(of: table, key: key, after: version, db).map { later in
             try Row.fetchOne(db, sql: "SELECT \(columns) FROM \(table.historyTable) WHERE key_id = ? AND valid_to = ?", arguments: [key, later])
         } ?? now
+        let imports = try Row.fetchOne(db, sql: """
+            SELECT count(CASE WHEN version > ? THEN 1 END) AS later, count(CASE WHEN version = ? AND made_version THEN 1 END) AS this
+            FROM upstream_imports WHERE table_name = ?
+            """, arguments: [version, version, table.name])
+        if let imports, (imports["later"] as Int) > 0, (imports["this"] as Int) == 0 {
+            let held = try Row.fetchOne(db, sql: "SELECT \(columns), upstream_lacks FROM main.\(table.upstreamTable) WHERE \(keyCondition)",
+                                        arguments: StatementArguments(parts))
+            upstream = held.map { $0["upstream_lacks"] as Bool ? nil : $0 } ?? now
+        } else {
+            upstream = nil
+        }
     }
 
     /// Puts what the revert changes into `batch`; returns the columns in conflict.
@@ -119,7 +165,16 @@ private struct RevertedRow {
             let current: DatabaseValue = now[name]
             // A column the version did not change has nothing to put back, whatever came later.
             if !FieldChange.differ(was, wrote, column.kind) { continue }
-            if !FieldChange.differ(current, wrote, column.kind) {
+            // Upstream now holds what the version wrote: undoing it would go against upstream, and
+            // every later import would keep the old value as the curators'. A person decides.
+            let upstreamHolds = upstream.map { !FieldChange.differ($0[name] as DatabaseValue, wrote, column.kind) } ?? false
+            if upstreamHolds && FieldChange.differ(current, was, column.kind) {
+                var conflict = MergeConflict(table: table.name, key: key, column: name, base: MergeValue(wrote), ours: MergeValue(current),
+                                             theirs: MergeValue(was), oursVersion: origin?.version, oursMemo: origin?.memo)
+                conflict.decision = decisions.side(of: conflict)
+                if conflict.decision == .theirs { target[name] = was }
+                conflicts.append(conflict)
+            } else if !FieldChange.differ(current, wrote, column.kind) {
                 target[name] = was
             } else if FieldChange.differ(current, was, column.kind) {
                 var conflict = MergeConflict(table: table.name, key: key, column: name, base: MergeValue(wrote), ours: MergeValue(current),

@@ -241,7 +241,7 @@ public enum ImportError: Error, LocalizedError, Equatable {
         switch self {
         case let .massReopening(file, table, reopening, closed):
             let percent = closed == 0 ? 100 : Double(reopening) / Double(closed) * 100
-            return "\(file): would reopen \(reopening) of \(closed) closed \(table) rows (\(String(format: "%.1f", percent))%, more than 5%): "
+            return "\(file): would reopen \(reopening) of the \(closed) closed rows of \(table) (\(String(format: "%.1f", percent))%, more than 5%): "
                 + "is this an older snapshot? If this is really so, import again with --allow-mass-reopen"
         case let .olderSnapshot(file, table, date, newest, newestVersion):
             return "\(file): the snapshot is of \(date), older than the \(table) snapshot of \(newest) imported in version \(newestVersion): "
@@ -266,7 +266,7 @@ public enum ImportError: Error, LocalizedError, Equatable {
             return "the import needs decisions:\n" + lines.joined(separator: "\n")
         case let .massClosure(file, table, closing, open):
             let percent = Double(closing) / Double(open) * 100
-            return "\(file): would close \(closing) of \(open) open \(table) rows (\(String(format: "%.1f", percent))%, more than 5%): "
+            return "\(file): would close \(closing) of the \(open) open rows of \(table) (\(String(format: "%.1f", percent))%, more than 5%): "
                 + "is the file truncated? If this is really so, import again with --allow-mass-close"
         }
     }

@@ -78,6 +78,8 @@ extension MasterDatabase {
     public func release(_ options: ReleaseOptions = ReleaseOptions()) throws -> ReleaseResult {
         defer { Progress.finish() }
         var phases = PhaseLog()
+        // A damaged master publishes nothing, and leaves no folder behind.
+        try read { try Self.refuseDamage($0, path: path) }
         let folder = try ReleaseFolder.prepare(options.outputFolder)
         try stampIfNeeded()
         guard let lineage = try lineage() else { throw ReleaseError.masterWithoutLineage(path) }

@@ -5,15 +5,11 @@ import GRDB
 public enum BackupError: Error, LocalizedError, Equatable {
     /// Something is at the path already: a backup never replaces a file.
     case exists(String)
-    /// The copy did not pass SQLite's integrity check: the master itself may be damaged.
-    case copyDamaged(String, reason: String)
 
     public var errorDescription: String? {
         switch self {
         case let .exists(path):
             return "\(path): exists already (a backup never replaces a file; choose another --out, or move that one away)"
-        case let .copyDamaged(path, reason):
-            return "\(path): the copy fails SQLite's integrity check (\(reason)); nothing was written. The master may be damaged: check it with check --integrity, and restore an earlier backup"
         }
     }
 }
@@ -37,8 +33,8 @@ extension MasterDatabase {
     /// published versions after it: a release from it is refused until it reaches them with the
     /// same content (`PublishedHistory`).
     ///
-    /// - Throws: `BackupError`, or a `MasterDatabaseError` naming the file; nothing is left at
-    ///   `path` then.
+    /// - Throws: `BackupError`, or a `MasterDatabaseError` naming the file (`damaged` naming the
+    ///   master when SQLite finds it or its copy damaged); nothing is left at `path` then.
     public func backup(to path: String) throws -> BackupResult {
         if FileManager.default.fileExists(atPath: path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil {
             throw BackupError.exists(path)
@@ -48,9 +44,11 @@ extension MasterDatabase {
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
         }
+        // SQLite's errors while the master is read name the master, not the copy.
+        try MasterDatabaseError.translating(self.path) { try read { try Self.refuseDamage($0, path: self.path) } }
         return try MasterDatabaseError.translating(path) {
             let copy = try DatabaseQueue(path: partial)
-            try queue.backup(to: copy)
+            try MasterDatabaseError.translating(self.path) { try queue.backup(to: copy) }
             let (check, version) = try copy.writeWithoutTransaction { db -> (String, Int) in
                 // One file, whatever the master's journal: a backup is copied around as it is.
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
@@ -58,7 +56,8 @@ extension MasterDatabase {
                 return (check, try Self.dataVersion(db))
             }
             try copy.close()
-            guard check == "ok" else { throw BackupError.copyDamaged(path, reason: check) }
+            // The copy is the master's pages as they are: its damage is the master's.
+            guard check == "ok" else { throw MasterDatabaseError.damaged(self.path, reason: check) }
             let handle = try FileHandle(forUpdating: URL(fileURLWithPath: partial))
             try handle.synchronize()
             try handle.close()

@@ -129,12 +129,33 @@ public final class MasterDatabase: Sendable {
             if !holdsRollbackJournal.withLock({ $0 }) { try restoreWriteAheadLog() }
             var result: T?
             try queue.inTransaction(.immediate) { db in
+                try Self.refuseDamage(db, path: path)
                 let outcome = try body(db)
                 result = outcome.result
                 return outcome.commit ? .commit : .rollback
             }
             return result!
         }
+    }
+
+    /// Masters up to this size are checked with SQLite's `quick_check` (every page's structure)
+    /// before every write, release and backup: about 13 ms a MiB (0.02 s for the bundled data's
+    /// 4 MiB, 5 s for a million stations' 369 MB), so at most 0.2 s here. A larger master is
+    /// checked page by page as SQLite reads it, and whole by `check --integrity` and `backup`.
+    package static let checkedWholeBytes: Int64 = 16 << 20
+
+    /// Refuses a master SQLite finds damaged, before anything is written or published from it.
+    ///
+    /// - Throws: `MasterDatabaseError.damaged` naming the master and SQLite's first findings.
+    package static func refuseDamage(_ db: Database, path: String) throws {
+        let bytes = try Int64.fetchOne(db, sql: "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()") ?? 0
+        guard bytes <= checkedWholeBytes else { return }
+        // quick_check also names rows outside their CHECK or NOT NULL constraints: a master may
+        // hold those on purpose (a migration keeps them for `check` to report); only the file's
+        // structure is damage.
+        let findings = try String.fetchAll(db, sql: "PRAGMA quick_check(20)")
+            .filter { $0 != "ok" && !$0.hasPrefix("CHECK constraint failed in ") && !$0.hasPrefix("NULL value in ") }
+        guard findings.isEmpty else { throw MasterDatabaseError.damaged(path, reason: findings.prefix(5).joined(separator: "; ")) }
     }
 
     /// Brings a master made before stamps to the current schema and stamp, and to WAL.

@@ -60,4 +60,35 @@ import Testing
         #expect(edit.stderr.contains("Restore the newest backup"))
         #expect(try FileDigest.sha256(ofFile: database.path) == before)
     }
+
+    /// The last page of the stations table, or of the log, overwritten: no write, release or
+    /// backup goes ahead, each names the master, and the master stays byte for byte as it was.
+    @Test(arguments: ["stations", "updates"]) func aDamagedPageInsideATableRefusesEveryWriteReleaseAndBackup(_ table: String) throws {
+        let database = try scratch.baseDatabase()
+        _ = try database.settledSHA256()
+        let (pageSize, page): (Int, Int) = try database.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA page_size")!,
+             try #require(try Int.fetchOne(db, sql: "SELECT max(pageno) FROM dbstat WHERE name = ?",
+                                           arguments: [table])))
+        }
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: database.path))
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: 16))
+        try handle.close()
+        let before = try FileDigest.sha256(ofFile: database.path)
+        let folder = scratch.path("release-\(table)"), copy = scratch.path("backup-\(table).sqlite")
+        let commands: [[String]] = [
+            ["edit", "--db", database.path, "stations", "1120102", "weight=3"],
+            ["import", "--db", database.path, Fixtures.base.path],
+            ["release", "--db", database.path, "--out", folder],
+            ["backup", "--db", database.path, "--out", copy],
+        ]
+        for command in commands {
+            let result = try CommandRunner.run(command)
+            #expect(result.status == 1 && result.stderr.contains("\(database.path): the master database is damaged (SQLite: "),
+                    "\(table) \(command[0]): \(result.stderr)")
+            #expect(try FileDigest.sha256(ofFile: database.path) == before, "\(table) \(command[0])")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder) && !FileManager.default.fileExists(atPath: copy))
+    }
 }

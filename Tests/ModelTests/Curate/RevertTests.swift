@@ -103,4 +103,58 @@ import Testing
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "陸奥市川駅")
         #expect(throws: RevertError.noSuchVersion(9, newest: 5)) { try database.revert(version: 9) }
     }
+
+    /// 東滝川 (1110602) closed by a curator with a provisional date (v3), then by upstream too, on
+    /// another date that the import took (v4). Reverting v3 would reopen a station upstream has
+    /// closed: a conflict, refused until decided; decided one column each way, it would leave an
+    /// open station with a close date: refused; decided alike, committed.
+    @Test func aRevertAgainstWhatUpstreamNowHoldsIsAConflictAndNeverLeavesARuleBroken() throws {
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2019])
+        try database.importSnapshot([Fixtures.ekidata2021])
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["e_status": "2", "close_ymd": "2025-03-01"]))])
+        let snapshot = try UpstreamSnapshots.from2021(into: scratch.path("2025-04-01"), date: "20250401") { file, line in
+            guard file.hasPrefix("station"), line.hasPrefix("1110602,") else { return line }
+            var fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            fields[12] = "2025-03-15"
+            fields[13] = "2"
+            return fields.joined(separator: ",")
+        }
+        var options = ImportOptions()
+        options.decisions = MergeDecisions(prefer: .theirs)
+        try database.importSnapshot([snapshot], options: options)
+        #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 1110602") == "2025-03-15")
+        let before = try database.settledSHA256()
+        #expect {
+            try database.revert(version: 3)
+        } throws: { error in
+            guard case let RevertError.undecided(3, conflicts) = error else { return false }
+            return conflicts.map(\.column) == ["close_ymd", "e_status"] || conflicts.map(\.column) == ["e_status", "close_ymd"]
+        }
+        #expect(try database.settledSHA256() == before)
+        // One column each way: an open station with a close date. Refused, naming the row.
+        let conflicts = try database.revert(version: 3, dryRun: true).conflicts
+        let mixed = scratch.path("mixed.jsonl")
+        let skeleton = try MergeDecisions.skeleton(conflicts: conflicts, adoptions: [])
+        try skeleton.split(separator: "\n").map { line in
+            line.contains("\"e_status\"") ? line.replacingOccurrences(of: "\"take\":null", with: "\"take\":\"theirs\"")
+                : line.replacingOccurrences(of: "\"take\":null", with: "\"take\":\"ours\"")
+        }.joined(separator: "\n").write(toFile: mixed, atomically: true, encoding: .utf8)
+        var decisions = MergeDecisions()
+        try decisions.read(mixed)
+        #expect {
+            try database.revert(version: 3, decisions: decisions)
+        } throws: { error in
+            guard case let RevertError.breaksRules(3, rows) = error else { return false }
+            return rows == ["stations 1110602 would be open (e_status 0) with close_ymd '2025-03-15'"]
+                || rows.first?.hasPrefix("stations 1110602 would be open (e_status 0) with close_ymd") == true
+        }
+        #expect(try database.settledSHA256() == before)
+        // Decided alike: the station stays as upstream has it, or comes back open without a date.
+        let kept = try database.revert(version: 3, decisions: MergeDecisions(prefer: .ours), dryRun: true)
+        #expect(kept.conflicts.count == 2)
+        try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1110602") == 0)
+        #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 1110602") == nil as String?)
+    }
 }

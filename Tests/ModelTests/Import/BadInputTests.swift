@@ -39,7 +39,7 @@ import Testing
         "24-duplicate-connection-key.csv": ":4: duplicate key line_cd/station_cd1/station_cd2 11201/1120101/1120102, already on line 2 (expected each key once per file)",
         "25-station-on-missing-line.csv": ":3: line_cd 11299 names no row of lines (expected a line_cd that exists in the database or in the lines file)",
         "26-line-of-missing-company.csv": ":4: company_cd 77 names no row of companies (expected a company_cd that exists in the database or in the companies file)",
-        "27-truncated-export-closes-most-stations.csv": ": would close 20 of 23 open stations rows (87.0%, more than 5%): is the file truncated? If this is really so, import again with --allow-mass-close",
+        "27-truncated-export-closes-most-stations.csv": ": would close 20 of the 23 open rows of stations (87.0%, more than 5%): is the file truncated? If this is really so, import again with --allow-mass-close",
         "28-empty-station-name.csv": ":3: station_name is empty (expected text)",
         "29-non-integer-status.csv": ":3: e_status \"open\" is not an integer (expected 0 (open), 1 (not yet open) or 2 (closed))",
         "30-shift-jis-header.csv": ":1: field 3 of the header is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 {FILE} > converted.csv`)",

@@ -14,9 +14,14 @@ Every endless or slow answer stops by itself after 60 s or 2 GiB, whichever come
 """
 import os
 import re
+import signal
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# The test that starts it may have SIGTERM blocked in the thread that spawned it: stop on it.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 FOLDER = sys.argv[1]
 BOUND_SECONDS = 60
