@@ -32,10 +32,10 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
         // JSON lists every change whatever --show says (--show limits the words only), from a
         // file: an initial import of a million stations has two million.
         let everyChange = output.json ? try DescribedChangeFile() : nil
-        let report = try database.importSnapshot(
-            snapshot.paths,
-            options: try snapshot.options(memo: memo, describeLimit: output.json ? 0 : show),
-            dryRun: dryRun, listingEveryChangeIn: everyChange)
+        let options = try snapshot.options(memo: memo, describeLimit: output.json ? 0 : show)
+        let report = try UndecidedOutput.printing(json: output.json) {
+            try database.importSnapshot(snapshot.paths, options: options, dryRun: dryRun, listingEveryChangeIn: everyChange)
+        }
         if let everyChange { return try Console.printJSON(report, listing: everyChange) }
         if report.totalChanges == 0 {
             print("No changes: the database stays at version \(report.version - 1).")

@@ -21,7 +21,10 @@ struct RevertCommand: ParsableCommand {
 
     func run() throws {
         let database = try global.openDatabase(author: curation.who)
-        let report = try database.revert(version: version, decisions: try decisions.decisions(), memo: curation.memo, dryRun: curation.dryRun)
+        let decided = try decisions.decisions()
+        let report = try UndecidedOutput.printing(json: curation.output.json) {
+            try database.revert(version: version, decisions: decided, memo: curation.memo, dryRun: curation.dryRun)
+        }
         try curation.report(report, database)
     }
 }
