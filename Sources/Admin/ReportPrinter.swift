@@ -49,6 +49,12 @@ enum ReportPrinter {
                 let decision = adoption.adopted.map { $0 ? "adopted" : "both kept" } ?? "undecided"
                 Console.line("    \(adoption.description): \(adoption.reason) [\(decision)]")
             }
+            let undecided = report.adoptions.filter { $0.adopted == nil }.count
+            if undecided > 0 && !report.committed {
+                // An undecided pair keeps both rows, so the changes counted above leave its adoption out.
+                Swift.print("  The changes counted above leave out what adopting \(undecided == 1 ? "this pair" : "these \(undecided) pairs") would change "
+                    + "(closing the provisional rows, the splits to upstream's codes): preview it with --adopt, or decide each with --resolve FILE.")
+            }
         }
         if !report.conflicts.isEmpty {
             Swift.print("")

@@ -179,11 +179,16 @@ package struct SplitFinder {
                 transfers[Transfer(from: old.company, to: new.company)]!.readded.insert(new.code)
             }
         }
-        let recorded = Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" })
+        let splits = try UpdateLog.splits(db)
+        let recorded = Set(splits.map { "\($0.old)→\($0.new)" })
+        // A station whose records a split already moved (a provisional row adopted: provisional →
+        // upstream's code) has its successor: another pair from it would copy its records twice.
+        let splitAlready = Set(splits.map(\.old))
         var found: [String: SplitSuggestion] = [:]
         func offer(_ old: Station, _ new: Station, _ reason: String, _ confidence: Double) {
             let pair = "\(old.code)→\(new.code)"
-            guard old.code != new.code, !recorded.contains(pair), (found[pair]?.confidence ?? 0) < confidence else { return }
+            guard old.code != new.code, !recorded.contains(pair), !splitAlready.contains(old.code),
+                  (found[pair]?.confidence ?? 0) < confidence else { return }
             found[pair] = SplitSuggestion(
                 version: version, old: old.code, oldName: old.name, new: new.code, newName: new.name,
                 // Rounded: the sum 0.35 + 0.1 is 0.44999999999999996 in binary, and JSON would say so.
@@ -203,7 +208,10 @@ package struct SplitFinder {
                 }
                 guard let old = candidates.min(by: { rank($0, sourceLines) < rank($1, sourceLines) }) else { continue }
                 let onSource = sourceLines.contains(old.line)
-                offer(old, new, "stations passed from \(old.companyName) to \(new.companyName) in this version, and \(new.code) is "
+                // Two companies of one name (a provisional one and upstream's) are told apart by code.
+                let (from, to) = old.companyName == new.companyName
+                    ? ("\(old.companyName) (\(old.company))", "\(new.companyName) (\(new.company))") : (old.companyName, new.companyName)
+                offer(old, new, "stations passed from \(from) to \(to) in this version, and \(new.code) is "
                     + "\(new.companyName)'s new station at \(old.companyName)'s \(old.name) (\(old.group == new.group ? "same group" : "same name nearby")"
                     + (onSource ? ", on the line the stations left" : "") + ")", onSource ? 0.9 : 0.75)
             }

@@ -192,6 +192,8 @@ import Testing
         #expect(try database.value("SELECT COUNT(*) FROM stations WHERE line_cd = 99428 AND e_status <> 2") == 19)
         #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 99440") == 0)
         #expect(!report.suggestions.contains { $0.old == 9944001 || $0.old == 9944019 })
+        // Nor by `suggest` afterwards: an adopted station's records moved once, to upstream's code.
+        #expect(!(try database.suggestSplits()).contains { $0.old == 9944001 || $0.old == 9944019 })
 
         // A phone at version 2 that visited the provisional 敦賀 keeps the visit on upstream's, by all
         // three paths; `verify` checks every older version the same way.
