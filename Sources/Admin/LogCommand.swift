@@ -62,20 +62,18 @@ struct LogCommand: ParsableCommand {
         if isStory {
             // A key's story: each change with its columns, old → new.
             let story = try database.story(key: key!, table: table, newestFirst: filter.newestFirst)
-            if output.json { return try Console.printJSON(story) }
-            if nl { return try story.forEach(Console.printJSONLine) }
+            // What imports kept or decided of the key stands among its changes, at the version of the import.
+            let lines = StoryLine.interleaving(story, notes: try database.mergeNotes(key: key!, table: table), newestFirst: filter.newestFirst)
+            if output.json { return try Console.printJSON(lines) }
+            if nl { return try lines.forEach(Console.printJSONLine) }
             Pager.startIfWanted(disabled: global.noPager)
-            // What imports kept of the key stands among its changes, at the version of the import.
-            var notes = try database.mergeNotes(key: key!, table: table)
-            if filter.newestFirst { notes.reverse() }
-            func comesFirst(_ note: MergeNote, _ entry: StoryEntry) -> Bool {
-                filter.newestFirst ? note.version > entry.update.userVersion : note.version < entry.update.userVersion
+            for line in lines {
+                switch line {
+                case .note(let note): Console.line(Self.line(note))
+                case .entry(let entry):
+                    if oneline { Console.fields(Self.shortFields(entry.update)) } else { Console.line(Self.line(entry)) }
+                }
             }
-            for entry in story {
-                while let note = notes.first, comesFirst(note, entry) { Console.line(Self.line(note)); notes.removeFirst() }
-                if oneline { Console.fields(Self.shortFields(entry.update)) } else { Console.line(Self.line(entry)) }
-            }
-            for note in notes { Console.line(Self.line(note)) }
             return
         }
         // JSON carries what the text shows: each row with its name and values, as a key's story has them.
@@ -106,5 +104,38 @@ struct LogCommand: ParsableCommand {
     private static func shortFields(_ update: Update) -> [String] {
         let target = "\(update.subject.table) \(update.subject.key)"
         return ["\(update.upID)", "v\(update.userVersion)", update.updateDate, update.type.rawValue, target] + (update.memo.map { [$0] } ?? [])
+    }
+}
+
+/// One line of a key's story: a change, or what an import kept or decided of the key beside its
+/// changes (`{"merge_note": {…}}` in JSON, the change report's `merge_notes` shape).
+enum StoryLine: Encodable {
+    case entry(StoryEntry)
+    case note(MergeNote)
+
+    private enum CodingKeys: String, CodingKey { case mergeNote = "merge_note" }
+
+    func encode(to encoder: Encoder) throws {
+        switch self {
+        case .entry(let entry): try entry.encode(to: encoder)
+        case .note(let note):
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(note, forKey: .mergeNote)
+        }
+    }
+
+    /// The story with each note before the first change of a later version (after, newest first).
+    static func interleaving(_ story: [StoryEntry], notes: [MergeNote], newestFirst: Bool) -> [StoryLine] {
+        var notes = newestFirst ? Array(notes.reversed()) : notes
+        var lines: [StoryLine] = []
+        for entry in story {
+            while let note = notes.first,
+                  newestFirst ? note.version > entry.update.userVersion : note.version < entry.update.userVersion {
+                lines.append(.note(note))
+                notes.removeFirst()
+            }
+            lines.append(.entry(entry))
+        }
+        return lines + notes.map(StoryLine.note)
     }
 }

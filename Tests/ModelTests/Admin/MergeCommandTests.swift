@@ -49,6 +49,16 @@ import Testing
         #expect(next.status == 0, "\(next.stderr)")
         let story = try CommandRunner.run(["log", "--db", db, "--key", "1120102"]).stdout
         #expect(story.contains("  v3  merge: stations 1120102 station_name: conflict decided for theirs, 陸奥市川 (base むつ市川, ours 陸奥市川駅 from v2)\n"), "\(story)")
+        // The JSON carries the notes the text shows, where the text shows them.
+        let storyJSON = try CommandRunner.run(["log", "--db", db, "--key", "1120102", "--json"])
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(storyJSON.stdout.utf8)) as? [[String: Any]])
+        let notes = items.compactMap { $0["merge_note"] as? [String: Any] }
+        #expect(notes.map { "v\($0["version"]!) \($0["column"]!) \($0["outcome"]!)" } == ["v2 station_name ours", "v3 station_name theirs"], "\(storyJSON.stdout)")
+        let file = scratch.path("story.json")
+        try storyJSON.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        let valid = try CommandRunner.run([Fixtures.repository.appendingPathComponent("docs/schemas/log.schema.json").path, file],
+                                          program: Fixtures.repository.appendingPathComponent("scripts/validate-json"))
+        #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
 
         // Older than the last snapshot: refused, exit 1, nothing written.
         let older = try CommandRunner.run(["import", "--db", db, snapshot.path, "--snapshot-date", "2023-12-31"])
