@@ -44,8 +44,9 @@ public struct MergeConflict: Codable, Sendable, Equatable, Hashable {
         self.decision = decision
     }
 
+    /// `take`, as the resolution file says it: one word for a decision in every file and report.
     package enum CodingKeys: String, CodingKey {
-        case table, key, column, base, ours, theirs, decision
+        case table, key, column, base, ours, theirs, decision = "take"
         case oursVersion = "ours_version", oursMemo = "ours_memo"
     }
 
@@ -110,8 +111,9 @@ public struct Adoption: Codable, Sendable, Equatable, Hashable {
     /// `true` adopted, `false` both rows kept, nil undecided.
     public var adopted: Bool?
 
+    /// `take` (`"adopt"`, `"keep"` or null), as the resolution file says it.
     package enum CodingKeys: String, CodingKey {
-        case table, provisional, upstream, version, memo, reason, adopted
+        case table, provisional, upstream, version, memo, reason, adopted = "take"
         case provisionalName = "provisional_name", upstreamName = "upstream_name"
     }
 
@@ -125,7 +127,7 @@ public struct Adoption: Codable, Sendable, Equatable, Hashable {
         try container.encode(version, forKey: .version)
         try container.encode(memo, forKey: .memo)
         try container.encode(reason, forKey: .reason)
-        try container.encode(adopted, forKey: .adopted)
+        try container.encode(adopted.map { $0 ? "adopt" : "keep" }, forKey: .adopted)
     }
 
     /// What the decision is about.
@@ -145,4 +147,20 @@ public struct AdoptionID: Hashable, Sendable {
     public var provisional: Int64
     /// Upstream's code for the same row.
     public var upstream: Int64
+}
+
+extension Adoption {
+    /// Reads what `encode(to:)` writes.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        table = try container.decode(String.self, forKey: .table)
+        provisional = try container.decode(Int64.self, forKey: .provisional)
+        provisionalName = try container.decode(String.self, forKey: .provisionalName)
+        upstream = try container.decode(Int64.self, forKey: .upstream)
+        upstreamName = try container.decode(String.self, forKey: .upstreamName)
+        version = try container.decodeIfPresent(Int.self, forKey: .version)
+        memo = try container.decodeIfPresent(String.self, forKey: .memo)
+        reason = try container.decode(String.self, forKey: .reason)
+        adopted = try container.decodeIfPresent(String.self, forKey: .adopted).map { $0 == "adopt" }
+    }
 }

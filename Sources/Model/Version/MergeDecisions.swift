@@ -93,20 +93,19 @@ public struct MergeDecisions: Sendable, Equatable {
     /// of provisional rows and per conflict, with what each side holds for the reader.
     public static func skeleton(conflicts: [MergeConflict], adoptions: [Adoption]) throws -> String {
         // Each line is the item as `--json` gives it, with its decision to take.
-        func line<Item: Encodable>(_ item: Item, dropping decision: String) throws -> String {
+        func line<Item: Encodable>(_ item: Item) throws -> String {
             var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(item)) as? [String: Any] ?? [:]
-            object[decision] = nil
             object["take"] = NSNull()
             return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
         }
         var lines: [String] = []
         if !adoptions.isEmpty {
             lines.append("# Provisional rows upstream now has under its own codes: \"take\": \"adopt\" (close the provisional row; for a station, DUPLICATE provisional → upstream) or \"keep\" (both stay).")
-            lines += try adoptions.map { try line($0, dropping: "adopted") }
+            lines += try adoptions.map { try line($0) }
         }
         if !conflicts.isEmpty {
             lines.append("# Columns upstream and curators both changed: \"take\": \"ours\" (the master's value) or \"theirs\" (the file's).")
-            lines += try conflicts.map { try line($0, dropping: "decision") }
+            lines += try conflicts.map { try line($0) }
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
