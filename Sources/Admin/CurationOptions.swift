@@ -16,10 +16,15 @@ struct CurationOptions: ParsableArguments {
         try report(database.apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun), database)
     }
 
-    func report(_ report: ChangeReport, _ database: MasterDatabase) throws {
+    func report(_ report: ChangeReport, _ database: MasterDatabase, revertOf reverted: Int? = nil) throws {
         if output.json { return try Console.printJSON(report) }
-        if report.totalChanges == 0 && report.conflicts.isEmpty { return print("No changes: the database stays at version \(report.version - 1).") }
-        ReportPrinter.print(report, heading: report.committed ? "Committed version \(report.version)" : "Dry run: would commit version \(report.version)")
+        if report.totalChanges == 0 {
+            // Every conflict decided for the master's value: nothing to write, and no dry run to speak of.
+            print("No changes: the database stays at version \(report.version - 1).")
+            return ReportPrinter.printMerge(report, revertOf: reverted)
+        }
+        ReportPrinter.print(report, heading: report.committed ? "Committed version \(report.version)" : "Dry run: would commit version \(report.version)",
+                            revertOf: reverted)
         if report.committed { try ReportPrinter.printNextStep(database) }
     }
 }

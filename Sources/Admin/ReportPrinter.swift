@@ -11,9 +11,9 @@ enum ReportPrinter {
     static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
 
     /// The counts, the changes `report.changes` describes, then what the version suggests and finds.
-    static func print(_ report: ChangeReport, heading: String) {
+    static func print(_ report: ChangeReport, heading: String, revertOf reverted: Int? = nil) {
         printCounts(report, heading: heading)
-        printMerge(report)
+        printMerge(report, revertOf: reverted)
         for (index, change) in report.changes.enumerated() { printChange(change, first: index == 0) }
         if report.changes.count < report.totalChanges {
             let more = report.totalChanges - report.changes.count
@@ -36,7 +36,7 @@ enum ReportPrinter {
 
     /// What the three-way merge found: provisional rows first, one group per event (the version
     /// that added them), then conflicts, then the curated values it kept.
-    static func printMerge(_ report: ChangeReport, shown: Int = 10) {
+    static func printMerge(_ report: ChangeReport, shown: Int = 10, revertOf reverted: Int? = nil) {
         if !report.adoptions.isEmpty {
             Swift.print("")
             Swift.print("Provisional rows upstream now has under its own codes:")
@@ -58,11 +58,18 @@ enum ReportPrinter {
         }
         if !report.conflicts.isEmpty {
             Swift.print("")
-            Swift.print("Conflicts: \(plural(report.conflicts.count, "column")) changed by both upstream and curators:")
+            if let reverted {
+                Swift.print("Conflicts: \(plural(report.conflicts.count, "column")) a later version changed again, or upstream now holds as version \(reverted) wrote it "
+                    + "(theirs: the value before version \(reverted)):")
+            } else {
+                Swift.print("Conflicts: \(plural(report.conflicts.count, "column")) changed by both upstream and curators:")
+            }
             for conflict in report.conflicts.prefix(shown) {
                 Console.line("  \(conflict.description) [\(conflict.decision.map { "decided: \($0.rawValue)" } ?? "undecided")]")
             }
-            if report.conflicts.count > shown { Swift.print("  … and \(report.conflicts.count - shown) more (diff --conflicts lists them all)") }
+            if report.conflicts.count > shown {
+                Swift.print("  … and \(report.conflicts.count - shown) more (\(reverted.map { "revert \($0) --conflicts" } ?? "diff --conflicts") lists them all)")
+            }
         }
         let kept = report.mergeNotes.filter { $0.outcome == .kept }
         if !kept.isEmpty {

@@ -22,7 +22,7 @@ public enum RevertError: Error, LocalizedError, Equatable {
             lines += conflicts.prefix(MergeConflict.shownInRefusal).map { "  " + $0.description }
             if conflicts.count > MergeConflict.shownInRefusal { lines.append("  … and \(conflicts.count - MergeConflict.shownInRefusal) more") }
             lines.append("Nothing was written. Decide all with --prefer theirs (the value before version \(version)) or --prefer ours (the value now), "
-                + "or each in a resolution file (--resolve FILE; --dry-run --json lists them).")
+                + "or each in a resolution file (--resolve FILE; --conflicts writes its skeleton).")
             return lines.joined(separator: "\n")
         case let .breaksRules(version, rows):
             return "reverting version \(version) as decided would leave \(rows.count) \(rows.count == 1 ? "row" : "rows") breaking a rule: "

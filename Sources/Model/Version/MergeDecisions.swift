@@ -104,7 +104,7 @@ public struct MergeDecisions: Sendable, Equatable {
             lines += try adoptions.map { try line($0) }
         }
         if !conflicts.isEmpty {
-            lines.append("# Columns upstream and curators both changed: \"take\": \"ours\" (the master's value) or \"theirs\" (the file's).")
+            lines.append("# Columns in conflict: \"take\": \"ours\" (the master's value) or \"theirs\" (the file's; for a revert, the value before the version).")
             lines += try conflicts.map { try line($0) }
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"

@@ -48,5 +48,13 @@ import Testing
         let revertObject = try #require(try JSONSerialization.jsonObject(with: Data(reverted.stdout.utf8)) as? [String: Any])
         #expect(revertObject["version"] as? Int == curated && (revertObject["conflicts"] as? [Any])?.count == 1)
         #expect(try validate(reverted.stdout).status == 0)
+        // The revert's own resolution file: written by revert --conflicts, read by --resolve.
+        let skeleton = try CommandRunner.run(["revert", String(curated), "--db", database.path, "--conflicts"])
+        let lines = skeleton.stdout.split(separator: "\n").map(String.init)
+        #expect(skeleton.status == 0 && lines.count == 2 && lines[0].hasPrefix("# ") && lines[1].contains("\"take\":null"), "\(skeleton.stdout)")
+        let resolution = scratch.path("revert.jsonl")
+        try skeleton.stdout.replacingOccurrences(of: "\"take\":null", with: "\"take\":\"ours\"").write(toFile: resolution, atomically: true, encoding: .utf8)
+        let decided = try CommandRunner.run(["revert", String(curated), "--db", database.path, "--resolve", resolution])
+        #expect(decided.status == 0 && decided.stdout.hasPrefix("No changes") || decided.stdout.hasPrefix("Committed"), "\(decided.stdout)\(decided.stderr)")
     }
 }
