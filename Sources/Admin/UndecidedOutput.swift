@@ -29,12 +29,14 @@ struct UndecidedOutput: Encodable {
     static func printing<T>(json: Bool, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch ImportError.undecided(let conflicts, let adoptions) where json {
-            try Console.printJSON(UndecidedOutput(version: nil, conflicts: conflicts, provisionalAdoptions: adoptions))
-            throw ImportError.undecided(conflicts: conflicts, adoptions: adoptions)
-        } catch RevertError.undecided(let version, let conflicts) where json {
-            try Console.printJSON(UndecidedOutput(version: version, conflicts: conflicts, provisionalAdoptions: []))
-            throw RevertError.undecided(version: version, conflicts: conflicts)
+        } catch {
+            guard json else { throw error }
+            if case let ImportError.undecided(conflicts, adoptions) = error {
+                try Console.printJSON(UndecidedOutput(version: nil, conflicts: conflicts, provisionalAdoptions: adoptions))
+            } else if case let RevertError.undecided(version, conflicts) = error {
+                try Console.printJSON(UndecidedOutput(version: version, conflicts: conflicts, provisionalAdoptions: []))
+            }
+            throw error
         }
     }
 }

@@ -72,7 +72,7 @@ extension UpdatePlan {
     func confirmed(against now: UpdatePlan) throws -> UpdatePlan {
         guard manifestSHA256 == now.manifestSHA256 else { throw StationClientError.planOutdated(reason: "the manifest changed since") }
         guard from == now.from else { throw StationClientError.planOutdated(reason: "the database is at version \(now.from), the plan starts at \(from)") }
-        return method == .full || now.method == .upToDate ? UpdatePlan(method: now.method == .upToDate ? .upToDate : .full, from: from, to: to,
-            downloadBytes: now.method == .upToDate ? 0 : fullDownloadBytes, fullDownloadBytes: fullDownloadBytes, manifestSHA256: manifestSHA256) : now
+        // The same manifest and version give the same plan: this one is it, or it with the full download preferred.
+        return self
     }
 }

@@ -179,15 +179,16 @@ package struct SplitFinder {
                 transfers[Transfer(from: old.company, to: new.company)]!.readded.insert(new.code)
             }
         }
-        let splits = try UpdateLog.splits(db)
-        let recorded = Set(splits.map { "\($0.old)→\($0.new)" })
-        // A station whose records a split already moved (a provisional row adopted: provisional →
-        // upstream's code) has its successor: another pair from it would copy its records twice.
-        let splitAlready = Set(splits.map(\.old))
+        let recorded = Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" })
+        // A provisional station an import adopted has its successor, upstream's own code, and its
+        // records are there already: another pair from it would copy them onto a second station.
+        let adopted = try db.tableExists("merge_notes") ? Set(try Int64.fetchAll(db, sql: """
+            SELECT CAST(key_id AS INTEGER) FROM merge_notes WHERE table_name = 'stations' AND outcome = 'adopted'
+            """)) : []
         var found: [String: SplitSuggestion] = [:]
         func offer(_ old: Station, _ new: Station, _ reason: String, _ confidence: Double) {
             let pair = "\(old.code)→\(new.code)"
-            guard old.code != new.code, !recorded.contains(pair), !splitAlready.contains(old.code),
+            guard old.code != new.code, !recorded.contains(pair), !adopted.contains(old.code),
                   (found[pair]?.confidence ?? 0) < confidence else { return }
             found[pair] = SplitSuggestion(
                 version: version, old: old.code, oldName: old.name, new: new.code, newName: new.name,

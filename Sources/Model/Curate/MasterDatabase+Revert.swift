@@ -58,8 +58,9 @@ extension MasterDatabase {
             var batch = ChangeBatch()
             var conflicts: [MergeConflict] = []
             for table in MasterTable.all {
+                let upstreamWeighs = try RevertedRow.upstreamWeighs(table, version: target, db)
                 for (keyText, _) in try UpdateLog.rows(of: table, in: target, db) {
-                    let states = try RevertedRow(table: table, key: keyText, version: target, db)
+                    let states = try RevertedRow(table: table, key: keyText, version: target, upstreamWeighs: upstreamWeighs, db)
                     conflicts += try states.revert(into: &batch, decisions: decisions, db)
                 }
             }
@@ -113,7 +114,18 @@ private struct RevertedRow {
     /// table (reverting it is the curators overruling upstream, on purpose).
     let upstream: Row?
 
-    init(table: MasterTable, key: String, version: Int, _ db: Database) throws {
+    /// Whether upstream's row weighs on reverting `version` in `table`: an import of the table came
+    /// after it, and the version is not itself one (see `upstream`).
+    static func upstreamWeighs(_ table: MasterTable, version: Int, _ db: Database) throws -> Bool {
+        let imports = try Row.fetchOne(db, sql: """
+            SELECT count(CASE WHEN version > ? THEN 1 END) AS later, count(CASE WHEN version = ? AND made_version THEN 1 END) AS this
+            FROM upstream_imports WHERE table_name = ?
+            """, arguments: [version, version, table.name])
+        guard let imports else { return false }
+        return (imports["later"] as Int) > 0 && (imports["this"] as Int) == 0
+    }
+
+    init(table: MasterTable, key: String, version: Int, upstreamWeighs: Bool, _ db: Database) throws {
         self.table = table
         self.key = key
         self.version = version
@@ -126,11 +138,7 @@ private struct RevertedRow {
         then = try UpdateLog.firstChange(of: table, key: key, after: version, db).map { later in
             try Row.fetchOne(db, sql: "SELECT \(columns) FROM \(table.historyTable) WHERE key_id = ? AND valid_to = ?", arguments: [key, later])
         } ?? now
-        let imports = try Row.fetchOne(db, sql: """
-            SELECT count(CASE WHEN version > ? THEN 1 END) AS later, count(CASE WHEN version = ? AND made_version THEN 1 END) AS this
-            FROM upstream_imports WHERE table_name = ?
-            """, arguments: [version, version, table.name])
-        if let imports, (imports["later"] as Int) > 0, (imports["this"] as Int) == 0 {
+        if upstreamWeighs {
             let held = try Row.fetchOne(db, sql: "SELECT \(columns), upstream_lacks FROM main.\(table.upstreamTable) WHERE \(keyCondition)",
                                         arguments: StatementArguments(parts))
             upstream = held.map { $0["upstream_lacks"] as Bool ? nil : $0 } ?? now
