@@ -49,6 +49,12 @@ enum ReportPrinter {
                 let decision = adoption.adopted.map { $0 ? "adopted" : "both kept" } ?? "undecided"
                 Console.line("    \(adoption.description): \(adoption.reason) [\(decision)]")
             }
+            let connections = report.mergeNotes.filter { $0.outcome == .adopted && $0.table == MasterTable.connections.name }
+            if !connections.isEmpty {
+                Swift.print("  Connections the adopted events added where upstream now describes the line otherwise:")
+                for note in connections.prefix(shown) { Console.line("    " + note.description) }
+                if connections.count > shown { Swift.print("    … and \(connections.count - shown) more (--json lists them all)") }
+            }
             let undecided = report.adoptions.filter { $0.adopted == nil }.count
             if undecided > 0 && !report.committed {
                 // An undecided pair keeps both rows, so the changes counted above leave its adoption out.

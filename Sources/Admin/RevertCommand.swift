@@ -9,7 +9,7 @@ struct RevertCommand: ParsableCommand {
         discussion: """
             Example: station-admin revert 3 --dry-run
 
-            Phones may have the version already, so it is undone by a new one. A column a later version changed again, or that upstream now holds as the version wrote it, is a conflict: decide it with --prefer theirs (the value before the version) or --prefer ours (the value now), or one by one with --resolve FILE (revert V --conflicts writes its skeleton). A revert that would leave an open row with a close date is refused. A row the version added is closed; its splits (DUPLICATE) stay, since phones cannot give back the records they copied (docs/DOMAIN.md).
+            Phones may have the version already, so it is undone by a new one. A column a later version changed again, or that upstream now holds as the version wrote it, is a conflict: decide it with --prefer theirs (the value before the version) or --prefer ours (the value now), or one by one with --resolve FILE (revert V --conflicts writes its skeleton). A revert that would leave an open row with a close date, or a connection with an end on another line or closed, is refused; a connection is its key, so a conflict over one is over the row (column \"row\"). A row the version added is closed; its splits (DUPLICATE) stay, since phones cannot give back the records they copied (docs/DOMAIN.md).
 
             \(ExitStatus.standard)
             """)

@@ -20,6 +20,9 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     /// Ours: a connection of an open line that names a closed station (a closure that left
     /// its line's chain pointing at it, so the apps draw a track to a station that is gone).
     case connectionToClosedStation = "connection-to-closed-station"
+    /// Ours: a connection of an open line with an end the master puts on another line (a plan
+    /// that moved stations and not their connections, a revert that put back only one of them).
+    case connectionOffItsLine = "connection-off-its-line"
     /// A value outside its column's domain (`ColumnDomain`): none can be written since the
     /// master has CHECK constraints, but a row written before keeps its value until mended.
     case valueOutsideDomain = "value-outside-domain"
@@ -39,7 +42,7 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
         case .datesOutOfOrder, .closedWithoutDate, .stationMovedFar, .stationMovedImplausibly, .groupDangling, .duplicateNameOnLine: return [.stations]
         case .kanaNotKatakana: return [.companies, .lines, .stations]
         case .lineWithoutStations: return [.lines]
-        case .connectionTooLong, .connectionToClosedStation: return [.connections]
+        case .connectionTooLong, .connectionToClosedStation, .connectionOffItsLine: return [.connections]
         case .valueOutsideDomain: return MasterTable.all
         }
     }

@@ -91,19 +91,22 @@ extension DataChecker {
         }
     }
 
-    /// A connection of an open line with a closed end, kept from the pass of
-    /// `connection-too-long` until its own rule's turn, with the names its words need (a name
-    /// read again for each of tens of thousands of such findings is what this spares).
-    struct ClosedEnd {
+    /// A connection of an open line with a closed end or an end on another line, kept from the
+    /// pass of `connection-too-long` until its rules' turn, with the names their words need (a
+    /// name read again for each of tens of thousands of such findings is what this spares).
+    struct OddEnds {
         let line: Int64, first: Int64, second: Int64
         let firstClosed: Bool, secondClosed: Bool
+        /// The end's own line, where it is not the connection's.
+        let firstLine: Int64?, secondLine: Int64?
         let lineName: String?, firstName: String, secondName: String
     }
 
     /// One pass over the connections in key order: each too long is handed to `tooLong` (when
-    /// given), and those of an open line with a closed end are returned when `collectingClosedEnds`.
-    func connections(_ db: Database, tooLong: FindingOutput?, collectingClosedEnds: Bool) throws -> [ClosedEnd] {
-        var closedEnds: [ClosedEnd] = []
+    /// given), and those of an open line with a closed end or an end on another line are
+    /// returned when `collectingOddEnds`.
+    func connections(_ db: Database, tooLong: FindingOutput?, collectingOddEnds: Bool) throws -> [OddEnds] {
+        var oddEnds: [OddEnds] = []
         // In scope, the scope's keys drive (CROSS JOIN), in their own order: left to choose,
         // SQLite read every connection in key order to spare a sort and probed the scope with
         // each, more than twice the work for a 1 % import's connections.
@@ -115,7 +118,7 @@ extension DataChecker {
         let sql = """
             SELECT c.line_cd, c.station_cd1, c.station_cd2, l.e_status,
                    a.lat, a.lon, a.e_status, b.lat, b.lon, b.e_status,
-                   l.line_name, a.station_name, b.station_name
+                   l.line_name, a.station_name, b.station_name, a.line_cd, b.line_cd
             FROM \(connections)
             JOIN stations a ON a.station_cd = c.station_cd1
             JOIN stations b ON b.station_cd = c.station_cd2
@@ -142,18 +145,41 @@ extension DataChecker {
                         """ }
                 }
             }
-            guard collectingClosedEnds, sqlite3_column_type(row, 3) != SQLITE_NULL, sqlite3_column_int64(row, 3) != Int64(Self.closed) else { return }
+            guard collectingOddEnds, sqlite3_column_type(row, 3) != SQLITE_NULL, sqlite3_column_int64(row, 3) != Int64(Self.closed) else { return }
             let firstClosed = sqlite3_column_int64(row, 6) == Int64(Self.closed), secondClosed = sqlite3_column_int64(row, 9) == Int64(Self.closed)
-            if firstClosed || secondClosed {
-                closedEnds.append(ClosedEnd(line: line, first: first, second: second, firstClosed: firstClosed, secondClosed: secondClosed,
-                                            lineName: text(10), firstName: text(11) ?? "", secondName: text(12) ?? ""))
+            func otherLine(_ column: Int32) -> Int64? {
+                let own = sqlite3_column_int64(row, column)
+                return sqlite3_column_type(row, column) == SQLITE_NULL || own == line ? nil : own
+            }
+            let firstLine = otherLine(13), secondLine = otherLine(14)
+            if firstClosed || secondClosed || firstLine != nil || secondLine != nil {
+                oddEnds.append(OddEnds(line: line, first: first, second: second, firstClosed: firstClosed, secondClosed: secondClosed,
+                                       firstLine: firstLine, secondLine: secondLine,
+                                       lineName: text(10), firstName: text(11) ?? "", secondName: text(12) ?? ""))
             }
         }
-        return closedEnds
+        return oddEnds
     }
 
-    func connectionsToClosedStations(_ closedEnds: [ClosedEnd], _ out: FindingOutput) throws {
-        for edge in closedEnds {
+    /// A connection of an open line whose end the master puts on another line: the apps draw
+    /// the line through a station that is not on it (a plan that moved stations and not the
+    /// connections between them, or a revert that put back only one of the two).
+    func connectionsOffTheirLines(_ oddEnds: [OddEnds], _ out: FindingOutput) throws {
+        for edge in oddEnds where edge.firstLine != nil || edge.secondLine != nil {
+            let (line, first, second) = (edge.line, edge.first, edge.second)
+            try out.found(.connectionOffItsLine, .connections, "\(line)/\(first)/\(second)") {
+                let ends = [(first, edge.firstName, edge.firstLine), (second, edge.secondName, edge.secondLine)]
+                    .compactMap { code, name, other in other.map { "\(code) \(self.name(name)) is on line \($0)" } }
+                return """
+                    line \(line) \(lineName(edge.lineName)): \(name(edge.firstName)) – \(name(edge.secondName)), but \(ends.joined(separator: " and ")) \
+                    (remove it: \(CommandHint("disconnect", "\(line)", "\(first)", "\(second)")); or move the station onto the line)
+                    """
+            }
+        }
+    }
+
+    func connectionsToClosedStations(_ oddEnds: [OddEnds], _ out: FindingOutput) throws {
+        for edge in oddEnds where edge.firstClosed || edge.secondClosed {
             let (line, first, second) = (edge.line, edge.first, edge.second)
             try out.found(.connectionToClosedStation, .connections, "\(line)/\(first)/\(second)") {
                 let ends = [(first, edge.firstName, edge.firstClosed), (second, edge.secondName, edge.secondClosed)]

@@ -65,7 +65,7 @@ package struct DataChecker {
         defer { if version < newest { try? dropState(db) } }
         try withoutActuallyEscaping(handler) { handler in
             let out = FindingOutput(handler)
-            var closedEnds: [ClosedEnd]?
+            var oddEnds: [OddEnds]?
             var moves: [StationMove]?
             for rule in Self.listingOrder where rules.contains(rule) {
                 switch rule {
@@ -75,7 +75,7 @@ package struct DataChecker {
                 case .valueOutsideDomain: try valuesOutsideDomain(db, out)
                 case .closedWithoutDate: try closedWithoutDate(db, out)
                 case .connectionTooLong:
-                    closedEnds = try connections(db, tooLong: out, collectingClosedEnds: rules.contains(.connectionToClosedStation))
+                    oddEnds = try connections(db, tooLong: out, collectingOddEnds: !rules.isDisjoint(with: [.connectionToClosedStation, .connectionOffItsLine]))
                 // One reading of the moved stations serves both rules: each move is one or the other.
                 case .stationMovedImplausibly, .stationMovedFar:
                     let read = try moves ?? stationMoves(db)
@@ -86,8 +86,13 @@ package struct DataChecker {
                 case .duplicateNameOnLine: try duplicateNamesOnLines(db, out)
                 case .lineWithoutStations: try linesWithoutStations(db, out)
                 case .connectionToClosedStation:
-                    let ends = try closedEnds ?? connections(db, tooLong: nil, collectingClosedEnds: true)
+                    let ends = try oddEnds ?? connections(db, tooLong: nil, collectingOddEnds: true)
+                    oddEnds = ends
                     try connectionsToClosedStations(ends, out)
+                case .connectionOffItsLine:
+                    let ends = try oddEnds ?? connections(db, tooLong: nil, collectingOddEnds: true)
+                    oddEnds = ends
+                    try connectionsOffTheirLines(ends, out)
                 }
             }
         }

@@ -71,7 +71,7 @@ extension MasterDatabase {
             if !undecided.isEmpty && !dryRun { throw RevertError.undecided(version: target, conflicts: undecided) }
             // The mark stays with a curator's memo, so that `versions` and `log` show what the version undid.
             let mark = "revert version \(target)"
-            try Self.refuseBrokenRows(batch, version: target)
+            try Self.refuseBrokenRows(batch, version: target, db)
             var report = try commit(batch, memo: memo.map { "\(mark): \($0)" } ?? mark, dryRun: dryRun, in: db)
             report.conflicts = decided
             return (report, report.committed)
@@ -81,11 +81,13 @@ extension MasterDatabase {
 
 extension MasterDatabase {
     /// Refuses a revert whose rows, as it would write them, break a rule the same rows would break
-    /// if new: an open (or not yet open) row with a close date.
-    fileprivate static func refuseBrokenRows(_ batch: ChangeBatch, version: Int) throws {
+    /// if new: an open (or not yet open) row with a close date; a connection of an open line with
+    /// an end the revert leaves on another line or closed (a connection put back, or one whose
+    /// station the revert moves off its line).
+    fileprivate static func refuseBrokenRows(_ batch: ChangeBatch, version: Int, _ db: Database) throws {
         var broken: [String] = []
         for table in MasterTable.all {
-            guard table.closesByStatus, let rows = batch.changes[table.name]?.rows,
+            guard table.closesByStatus, let rows = batch.changes(for: table)?.rows,
                   let status = table.columnNames.firstIndex(of: "e_status"), let close = table.columnNames.firstIndex(of: "close_ymd") else { continue }
             let keys = table.keyColumns.compactMap { table.columnNames.firstIndex(of: $0) }
             for row in rows where !row[close].isNull && Int.fromDatabaseValue(row[status]) != MasterTable.closedStatus {
@@ -93,7 +95,54 @@ extension MasterDatabase {
                 broken.append("\(table.name) \(key) would be open (e_status \(row[status])) with close_ymd \(row[close])")
             }
         }
+        broken += try connectionsOffTheirLines(batch, db)
         if !broken.isEmpty { throw RevertError.breaksRules(version: version, rows: broken) }
+    }
+
+    /// The connections of open lines the batch would leave with an end on another line or closed:
+    /// those it puts back, and the master's that touch a station whose line or status it changes.
+    private static func connectionsOffTheirLines(_ batch: ChangeBatch, _ db: Database) throws -> [String] {
+        let stations = MasterTable.stations, connections = MasterTable.connections
+        let column = { (table: MasterTable, name: String) in table.columnNames.firstIndex(of: name)! }
+        // Each station the batch changes, as it would leave it: line and status.
+        var changedStations: [Int64: (line: Int64?, open: Bool)] = [:]
+        for row in batch.changes(for: stations)?.rows ?? [] {
+            guard let code = Int64.fromDatabaseValue(row[column(stations, "station_cd")]) else { continue }
+            changedStations[code] = (Int64.fromDatabaseValue(row[column(stations, "line_cd")]),
+                                     Int.fromDatabaseValue(row[column(stations, "e_status")]) != MasterTable.closedStatus)
+        }
+        let removed = Set(batch.changes(for: connections)?.removals ?? [])
+        var candidates: [[DatabaseValue]] = batch.changes(for: connections)?.rows ?? []
+        if !changedStations.isEmpty {
+            // No index reads connections by station: one scan, each end looked up in memory.
+            let all = try Row.fetchCursor(db, sql: "SELECT line_cd, station_cd1, station_cd2 FROM main.connections")
+            while let row = try all.next() {
+                let key: [DatabaseValue] = [row[0], row[1], row[2]]
+                guard !removed.contains(key), changedStations[row[1]] != nil || changedStations[row[2]] != nil else { continue }
+                candidates.append(key)
+            }
+        }
+        var broken: [String] = []
+        var checked = Set<[DatabaseValue]>()
+        for key in candidates where checked.insert(key).inserted {
+            guard let line = Int64.fromDatabaseValue(key[0]), let first = Int64.fromDatabaseValue(key[1]), let second = Int64.fromDatabaseValue(key[2]) else { continue }
+            let lineRow = batch.changes(for: .lines)?.rows.first { Int64.fromDatabaseValue($0[column(.lines, "line_cd")]) == line }
+            let lineOpen = try lineRow.map { Int.fromDatabaseValue($0[column(.lines, "e_status")]) != MasterTable.closedStatus }
+                ?? Int.fetchOne(db, sql: "SELECT e_status FROM main.lines WHERE line_cd = ?", arguments: [line]).map { $0 != MasterTable.closedStatus }
+                ?? false
+            guard lineOpen else { continue }
+            var ends: [String] = []
+            for station in [first, second] {
+                let state = try changedStations[station] ?? Row.fetchOne(db, sql: "SELECT line_cd, e_status FROM main.stations WHERE station_cd = ?",
+                                                                         arguments: [station]).map { (line: $0[0] as Int64?, open: ($0[1] as Int?) != MasterTable.closedStatus) }
+                guard let state else { continue }
+                if !state.open { ends.append("\(station) closed") } else if state.line != line { ends.append("\(station) on line \(state.line.map(String.init) ?? "NULL")") }
+            }
+            if !ends.isEmpty {
+                broken.append("connections \(line)/\(first)/\(second) of open line \(line) would run to \(ends.joined(separator: " and "))")
+            }
+        }
+        return broken
     }
 }
 
@@ -113,6 +162,12 @@ private struct RevertedRow {
     /// with it since: a revert of a revert puts a plan back), or the version is an import of the
     /// table (reverting it is the curators overruling upstream, on purpose).
     let upstream: Row?
+    /// Whether upstream weighs at all (`upstreamWeighs(_:version:_:)`): for a connection, a nil
+    /// `upstream` then says upstream lacks it.
+    let upstreamWeighs: Bool
+
+    /// The column a conflict over a connection's existence names, and its two values.
+    static let rowColumn = "row", present = "present", absent = "absent"
 
     /// Whether upstream's row weighs on reverting `version` in `table`: an import of the table came
     /// after it, and the version is not itself one (see `upstream`).
@@ -129,6 +184,7 @@ private struct RevertedRow {
         self.table = table
         self.key = key
         self.version = version
+        self.upstreamWeighs = upstreamWeighs
         let columns = table.columnNames.joined(separator: ", ")
         // The history row a change superseded is filed under the version that superseded it.
         before = try Row.fetchOne(db, sql: "SELECT \(columns) FROM \(table.historyTable) WHERE key_id = ? AND valid_to = ?", arguments: [key, version])
@@ -151,11 +207,29 @@ private struct RevertedRow {
     func revert(into batch: inout ChangeBatch, decisions: MergeDecisions, _ db: Database) throws -> [MergeConflict] {
         let columns = table.columns
         guard table.closesByStatus else {
-            // Connections are their key: the row comes back, or goes.
+            // Connections are their key: the row comes back, or goes. Where upstream now agrees
+            // with what the version did (lacks the row it removed, has the row it added), whether
+            // it does is a conflict over the row itself (column `row`).
             let keyValues = table.keyColumns.map { name -> DatabaseValueConvertible in (before ?? then ?? now)![name] as DatabaseValue }
-            if before != nil, now == nil {
+            let restoring = before != nil && now == nil, removing = before == nil && now != nil
+            guard restoring || removing else { return [] }
+            if upstreamWeighs && (restoring ? upstream == nil : upstream != nil) {
+                let origin = try ThreeWayMerge.newestChange(table, key: key, db)
+                let wrote = MergeValue.text(restoring ? Self.absent : Self.present)
+                var conflict = MergeConflict(table: table.name, key: key, column: Self.rowColumn, base: wrote, ours: wrote,
+                                             theirs: .text(restoring ? Self.present : Self.absent), oursVersion: origin?.version, oursMemo: origin?.memo)
+                conflict.decision = decisions.side(of: conflict)
+                guard conflict.decision == .theirs else { return [conflict] }
+                if restoring {
+                    batch.put(table, Dictionary(uniqueKeysWithValues: columns.map { ($0.name, before![$0.name] as DatabaseValue as DatabaseValueConvertible?) }))
+                } else {
+                    batch.remove(table, key: keyValues)
+                }
+                return [conflict]
+            }
+            if restoring {
                 batch.put(table, Dictionary(uniqueKeysWithValues: columns.map { ($0.name, before![$0.name] as DatabaseValue as DatabaseValueConvertible?) }))
-            } else if before == nil, now != nil {
+            } else {
                 batch.remove(table, key: keyValues)
             }
             return []

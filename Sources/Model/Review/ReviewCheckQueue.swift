@@ -13,7 +13,7 @@ package final class ReviewCheckQueue: Sendable {
     /// one pass finds both rules), the domains, the names on lines and the dangling groups. Every
     /// other rule is short and follows in listing order.
     private static let longestFirst: [Set<CheckRule>] = [
-        [.connectionTooLong, .connectionToClosedStation], [.valueOutsideDomain], [.duplicateNameOnLine], [.groupDangling],
+        [.connectionTooLong, .connectionToClosedStation, .connectionOffItsLine], [.valueOutsideDomain], [.duplicateNameOnLine], [.groupDangling],
     ]
 
     /// What is still to check, the next pass last.

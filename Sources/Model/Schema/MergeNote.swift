@@ -119,6 +119,8 @@ public struct MergeNote: Codable, Sendable, Equatable {
         case .kept: return "\(table) \(key) \(column): kept \(ours)\(origin) (the file says \(theirs))"
         case .ours: return "\(table) \(key) \(column): conflict decided for ours, \(ours)\(origin) (base \(base), theirs \(theirs))"
         case .theirs: return "\(table) \(key) \(column): conflict decided for theirs, \(theirs) (base \(base), ours \(ours)\(origin))"
+        case .adopted where table == "connections":
+            return "\(table) \(key): provisional, removed for upstream's connections of line \(theirs)"
         case .adopted: return "\(table) \(key): provisional, closed for upstream's \(theirs)"
         }
     }

@@ -258,20 +258,26 @@ package struct ThreeWayMerge {
     }
 
     /// Closes the adopted provisional rows, removes the connections of the provisional stations
-    /// and lines, and returns each station pair's DUPLICATE.
+    /// and lines and the event's connections upstream now describes otherwise, and returns each
+    /// station pair's DUPLICATE.
     private func adopt(_ outcome: inout Outcome, _ db: Database) throws {
         let adopted = try Row.fetchAll(db, sql: "SELECT table_name, provisional, upstream FROM temp.merge_adoptions WHERE adopted ORDER BY table_name, provisional")
         guard !adopted.isEmpty else { return }
+        let events = Set(outcome.adoptions.filter { $0.adopted == true }.compactMap(\.version))
+        let eventDate = try Self.closingDate(ofEvents: events, db)
         for table in [MasterTable.companies, .lines, .stations] {
-            // A provisional station closes on the day upstream's opens, when upstream says.
+            // A provisional station closes on the day upstream's opens, when upstream gives a
+            // date; else on the day its event closed other stations (the plan's `close … date`).
             let columns = table.columns.map { column -> String in
                 switch column.name {
                 case "e_status": return "\(MasterTable.closedStatus)"
                 case "close_ymd":
-                    return """
-                        COALESCE(p.close_ymd, (SELECT t.open_ymd FROM \(StagingTables.stagedTable(table)) t JOIN temp.merge_adoptions a
-                                               ON a.upstream = t.\(table.keyColumns[0]) AND a.table_name = '\(table.name)' AND a.provisional = p.\(table.keyColumns[0])))
+                    let upstreamOpens = """
+                        (SELECT t.open_ymd FROM \(StagingTables.stagedTable(table)) t JOIN temp.merge_adoptions a
+                         ON a.upstream = t.\(table.keyColumns[0]) AND a.table_name = '\(table.name)' AND a.provisional = p.\(table.keyColumns[0])
+                         WHERE \(Self.isDate("t.open_ymd")))
                         """
+                    return "COALESCE(p.close_ymd, \(upstreamOpens), \(eventDate.map { "'\($0)'" } ?? "NULL"))"
                 default: return "p." + column.name
                 }
             }
@@ -291,6 +297,7 @@ package struct ThreeWayMerge {
                OR c.station_cd2 IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'stations')
             """)
         if db.changesCount > 0 { outcome.adoptionTables.insert(connections) }
+        try closeSupersededConnections(ofEvents: events, &outcome, db)
         for row in adopted {
             let (table, provisional, upstream): (String, Int64, Int64) = (row[0], row[1], row[2])
             if let master = MasterTable.named(table) { outcome.adoptionTables.insert(master) }
@@ -301,6 +308,54 @@ package struct ThreeWayMerge {
     }
 
     private func master(_ name: String) -> MasterTable? { MasterTable.named(name) }
+
+    /// Where upstream now describes a line anew (the file brings connections of it that its last
+    /// file lacked), the connections the adopted event added to that line and the file lacks are
+    /// the plan's guess at what upstream records otherwise (a station upstream put between two the
+    /// plan connected directly): each is removed, with an `adopted` note naming the line.
+    private func closeSupersededConnections(ofEvents events: Set<Int>, _ outcome: inout Outcome, _ db: Database) throws {
+        guard !events.isEmpty else { return }
+        let connections = MasterTable.connections
+        let superseded = try Row.fetchAll(db, sql: """
+            SELECT \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")), \(connections.keyText(alias: "c")) AS key_id
+            FROM main.\(connections.upstreamTable) o CROSS JOIN main.connections c ON \(connections.keyJoin("c", "o"))
+            WHERE o.upstream_lacks
+              AND c.line_cd IN (SELECT line_cd FROM \(StagingTables.theirsTable(connections)))
+              AND NOT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(connections)) t WHERE \(connections.keyJoin("t", "c")))
+              AND (SELECT MAX(u.user_version) FROM updates u WHERE u.table_name = 'connections' AND u.key_id = \(connections.keyText(alias: "c"))
+                   AND u.type = '\(Update.Kind.insert.rawValue)') IN (\(events.sorted().map(String.init).joined(separator: ", ")))
+            ORDER BY c.line_cd, c.station_cd1, c.station_cd2
+            """)
+        guard !superseded.isEmpty else { return }
+        let stage = try db.makeStatement(sql: """
+            INSERT OR IGNORE INTO \(StagingTables.stagedTable(connections)) (kind, source_line, \(connections.columnNames.joined(separator: ", ")))
+            VALUES ('DELETE', NULL, \(connections.columnNames.map { _ in "?" }.joined(separator: ", ")))
+            """)
+        for row in superseded {
+            try stage.execute(arguments: StatementArguments(connections.columnNames.map { row[$0] as DatabaseValue }))
+            let line: Int64 = row["line_cd"]
+            outcome.notes.append(MergeNote(version: version, table: connections.name, key: row["key_id"], column: "line_cd", outcome: .adopted,
+                                           base: .null, ours: .integer(line), theirs: .integer(line), oursVersion: nil))
+        }
+        outcome.adoptionTables.insert(connections)
+    }
+
+    /// The date the adopted events closed stations on (the most frequent, then the earliest),
+    /// when they closed any with a date.
+    private static func closingDate(ofEvents events: Set<Int>, _ db: Database) throws -> String? {
+        guard !events.isEmpty else { return nil }
+        return try String.fetchOne(db, sql: """
+            SELECT s.close_ymd FROM updates u CROSS JOIN main.stations s ON s.station_cd = CAST(u.key_id AS INTEGER)
+            WHERE u.table_name = 'stations' AND u.type = '\(Update.Kind.delete.rawValue)'
+              AND u.user_version IN (\(events.sorted().map(String.init).joined(separator: ", "))) AND \(isDate("s.close_ymd"))
+            GROUP BY s.close_ymd ORDER BY COUNT(*) DESC, s.close_ymd LIMIT 1
+            """)
+    }
+
+    /// SQL: the text is a day (ekidata writes `0000-00-00` or nothing for none).
+    private static func isDate(_ column: String) -> String {
+        "(\(column) GLOB '[12][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]')"
+    }
 
     /// The newest version that changed a row, and its memo.
     package static func newestChange(_ table: MasterTable, key: String, _ db: Database) throws -> (version: Int, memo: String?)? {

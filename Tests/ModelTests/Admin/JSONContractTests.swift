@@ -56,10 +56,10 @@ import Testing
         #expect(try CommandRunner.run(["import", "--db", path, Fixtures.base.path, "--memo", "base"]).status == 0)
         #expect(try CommandRunner.run(["split", "--db", path, "1120101", "9920607", "--memo", "Aoimori", "--author", "taro"]).status == 0)
         // Version 3: a connection that check warns about.
-        #expect(try CommandRunner.run(["connect", "--db", path, "99001", "9900107", "1120120", "--memo", "long"]).status == 0)
+        #expect(try CommandRunner.run(["connect", "--db", path, "11201", "1120101", "1120120", "--memo", "long"]).status == 0)
         #expect(try CommandRunner.run(["release", "--db", path, "--out", scratch.path("release"), "--no-verify"]).status == 0)
         // A waiver of that finding, and one waived ahead that nothing matches (stale).
-        #expect(try CommandRunner.run(["waive", "--db", path, "connection-too-long", "connections", "99001/9900107/1120120",
+        #expect(try CommandRunner.run(["waive", "--db", path, "connection-too-long", "connections", "11201/1120101/1120120",
                                        "--reason", "a ferry", "--author", "hanako"]).status == 0)
         #expect(try CommandRunner.run(["waive", "--db", path, "dates-out-of-order", "stations", "1120102", "--reason", "soon",
                                        "--ahead"]).status == 0)

@@ -16,7 +16,7 @@ import Testing
         let database = try scratch.baseDatabase()
         try database.apply([
             LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"])),
-            LocatedOperation(.connect(line: 99001, stations: [9900107, 1120120])),
+            LocatedOperation(.connect(line: 11201, stations: [1120101, 1120120])),
         ])
         return database
     }
@@ -61,7 +61,7 @@ import Testing
     @Test func aWaiverIsCuratorDataAndMakesNoVersion() throws {
         let database = try databaseWithFindings()
         let version = try database.dataVersion()
-        try database.waive(rule: "connection-too-long", table: "connections", key: "99001/9900107/1120120", reason: "ferry")
+        try database.waive(rule: "connection-too-long", table: "connections", key: "11201/1120101/1120120", reason: "ferry")
         #expect(try database.dataVersion() == version)
         #expect(try database.log(LogFilter(version: version)).count == 2)
     }
@@ -150,7 +150,7 @@ import Testing
         let findings = try #require(object["findings"] as? [[String: Any]])
         #expect(findings.map { Set($0.keys) } == Array(repeating: ["rule", "severity", "table", "key", "message", "waived"], count: 2))
         #expect(findings.map { $0["severity"] as? String } == ["error", "warning"])
-        #expect(findings.map { $0["key"] as? String } == ["1120102", "99001/9900107/1120120"])
+        #expect(findings.map { $0["key"] as? String } == ["1120102", "11201/1120101/1120120"])
         #expect(findings.map { $0["waived"] as? Bool } == [false, false])
 
         let release = try CommandRunner.run(["release", "--db", db, "--out", scratch.path("out"), "--no-verify"])

@@ -157,4 +157,65 @@ import Testing
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1110602") == 0)
         #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 1110602") == nil as String?)
     }
+
+    /// The Hokuriku plan (v2), then upstream's snapshot of the same event adopted (v3). Reverting
+    /// the plan now goes against upstream for each of its stations' lines and connections: every
+    /// one a conflict. Decided for the master, nothing of upstream's is undone; decided for the
+    /// plan's "before", the stations go back to JR's line while upstream's connections of its new
+    /// line would stay between them: refused, naming them; decided mixed (stations kept,
+    /// connections put back), refused the same way. Never a connection off its line.
+    @Test func revertingAPlanUpstreamHasAdoptedIsDecidedAndNeverLeavesAConnectionOffItsLine() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        let upstream = try UpstreamSnapshots.hokuriku2024(into: scratch.path("upstream"))
+        try database.importSnapshot([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
+        let before = try database.settledSHA256()
+
+        #expect {
+            try database.revert(version: 2)
+        } throws: { error in
+            guard case let RevertError.undecided(2, conflicts) = error else { return false }
+            // JR's connections the plan removed, upstream lacks too; IR's it added, upstream has.
+            return conflicts.contains { $0.table == "connections" && $0.key == "11415/1141513/1141514" && $0.column == "row" && $0.theirs == .text("present") }
+                && conflicts.contains { $0.table == "connections" && $0.key == "99426/1141530/1141531" && $0.theirs == .text("absent") }
+                && conflicts.contains { $0.table == "stations" && $0.key == "1141513" && $0.column == "line_cd" }
+        }
+        #expect(try database.settledSHA256() == before)
+
+        func offLine() throws -> [String] {
+            try database.check().findings.filter { $0.rule == .connectionOffItsLine }.map(\.key)
+        }
+        // For the plan's "before": JR's connections come back with the stations, but upstream's
+        // connections of line 99428 (v3) would stay between stations back on 11415.
+        #expect {
+            try database.revert(version: 2, decisions: MergeDecisions(prefer: .theirs))
+        } throws: { error in
+            guard case let RevertError.breaksRules(2, rows) = error else { return false }
+            return rows.contains("connections 99428/1141513/1141514 of open line 99428 would run to 1141513 on line 11415 and 1141514 on line 11415")
+        }
+        #expect(try database.settledSHA256() == before)
+
+        // Mixed: the stations' lines kept, JR's connections put back: refused.
+        let conflicts = try database.revert(version: 2, dryRun: true).conflicts
+        let mixed = scratch.path("mixed.jsonl")
+        try MergeDecisions.skeleton(conflicts: conflicts, adoptions: []).split(separator: "\n").map { line in
+            line.replacingOccurrences(of: "\"take\":null", with: line.contains("\"connections\"") ? "\"take\":\"theirs\"" : "\"take\":\"ours\"")
+        }.joined(separator: "\n").write(toFile: mixed, atomically: true, encoding: .utf8)
+        var decisions = MergeDecisions()
+        try decisions.read(mixed)
+        #expect {
+            try database.revert(version: 2, decisions: decisions)
+        } throws: { error in
+            guard case let RevertError.breaksRules(2, rows) = error else { return false }
+            return rows.contains("connections 11415/1141513/1141514 of open line 11415 would run to 1141513 on line 99428 and 1141514 on line 99428")
+        }
+        #expect(try database.settledSHA256() == before)
+
+        // For the master: upstream's lines and connections stay; no connection off its line.
+        try database.revert(version: 2, decisions: MergeDecisions(prefer: .ours))
+        #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141513") == 99428)
+        #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 11415 AND station_cd1 = 1141513") == 0)
+        #expect(try offLine() == [])
+    }
 }

@@ -22,9 +22,12 @@ enum UpstreamSnapshots {
     /// The 2024-03-16 Hokuriku event as upstream records it, under its own codes where the plan
     /// `datasets/plans/2024-03-16-hokuriku.jsonl` invented provisional ones: operator 303 (the
     /// plan's 301), line 99428 (99440), 敦賀 9942801 (9944001) and 大聖寺 9942819 (9944019). The
-    /// stations that change hands keep their codes, as in the plan.
-    static func hokuriku2024(into folder: String) throws -> String {
-        try from2021(into: folder, date: "20240316", edit: { file, line in
+    /// stations that change hands keep their codes, as in the plan. With `stationBetween`, upstream
+    /// also puts a station of its own, 西松任 9942602, between 西金沢 and 金沢, which the plan
+    /// connected directly; without `openDates`, its new stations carry no opening date.
+    static func hokuriku2024(into folder: String, stationBetween: Bool = false, openDates: Bool = true) throws -> String {
+        let opened = openDates ? "2024-03-16" : "0000-00-00"
+        return try from2021(into: folder, date: "20240316", edit: { file, line in
             var fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             let first = Int(fields[0]) ?? 0
             switch file {
@@ -49,10 +52,10 @@ enum UpstreamSnapshots {
             "company20240316.csv": ["303,99,ハピラインふくい,ハピラインフクイ,株式会社ハピラインふくい,ハピラインふくい,https://www.hapi-line.co.jp/,0,0,303"],
             "line20240316free.csv": ["99428,303,ハピラインふくい線,ハピラインフクイセン,ハピラインふくい線,,,,136.19,35.95,10,0,99428"],
             "station20240316free.csv": [
-                "9942801,1141512,敦賀,,,99428,18,914-0055,敦賀市鉄輪町１丁目,136.076488,35.644767,2024-03-16,0000-00-00,0,9942801",
-                "9942819,1141530,大聖寺,,,99428,17,922-0842,加賀市熊坂町,136.314205,36.300311,2024-03-16,0000-00-00,0,9942819",
-            ],
-            "join20240316.csv": ["99426,1141542,9942601"],
+                "9942801,1141512,敦賀,,,99428,18,914-0055,敦賀市鉄輪町１丁目,136.076488,35.644767,\(opened),0000-00-00,0,9942801",
+                "9942819,1141530,大聖寺,,,99428,17,922-0842,加賀市熊坂町,136.314205,36.300311,\(opened),0000-00-00,0,9942819",
+            ] + (stationBetween ? ["9942602,9942602,西松任,,,99426,17,921-8001,金沢市,136.634695,36.565664,\(opened),0000-00-00,0,9942602"] : []),
+            "join20240316.csv": stationBetween ? ["99426,1141542,9942602", "99426,9942602,9942601"] : ["99426,1141542,9942601"],
         ])
     }
 }

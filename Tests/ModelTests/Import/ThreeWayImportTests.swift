@@ -208,6 +208,36 @@ import Testing
         #expect(try completions(ofDatabase: phone) == [9944001: ["2024-04-01", "Hapi-Line", "1"], 9942801: ["2024-04-01", "Hapi-Line", "1"]])
     }
 
+    /// Upstream records the event with a station of its own, 西松任 9942602, between 西金沢 and
+    /// 金沢, which the plan connected directly, and gives its new stations no opening date.
+    /// Adopting the event removes the plan's connection for upstream's two, and closes the
+    /// provisional stations on the plan's day.
+    @Test func adoptingAnEventCoversItsConnectionsAndDates() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
+        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        let upstream = try UpstreamSnapshots.hokuriku2024(into: scratch.path("upstream"), stationBetween: true, openDates: false)
+        #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 99426 AND station_cd1 = 1141542 AND station_cd2 = 9942601") == 1)
+
+        let preview = try database.diff([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
+        let removed = preview.mergeNotes.filter { $0.table == "connections" }.map(\.description)
+        #expect(removed == ["connections 99426/1141542/9942601: provisional, removed for upstream's connections of line 99426"])
+        #expect(preview.count("connections", .delete) >= 1)
+        // Left undecided, nothing of the event is touched: the diff keeps the plan's connection.
+        #expect(try database.diff([upstream]).mergeNotes.filter { $0.table == "connections" }.isEmpty)
+
+        let report = try database.importSnapshot([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
+        #expect(report.committed)
+        let fileConnections = try String(contentsOfFile: (upstream as NSString).appendingPathComponent("join20240316.csv"), encoding: .utf8)
+            .split(separator: "\n").filter { $0.hasPrefix("99426,") }.count
+        #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 99426") == fileConnections)
+        #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 99426 AND station_cd1 = 1141542 AND station_cd2 = 9942601") == 0)
+        // Upstream gave no opening date: the plan closed 金沢 1141543 on 2024-03-16, its event's day.
+        #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 9944001") == "2024-03-16")
+        #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 9944019") == "2024-03-16")
+        #expect(try database.read { try MergeNote.notes(table: "connections", key: "99426/1141542/9942601", $0) }.map(\.outcome) == [.adopted])
+    }
+
     @Test func anOlderSnapshotIsRefused() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2021])
