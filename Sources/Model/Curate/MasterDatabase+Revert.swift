@@ -69,11 +69,18 @@ extension MasterDatabase {
             try decisions.checkEveryDecisionApplies(conflicts: conflicts, adoptions: [])
             let undecided = decided.filter { $0.decision == nil }
             if !undecided.isEmpty && !dryRun { throw RevertError.undecided(version: target, conflicts: undecided) }
-            // The mark stays with a curator's memo, so that `versions` and `log` show what the version undid.
-            let mark = "revert version \(target)"
             try Self.refuseBrokenRows(batch, version: target, db)
-            var report = try commit(batch, memo: memo.map { "\(mark): \($0)" } ?? mark, dryRun: dryRun, in: db)
+            var report = try commit(batch, memo: RevertMark.memo(reverting: target, curatorMemo: memo), dryRun: dryRun, in: db)
             report.conflicts = decided
+            // What the revert decided is kept beside the rows, as an import's merge is: `log --key` and the review show it.
+            report.mergeNotes = decided.compactMap { conflict in
+                conflict.decision.map { side in
+                    MergeNote(version: report.version, table: conflict.table, key: conflict.key, column: conflict.column,
+                              outcome: side == .ours ? .ours : .theirs, base: conflict.base, ours: conflict.ours, theirs: conflict.theirs,
+                              oursVersion: conflict.oursVersion)
+                }
+            }
+            if report.committed { try ThreeWayMerge.record(report.mergeNotes, db) }
             return (report, report.committed)
         }
     }

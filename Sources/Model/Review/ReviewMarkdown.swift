@@ -21,6 +21,10 @@ public enum ReviewMarkdown {
             lines.append("| \(table) | " + kinds.map { String(summary.counts[table]?[$0.rawValue] ?? 0) }.joined(separator: " | ") + " |")
         }
         lines.append("")
+        if !report.merge.isEmpty {
+            lines += mergeSection(report.merge)
+            lines.append("")
+        }
         lines.append("## Changes")
         for table in MasterTable.all.map(\.name) {
             let changes = report.changes.filter { $0.table == table }
@@ -63,6 +67,23 @@ public enum ReviewMarkdown {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The version's merge decisions: the revert it is, conflicts decided, adoptions, kept values.
+    private static func mergeSection(_ merge: ReviewMerge) -> [String] {
+        var lines = ["## Merge decisions"]
+        if let reverted = merge.reverts { lines += ["", "Reverts version \(reverted)."] }
+        func list(_ title: String, _ notes: [MergeNote]) {
+            guard !notes.isEmpty else { return }
+            lines += ["", "### \(title)", ""] + notes.map { "- " + escape($0.description) }
+        }
+        list("Conflicts decided (\(merge.decided.count))", merge.decided)
+        list("Provisional rows adopted for upstream's (\(merge.adopted.count))", merge.adopted)
+        list("Curated values kept (\(merge.keptCount))", merge.kept)
+        if merge.keptCount > merge.kept.count {
+            lines.append("- … and \(merge.keptCount - merge.kept.count) more: `\(CommandHint("log", "--key", "KEY"))` shows a row's notes")
+        }
+        return lines
     }
 
     /// Backslash before the characters Markdown would read as markup; control characters shown escaped.

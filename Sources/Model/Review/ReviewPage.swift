@@ -28,6 +28,7 @@ public enum ReviewPage {
             </header>
             <main>
             \(verdict(report))
+            \(report.merge.isEmpty ? "" : "<section id=\"merge\"><h2>Merge decisions</h2>\(merge(report))</section>")
             <section id="findings"><h2>Check findings</h2>\(findings(report))</section>
             <section id="map-section"><h2>Map of the changes</h2>
             \(map.legend)
@@ -181,6 +182,30 @@ public enum ReviewPage {
         var html = "<h3>Introduced by version \(report.summary.version) (\(report.introducedFindings.total))</h3>"
         html += report.introducedFindings.isEmpty ? "<p>None: this version brings no new finding.</p>" : list(report.introducedFindings)
         html += "<details><summary>Already there before (\(report.inheritedFindings.total))</summary>\(list(report.inheritedFindings))</details>"
+        return html
+    }
+
+    /// What the version decided beside its rows: the revert it is, each conflict's decision,
+    /// each adoption, and the curated values it kept (counted, the first listed).
+    private static func merge(_ report: ReviewReport) -> String {
+        let merge = report.merge
+        var html = ""
+        if let reverted = merge.reverts {
+            html += "<p id=\"reverts\">Reverts version \(reverted): every row it changed put back, unless decided otherwise below.</p>"
+        }
+        func list(_ id: String, _ title: String, _ notes: [MergeNote]) -> String {
+            guard !notes.isEmpty else { return "" }
+            return "<h3>\(title)</h3><ul id=\"\(id)\">" + notes.map { "<li data-outcome=\"\($0.outcome.rawValue)\">\(escape($0.description))</li>" }.joined() + "</ul>"
+        }
+        html += list("merge-decided", "Conflicts decided (\(merge.decided.count))", merge.decided)
+        html += list("merge-adopted", "Provisional rows adopted for upstream's (\(merge.adopted.count))", merge.adopted)
+        if merge.keptCount > 0 {
+            html += list("merge-kept", "Curated values kept where upstream's file says otherwise (\(merge.keptCount))", merge.kept)
+            if merge.keptCount > merge.kept.count {
+                html += "<p>The first \(merge.kept.count); <code>\(escape(CommandHint("log", "--key", "KEY").description))</code> shows a row's notes.</p>"
+            }
+        }
+        if merge.reverts == nil && merge.decided.isEmpty && merge.adopted.isEmpty && merge.keptCount == 0 { html += "<p>None.</p>" }
         return html
     }
 

@@ -25,6 +25,8 @@ public struct ReviewReport: Sendable {
     public var inheritedFindings: ReviewFindings
     /// Splits the version seems to call for and does not record.
     public var suggestions: [SplitSuggestion]
+    /// What the version decided beside its rows: an import's merge, a revert's decisions.
+    public var merge: ReviewMerge
     /// What a phone shows at three extents: the top pins by weight, then distance.
     public var pinMaps: [PinMap]
     /// The most pins a phone draws (the apps' default).
@@ -164,6 +166,7 @@ extension MasterDatabase {
             let reader = ReviewReader(version: version, newest: newest)
             let overview = try reader.changes(db, counts: summary.counts, limits: limits)
             let suggestions = try Self.suggestSplits(db, version: version)
+            let merge = try ReviewMerge.read(version: version, memo: summary.memo, db)
             let pinMaps = try reader.pinMaps(db, pins: pins)
             let openStations = try reader.openStations(db), fullDatabaseRows = try reader.rowCounts(db)
             let deltas = try reader.deltas(db)
@@ -185,6 +188,7 @@ extension MasterDatabase {
                 introducedFindings: introduced,
                 inheritedFindings: inherited,
                 suggestions: suggestions,
+                merge: merge,
                 pinMaps: pinMaps, pinCount: pins,
                 newest: newest, deltas: deltas, fullDatabaseRows: fullDatabaseRows, openStations: openStations,
                 findingPlaces: try reader.places(of: introduced.leading, db))

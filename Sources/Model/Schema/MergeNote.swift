@@ -136,6 +136,20 @@ public struct MergeNote: Codable, Sendable, Equatable {
         }
     }
 
+    /// The notes `version` wrote with one of `outcomes`, in table order then key order, the first
+    /// `limit` when given.
+    package static func notes(version: Int, outcomes: [Outcome], limit: Int? = nil, _ db: Database) throws -> [MergeNote] {
+        let tableOrder = MasterTable.all.enumerated().map { "WHEN '\($0.element.name)' THEN \($0.offset)" }.joined(separator: " ")
+        return try Row.fetchAll(db, sql: """
+            SELECT table_name, key_id, column_name, outcome, base, ours, theirs, ours_version FROM merge_notes
+            WHERE version = ? AND outcome IN (\(outcomes.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
+            ORDER BY CASE table_name \(tableOrder) END, length(key_id), key_id, column_name\(limit.map { " LIMIT \($0)" } ?? "")
+            """, arguments: [version]).map { row in
+            MergeNote(version: version, table: row[0], key: row[1], column: row[2], outcome: Outcome(rawValue: row[3]) ?? .kept,
+                      base: Self.decode(row[4]), ours: Self.decode(row[5]), theirs: Self.decode(row[6]), oursVersion: row[7])
+        }
+    }
+
     /// Notes store each value as its JSON text, so that a number stays a number.
     package static func encodeValue(_ value: MergeValue) -> String {
         String(decoding: (try? JSONEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)

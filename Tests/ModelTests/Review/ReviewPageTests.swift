@@ -9,6 +9,7 @@ import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
+import StationVersion
 import StationWeights
 import Testing
 
@@ -297,6 +298,59 @@ import Testing
         }
         let japan = report.pinMaps[0]
         #expect(japan.stations.count < japan.spread.stationsInView, "Hachinohe's and Tokyo's neighbours share pixels at this scale")
+    }
+
+    /// The ekidata 2021 import (v1), a curator's closing date kept by the next import (v2), a
+    /// curator's closure upstream then closes on another day (v3), the Hokuriku plan (v4), and
+    /// upstream's snapshot of the same event imported with the conflict decided for theirs and the
+    /// four provisional rows adopted (v5). Its page names every decision.
+    @Test func theAdoptingImportsPageShowsTheConflictTheAdoptionsAndTheKeptValues() throws {
+        let database = try MasterDatabase.create(at: scratch.path("merge.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1111116"], values: ["close_ymd": "2017-07-05"]))], memo: "closing date from the operator")
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["e_status": "2", "close_ymd": "2025-03-01"]))], memo: "東滝川 closes")
+        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        let upstream = try UpstreamSnapshots.hokuriku2024(into: scratch.path("upstream"))
+        let stations = (upstream as NSString).appendingPathComponent("station20240316free.csv")
+        try String(contentsOfFile: stations, encoding: .utf8).replacingOccurrences(
+            of: "1110602,1110602,東滝川,,,11106,1,073-0026,滝川市東滝川,141.98031,43.574037,0000-00-00,0000-00-00,0,",
+            with: "1110602,1110602,東滝川,,,11106,1,073-0026,滝川市東滝川,141.98031,43.574037,0000-00-00,2025-03-15,2,"
+        ).write(toFile: stations, atomically: true, encoding: .utf8)
+        let imported = try database.importSnapshot([upstream], options: ImportOptions(
+            memo: "ekidata 2024-03-16", decisions: MergeDecisions(prefer: .theirs, adoptAll: true)))
+        #expect(imported.committed && imported.version == 5)
+
+        let report = try database.review()
+        #expect(report.suggestions.count == imported.suggestions.count, "the page counts the suggestions the import listed")
+        #expect(report.merge.decided.map(\.description) == [
+            "stations 1110602 close_ymd: conflict decided for theirs, 2025-03-15 (base NULL, ours 2025-03-01 from v3)",
+        ])
+        #expect(report.merge.adopted.filter { $0.table != "connections" }.map(\.key) == ["301", "99440", "9944001", "9944019"])
+        #expect(report.merge.kept.map(\.description).contains("stations 1111116 close_ymd: kept 2017-07-05 from v2 (the file says NULL)"))
+
+        let page = try render(report, "review-merge.html")
+        let html = page.html
+        #expect(html.range(of: "id=\"merge\"")!.lowerBound < html.range(of: "id=\"findings\"")!.lowerBound, "the decisions come before the findings")
+        let decided = matches(#"<ul id="merge-decided"><li data-outcome="theirs">(.*?)</li></ul>"#, in: html)
+        #expect(decided.first?[0] == "stations 1110602 close_ymd: conflict decided for theirs, 2025-03-15 (base NULL, ours 2025-03-01 from v3)")
+        #expect(matches(#"<li data-outcome="adopted">stations 9944001: provisional, closed for upstream's 9942801</li>"#, in: html).count == 1)
+        #expect(matches(#"<li data-outcome="adopted">"#, in: html).count == report.merge.adopted.count)
+        #expect(html.contains("<h3>Curated values kept where upstream's file says otherwise (\(report.merge.keptCount))</h3>"))
+        #expect(html.contains("stations 1111116 close_ymd: kept 2017-07-05 from v2 (the file says NULL)"))
+        #expect(html.contains("\(report.suggestions.count) split suggestions"))
+
+        let markdown = ReviewMarkdown.markdown(report)
+        #expect(markdown.contains("## Merge decisions\n\n### Conflicts decided (1)\n\n- stations 1110602 close\\_ymd: conflict decided for theirs"))
+        #expect(markdown.contains("- stations 9944019: provisional, closed for upstream's 9942819"))
+
+        // A revert's page says which version it reverts and what it decided.
+        try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
+        let revert = try database.review()
+        #expect(revert.merge.reverts == 3)
+        #expect(revert.merge.decided.map(\.column).sorted() == ["close_ymd", "e_status"])
+        let revertPage = try render(revert, "review-revert.html")
+        #expect(revertPage.html.contains("<p id=\"reverts\">Reverts version 3:"))
+        #expect(ReviewMarkdown.markdown(revert).contains("Reverts version 3."))
     }
 
     @Test func markdownHasTheSummaryTheChangesAndTheFindings() throws {
