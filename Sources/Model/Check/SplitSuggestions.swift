@@ -245,7 +245,10 @@ package struct SplitFinder {
         for old in closed where !operatorStillServes(old) {
             for other in openInGroups where other.group == old.group && other.company != old.company && other.name == old.name {
                 if transfers[Transfer(from: old.company, to: other.company)] != nil { continue }
-                offer(old, other, "\(old.companyName) left the station: its \(old.name) closed, and \(other.companyName)'s "
+                // Two companies of one name (a provisional one and upstream's) are told apart by code.
+                let (from, to) = old.companyName == other.companyName
+                    ? ("\(old.companyName) (\(old.company))", "\(other.companyName) (\(other.company))") : (old.companyName, other.companyName)
+                offer(old, other, "\(from) left the station: its \(old.name) closed, and \(to)'s "
                     + "open \(other.name) (same name and group) carries on", 0.6)
             }
         }
