@@ -24,6 +24,9 @@ var dependencies: [Package.Dependency] = [
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
 ]
 // `swift package generate-documentation` (scripts/documentation sets it): a consumer of the
 // library never resolves the plugin.
@@ -96,10 +99,22 @@ let package = Package(
                 withCuratorTools("NIOPosix", "swift-nio"),
             ]
         ),
+        // The web service's database as a second client of a release: apart from Model, so that
+        // only `sync-postgres` depends on a PostgreSQL client.
+        .target(
+            name: "StationWeb",
+            dependencies: [
+                "StationClient", grdb,
+                withCuratorTools("PostgresNIO", "postgres-nio"),
+                withCuratorTools("Logging", "swift-log"),
+                withCuratorTools("NIOCore", "swift-nio"),
+                withCuratorTools("NIOSSL", "swift-nio-ssl"),
+            ]
+        ),
         .executableTarget(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
-                "StationServe", "StationSignatures", "CStandardStreams",
+                "StationServe", "StationWeb", "StationClient", "StationSignatures", "CStandardStreams",
                 withCuratorTools("ArgumentParser", "swift-argument-parser"),
             ],
             // Swift's static runtime links every executable with --export-dynamic: the tool's
@@ -116,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelTests",
-            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationSignatures", "StationClient", "StationPhone"],
+            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationWeb", "StationSignatures", "StationClient", "StationPhone"],
             exclude: ["Fixtures", "Helpers/expected_counts.py"]
         ),
     ],

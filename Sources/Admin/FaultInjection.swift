@@ -1,5 +1,6 @@
 import Foundation
 import StationRelease
+import StationWeb
 
 /// The seam through which tests and `scripts/chaos` kill a release at a chosen step, as a
 /// power cut or `kill -9` would: `STATION_ADMIN_KILL_AT=new-version-moved-in station-admin release`.
@@ -9,6 +10,17 @@ enum FaultInjection {
 
     static func releaseStep() -> (@Sendable (ReleaseStep) throws -> Void)? {
         guard let name = ProcessInfo.processInfo.environment[variable], let target = ReleaseStep(rawValue: name) else { return nil }
+        return { step in
+            if step == target { kill(getpid(), SIGKILL) }
+        }
+    }
+}
+
+extension FaultInjection {
+    /// The same for `sync-postgres`: `STATION_ADMIN_KILL_AT=sync:tablesCopied` (a `PostgresSyncStep`).
+    static func syncStep() -> (@Sendable (PostgresSyncStep) throws -> Void)? {
+        guard let name = ProcessInfo.processInfo.environment[variable], name.hasPrefix("sync:"),
+              let target = PostgresSyncStep(rawValue: String(name.dropFirst("sync:".count))) else { return nil }
         return { step in
             if step == target { kill(getpid(), SIGKILL) }
         }

@@ -31,11 +31,12 @@ struct StationAdmin: ParsableCommand {
             CommandGroup(name: "Check and review", subcommands: [
                 CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self]),
             CommandGroup(name: "Publish", subcommands: [
-                ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self, KeysCommand.self, ResignCommand.self]),
+                ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self, KeysCommand.self, ResignCommand.self,
+                SyncPostgresCommand.self]),
         ])
 
     /// The package version, printed by `--version`.
-    static let version = "0.4.0"
+    static let version = "0.5.0"
 
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {

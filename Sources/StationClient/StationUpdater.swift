@@ -189,26 +189,7 @@ public struct StationUpdater: Sendable {
     }
 
     private func verifiedManifest() async throws -> VerifiedManifest {
-        let source = configuration.source
-        let limit = configuration.maximumManifestBytes
-        guard let bytes = try await source.whole("manifest.json", limit: limit, limits: configuration.transferLimits) else {
-            throw StationClientError.http(path: "manifest.json", status: 404)
-        }
-        let signatures = try await source.whole(ManifestSignatures.fileName, limit: limit, limits: configuration.transferLimits)
-        let sha256 = ManifestSignatures.sha256(bytes)
-        if signatures == nil && configuration.allowsUnsigned {
-            return VerifiedManifest(index: try ReleaseIndex.decode(bytes), signed: nil, sha256: sha256)
-        }
-        let record = try trustRecord()
-        let trust = ManifestTrust(keys: configuration.keys, dataset: configuration.dataset ?? record.dataset,
-                                  acceptedSequence: record.sequence, newestPublishedAt: record.publishedAtDate)
-        let signed: SignedManifest
-        do {
-            signed = try trust.check(manifest: bytes, signatures: signatures, now: configuration.now())
-        } catch {
-            throw StationClientError.refused(error)
-        }
-        return VerifiedManifest(index: try ReleaseIndex.decode(bytes), signed: signed, sha256: sha256)
+        try await ReleaseReader.verifiedManifest(configuration, record: try trustRecord())
     }
 
     /// What the database records of the manifests it accepted (nothing, for a new install).

@@ -93,4 +93,11 @@ public struct AcceptedRelease: Sendable, Equatable {
     public let publishedAt: String?
     /// The dataset pinned.
     public let dataset: String?
+
+    /// What a consumer that records it itself read back (a server database's own table).
+    public init(sequence: Int, publishedAt: String?, dataset: String?) {
+        self.sequence = sequence
+        self.publishedAt = publishedAt
+        self.dataset = dataset
+    }
 }

@@ -60,6 +60,14 @@ package enum UpdateLog {
         changedKeys(of: table, after: version - 1, through: version, kinds: kinds)
     }
 
+    /// SQL subquery: `key_id` of each row of `table` that one of `versions` changed by one of `kinds`.
+    package static func changedKeys(of table: MasterTable, inVersions versions: Set<Int>, kinds: [Update.Kind]) -> String {
+        """
+        SELECT key_id FROM updates WHERE table_name = '\(table.name)' AND user_version IN (\(versions.sorted().map(String.init).joined(separator: ", ")))
+          AND type IN (\(kinds.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
+        """
+    }
+
     /// The splits recorded after `from` up to and including `to`, in the order they were
     /// recorded (a delta must replay them in that order).
     package static func splits(_ db: Database, after from: Int = 0, through to: Int = .max) throws -> [StationSplit] {

@@ -322,8 +322,7 @@ package struct ThreeWayMerge {
             WHERE o.upstream_lacks
               AND c.line_cd IN (SELECT line_cd FROM \(StagingTables.theirsTable(connections)))
               AND NOT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(connections)) t WHERE \(connections.keyJoin("t", "c")))
-              AND (SELECT MAX(u.user_version) FROM updates u WHERE u.table_name = 'connections' AND u.key_id = \(connections.keyText(alias: "c"))
-                   AND u.type = '\(Update.Kind.insert.rawValue)') IN (\(events.sorted().map(String.init).joined(separator: ", ")))
+              AND \(connections.keyText(alias: "c")) IN (\(UpdateLog.changedKeys(of: connections, inVersions: events, kinds: [.insert])))
             ORDER BY c.line_cd, c.station_cd1, c.station_cd2
             """)
         guard !superseded.isEmpty else { return }
@@ -345,9 +344,9 @@ package struct ThreeWayMerge {
     private static func closingDate(ofEvents events: Set<Int>, _ db: Database) throws -> String? {
         guard !events.isEmpty else { return nil }
         return try String.fetchOne(db, sql: """
-            SELECT s.close_ymd FROM updates u CROSS JOIN main.stations s ON s.station_cd = CAST(u.key_id AS INTEGER)
-            WHERE u.table_name = 'stations' AND u.type = '\(Update.Kind.delete.rawValue)'
-              AND u.user_version IN (\(events.sorted().map(String.init).joined(separator: ", "))) AND \(isDate("s.close_ymd"))
+            SELECT s.close_ymd FROM (\(UpdateLog.changedKeys(of: .stations, inVersions: events, kinds: [.delete]))) closed
+            CROSS JOIN main.stations s ON s.station_cd = CAST(closed.key_id AS INTEGER)
+            WHERE \(isDate("s.close_ymd"))
             GROUP BY s.close_ymd ORDER BY COUNT(*) DESC, s.close_ymd LIMIT 1
             """)
     }

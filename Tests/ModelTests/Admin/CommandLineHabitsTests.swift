@@ -37,7 +37,6 @@ import Testing
         let result = try CommandRunner.run(["--version"])
         #expect(result.status == 0)
         #expect(result.stdout == "\(newest)\n")
-        #expect(newest == "0.4.0")
     }
 
     @Test(arguments: [("stauts", "status"), ("imprt", "import"), ("relase", "release"), ("verfy", "verify")])

@@ -97,15 +97,8 @@ import Testing
         #expect(try validate(manifest, against: "docs/schemas/manifest.schema.json", lines: false) == "")
     }
 
-    /// What `scripts/validate-json` says of `json` against the schema: "" when it is valid.
     private func validate(_ json: String, against schema: String, lines: Bool) throws -> String {
-        let file = scratch.path("validate-\(UUID().uuidString).json")
-        try json.write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try CommandRunner.run(
-            [Fixtures.repository.appendingPathComponent(schema).path, file] + (lines ? ["--lines"] : []),
-            program: Fixtures.repository.appendingPathComponent("scripts/validate-json"))
-        #expect(result.status == 0 || !result.stdout.isEmpty, "\(result.stderr)")
-        return result.stdout + (result.status == 0 ? "" : result.stderr)
+        try scratch.schemaFindings(json, against: schema, lines: lines)
     }
 
     /// A schema refuses what breaks the contract: a missing key, a count as text, an unknown kind.

@@ -6,6 +6,7 @@ import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
+import Testing
 
 /// Where the test fixtures and the repository's bundled data live.
 enum Fixtures {
@@ -107,5 +108,19 @@ final class Locked<Value>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return body(&value)
+    }
+}
+
+extension Scratch {
+    /// What `scripts/validate-json` says of `json` against the schema (a path in the repository):
+    /// "" when it is valid.
+    func schemaFindings(_ json: String, against schema: String, lines: Bool = false) throws -> String {
+        let file = path("validate-\(UUID().uuidString).json")
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(
+            [Fixtures.repository.appendingPathComponent(schema).path, file] + (lines ? ["--lines"] : []),
+            program: Fixtures.repository.appendingPathComponent("scripts/validate-json"))
+        #expect(result.status == 0 || !result.stdout.isEmpty, "\(result.stderr)")
+        return result.stdout + (result.status == 0 ? "" : result.stderr)
     }
 }

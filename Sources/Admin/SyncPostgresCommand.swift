@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import StationClient
+import StationLog
+import StationSignatures
+import StationWeb
+import Synchronization
+
+struct SyncPostgresCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-postgres",
+        abstract: "Bring the web service's PostgreSQL database to the newest release, every user's records carried across each split once.",
+        discussion: """
+            The manifest is verified as a phone verifies it (keys, dataset, sequence, expiry) and the client database by its size and \
+            SHA-256; then, in one transaction under an advisory lock: the master tables (in --schema, created on the first run) \
+            brought to the release, each split since the database's version copied for every user in the user tables \
+            (updated_at set to now, so that the timestamp sync sends the copies to the phones), the --then SQL, and the release \
+            recorded in SCHEMA.release_state. An older release, another dataset's, or a changed published version is refused. \
+            Running it again changes nothing. The password may come from PGPASSWORD. docs/web.md says how a web service runs it.
+            Example: station-admin sync-postgres --from release --trust signing-2026.pub --database postgres://web@127.0.0.1:5432/app
+
+            \(ExitStatus.standard)
+            """)
+
+    @Option(help: ArgumentHelp("The release folder: an http(s) URL, or a folder on disk.", valueName: "url|dir")) var from: String
+    @Option(help: ArgumentHelp("A .pub file of the keys the release must be signed by (every line a key); repeatable.", valueName: "pub-file"))
+    var trust: [String] = []
+    @Flag(help: "Accept a release folder that is not signed.") var allowUnsigned = false
+    @Option(help: ArgumentHelp("The database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require].", valueName: "url"))
+    var database: String
+    @Option(help: "The schema of the master tables (created on the first run).") var schema = "station"
+    @Option(help: ArgumentHelp("A table of users' records that splits copy within, as TABLE:USER_COLUMN[:STATION_COLUMN]; repeatable (default: completions:user_id).",
+                               valueName: "table:user"))
+    var userTable: [String] = []
+    @Option(help: ArgumentHelp("SQL run in the same transaction after the splits; pg_temp.station_split_users (table_name, user_id) lists the users they copied for.",
+                               valueName: "file.sql"))
+    var then: String?
+    @Option(help: ArgumentHelp("Where the client database is downloaded.", valueName: "dir")) var scratch: String?
+    @Flag(help: "Do everything in the transaction, then roll it back: say what a run would do.") var dryRun = false
+    @Flag(help: "Print the report as JSON (docs/schemas/sync-postgres.schema.json).") var json = false
+
+    func validate() throws {
+        if trust.isEmpty && !allowUnsigned { throw ValidationError("name the keys the release must be signed by with --trust FILE.pub (or --allow-unsigned).") }
+    }
+
+    func run() throws {
+        var sync = PostgresSync(
+            reader: ReleaseReader(configuration: .init(source: try Self.source(from), keys: try trust.flatMap(TrustedKey.all(contentsOfFile:)),
+                                                       allowsUnsigned: allowUnsigned)),
+            address: try PostgresAddress(database),
+            scratchFolder: scratch ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("station-admin-sync-\(getpid())"))
+        sync.schema = schema
+        if !userTable.isEmpty { sync.userTables = try userTable.map(UserTable.init(parsing:)) }
+        if let then {
+            do { sync.operatorSQL = try String(contentsOfFile: then, encoding: .utf8) } catch {
+                throw ValidationError("--then \(then): cannot be read as UTF-8 text (\(error.localizedDescription))")
+            }
+        }
+        sync.dryRun = dryRun
+        if let step = FaultInjection.syncStep() { sync.onStep = step }
+        let outcome = Mutex<Result<PostgresSyncReport, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task { [sync] in
+            let result: Result<PostgresSyncReport, any Error>
+            do { result = .success(try await sync.run()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        let report = try outcome.withLock { $0! }.get()
+        if json { return try Console.printJSON(report) }
+        print(Self.words(report))
+    }
+
+    static func source(_ from: String) throws -> any ReleaseSource {
+        if from.hasPrefix("http://") || from.hasPrefix("https://") {
+            guard let url = URL(string: from), url.host != nil else { throw ValidationError("--from '\(from)' is not a URL such as http://host:8080/") }
+            return HTTPReleaseSource(baseURL: url)
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ValidationError("--from \(from): no such folder (expected a release folder, or an http(s) URL)")
+        }
+        return FolderReleaseSource(folder: URL(fileURLWithPath: from))
+    }
+
+    static func words(_ report: PostgresSyncReport) -> String {
+        if report.upToDate { return "\(report.database) (schema \(report.schema)) is at version \(report.to) already: nothing to do." }
+        var lines = [(report.committed ? "Brought" : "Dry run: would bring") + " \(report.database) (schema \(report.schema)) from "
+            + (report.from == 0 ? "nothing" : "version \(report.from)") + " to version \(report.to)."]
+        for name in ["prefectures", "companies", "lines", "stations", "connections"] {
+            guard let counts = report.tables[name] else { continue }
+            lines.append("  \(name): \(counts.inserted) new, \(counts.updated) changed" + (counts.removed > 0 ? ", \(counts.removed) removed" : ""))
+        }
+        if report.splits.isEmpty {
+            lines.append("No split to apply.")
+        } else {
+            lines.append("Splits applied (each user's records of the old station copied to the new, once):")
+            for split in report.splits {
+                let copied = split.copied.sorted { $0.key < $1.key }.map { "\($0.value) \($0.value == 1 ? "row" : "rows") of \($0.key)" }.joined(separator: ", ")
+                lines.append("  v\(split.version) \(split.old) → \(split.new): \(copied.isEmpty ? "no user table" : copied)")
+            }
+            lines.append("Records copied for \(report.usersAffected) \(report.usersAffected == 1 ? "user" : "users").")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import NIOCore
+import PostgresNIO
+import StationClient
+
+/// Brings the web service's PostgreSQL database to the newest release of a folder, as a phone
+/// updates (DOMAIN.md, "The web service"): the manifest verified by the same checks
+/// (`ReleaseReader`), the client database's size and SHA-256 checked, then in one transaction
+/// under an advisory lock: the master tables brought to the release (changed and new rows, by
+/// `COPY` into a temporary table and one statement a table; closed rows stay), each split since
+/// the database's version copied for every user in the user tables, the operator's SQL, and the
+/// release recorded (`<schema>.release_state`). Killed at any point, the database is at the old
+/// release or the new. Running it again changes nothing.
+///
+///     var sync = PostgresSync(reader: reader, address: try PostgresAddress("postgres://web@db/app"), scratchFolder: "/var/tmp/sync")
+///     sync.userTables = [UserTable(table: "completions", userColumn: "user_id")]
+///     let report = try await sync.run()
+public struct PostgresSync: Sendable {
+    /// Where the release folder is and which keys it must be signed by.
+    public var reader: ReleaseReader
+    /// The web service's database.
+    public var address: PostgresAddress
+    /// Where the master tables live, created on the first run.
+    public var schema = "station"
+    /// The tables of users' records that splits copy within.
+    public var userTables: [UserTable] = [.completions]
+    /// Run after the splits, in the same transaction; `pg_temp.station_split_users (table_name,
+    /// user_id)` lists the users whose records a split copied.
+    public var operatorSQL: String?
+    /// Everything in the transaction, then rolled back: the report says what a run would do.
+    public var dryRun = false
+    /// Where the client database is downloaded (kept between runs only while incomplete).
+    public var scratchFolder: String
+    /// Told each step; the crash tests' seam.
+    public var onStep: @Sendable (PostgresSyncStep) throws -> Void = { _ in }
+
+    /// A sync of `address` to the newest release `reader` verifies, with the defaults above.
+    public init(reader: ReleaseReader, address: PostgresAddress, scratchFolder: String) {
+        self.reader = reader
+        self.address = address
+        self.scratchFolder = scratchFolder
+    }
+
+    /// - Throws: `PostgresSyncError`, or `StationClientError` for a folder that is not trusted;
+    ///   nothing is written then.
+    public func run() async throws -> PostgresSyncReport {
+        try PlainName.check(schema, role: "schema")
+        for table in userTables { try PlainName.check(table.table, role: "user table", allowingSchema: true) }
+        let server = try await ServerSession.connect(address)
+        do {
+            let report = try await sync(server)
+            await server.close()
+            return report
+        } catch {
+            // Closed without a COMMIT: the server rolls the transaction back, as after a kill.
+            await server.close()
+            throw error
+        }
+    }
+
+    private func sync(_ server: ServerSession) async throws -> PostgresSyncReport {
+        try onStep(.connected)
+        let state = try await ReleaseState.read(schema: schema, server)
+        try onStep(.stateRead)
+        let release = try await reader.newest(accepted: state?.accepted)
+        try refuse(release, against: state)
+        try onStep(.verified)
+        var report = PostgresSyncReport(database: address.description, schema: schema, from: state?.version ?? 0, to: release.version,
+                                        committed: false, upToDate: state?.version == release.version, tables: [:], splits: [], usersAffected: 0)
+        if report.upToDate { return report }
+
+        let file = try await reader.downloadDatabase(of: release, into: scratchFolder)
+        defer { Self.removeDownload(file) }
+        try onStep(.downloaded)
+        let client = try DatabaseQueue(path: file, configuration: Self.readOnly)
+        defer { try? client.close() }
+        let (tables, clientSchema) = try await client.read { db in
+            (try ClientTable.names.map { try ClientTable.read($0, db) }, try Int.fetchOne(db, sql: "SELECT version FROM client_schema"))
+        }
+        let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, server) }
+
+        try await server.run("starting the transaction", "BEGIN ISOLATION LEVEL READ COMMITTED")
+        // Two syncs never interleave: the second waits here, then finds the first's state.
+        var lockKey = PostgresBindings()
+        lockKey.append("station-admin sync-postgres \(schema)")
+        try await server.run("taking the sync's advisory lock", PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1))", binds: lockKey))
+        try onStep(.locked)
+        guard try await ReleaseState.read(schema: schema, server) == state else { throw PostgresSyncError.changedMeanwhile }
+
+        try await server.run("creating schema \(schema)", "CREATE SCHEMA IF NOT EXISTS \(schema)")
+        for table in tables {
+            try await MasterTableSync(table: table, schema: schema).prepare(server, clientSchema: clientSchema, recordedClientSchema: state?.clientSchema)
+        }
+        try onStep(.tablesReady)
+        for table in tables {
+            report.tables[table.name] = try await MasterTableSync(table: table, schema: schema).bring(from: client, server)
+        }
+        try onStep(.tablesCopied)
+
+        try await SplitCopy.createUsersTable(server)
+        for split in release.splits(after: state?.version ?? 0) {
+            var copied: [String: Int] = [:]
+            for table in splitTables { copied[table.table.table] = try await table.copy(split, server) }
+            report.splits.append(PostgresSyncReport.AppliedSplit(version: split.version, old: split.old, new: split.new, copied: copied))
+        }
+        report.usersAffected = try await SplitCopy.usersAffected(server)
+        try onStep(.splitsApplied)
+        if let operatorSQL { try await server.script("running the operator's SQL (--then)", operatorSQL) }
+        try onStep(.operatorSQLRun)
+
+        try await ReleaseState(version: release.version, sequence: release.accepting.sequence, publishedAt: release.accepting.publishedAt,
+                               dataset: release.accepting.dataset, databaseSHA256: release.database.sha256,
+                               manifestSHA256: release.manifestSHA256, clientSchema: clientSchema).write(schema: schema, server)
+        try onStep(.stateWritten)
+        if dryRun {
+            try await server.run("rolling the dry run back", "ROLLBACK")
+            return report
+        }
+        try await server.run("committing", "COMMIT")
+        report.committed = true
+        try onStep(.committed)
+        return report
+    }
+
+    /// An older release than the database's, another dataset's, or the same version with other
+    /// content: refused before anything is written.
+    private func refuse(_ release: VerifiedRelease, against state: ReleaseState?) throws {
+        guard let state else { return }
+        if let recorded = state.dataset, let offered = release.accepting.dataset, recorded != offered {
+            throw PostgresSyncError.otherDataset(database: recorded, release: offered)
+        }
+        if release.version < state.version { throw PostgresSyncError.rollback(database: state.version, release: release.version) }
+        if release.version == state.version && release.database.sha256 != state.databaseSHA256 {
+            throw PostgresSyncError.sameVersionOtherContent(version: state.version, database: state.databaseSHA256, release: release.database.sha256)
+        }
+    }
+
+    private static var readOnly: Configuration {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return configuration
+    }
+
+    private static func removeDownload(_ file: String) {
+        try? FileManager.default.removeItem(atPath: file)
+        try? FileManager.default.removeItem(atPath: file + ".gz")
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async throws -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Why `sync-postgres` wrote nothing: each names what to fix.
+public enum PostgresSyncError: Error, LocalizedError, Sendable {
+    case badAddress(text: String, reason: String)
+    case badIdentifier(String, role: String)
+    case badUserTable(String)
+    case cannotConnect(address: String, reason: String)
+    case server(address: String, step: String, message: String)
+    case rollback(database: Int, release: Int)
+    case sameVersionOtherContent(version: Int, database: String, release: String)
+    case otherDataset(database: String, release: String)
+    case missingUserTable(table: String)
+    case missingUserColumn(table: String, column: String)
+    case changedByHand(table: String, column: String, expected: String, found: String?)
+    case changedMeanwhile
+    case damagedState(table: String, reason: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .badAddress(text, reason):
+            return "--database \(text): \(reason)"
+        case let .badIdentifier(name, role):
+            return "\(role) \"\(name)\" is not a plain PostgreSQL name (expected lower-case letters, digits and _, not starting with a digit)"
+        case let .badUserTable(text):
+            return "--user-table \(text): expected TABLE:USER_COLUMN or TABLE:USER_COLUMN:STATION_COLUMN (e.g. completions:user_id)"
+        case let .cannotConnect(address, reason):
+            return "cannot connect to \(address): \(reason) (check the host, port, user and password of --database, or PGPASSWORD)"
+        case let .server(address, step, message):
+            return "\(address) refused \(step): \(message)"
+        case let .rollback(database, release):
+            return "the database is at version \(database) and the folder's newest release is \(release): an older release (a rollback); nothing written"
+        case let .sameVersionOtherContent(version, database, release):
+            return "the database has version \(version) with content \(database.prefix(12))…, the folder's version \(version) is \(release.prefix(12))…: "
+                + "a published version changed; nothing written (is this folder the one the database follows?)"
+        case let .otherDataset(database, release):
+            return "the database follows dataset \(database), the folder is of dataset \(release); nothing written (choose the folder of \(database))"
+        case let .missingUserTable(table):
+            return "user table \(table) does not exist (create it, or name the right one with --user-table TABLE:USER_COLUMN)"
+        case let .missingUserColumn(table, column):
+            return "user table \(table) has no column \(column) (name the right ones with --user-table \(table):USER_COLUMN[:STATION_COLUMN])"
+        case let .changedByHand(table, column, expected, found):
+            return "\(table).\(column) " + (found.map { "is \($0), expected \(expected)" } ?? "is missing (expected \(expected))")
+                + ": the table was changed by hand; put the column back (ALTER TABLE \(table) "
+                + (found == nil ? "ADD COLUMN \(column) \(expected)" : "ALTER COLUMN \(column) TYPE \(expected)") + "), or drop the schema to sync it anew"
+        case .changedMeanwhile:
+            return "another sync changed the database while this one downloaded; nothing written (run it again)"
+        case let .damagedState(table, reason):
+            return "\(table) cannot be read: \(reason) (it records which release the database has; restore it from a backup, or drop the schema to sync anew)"
+        }
+    }
+}

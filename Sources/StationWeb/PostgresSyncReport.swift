@@ -1,0 +1,53 @@
+/// What `sync-postgres` did (or, with `--dry-run`, would do): `--json` prints it
+/// (docs/schemas/sync-postgres.schema.json).
+public struct PostgresSyncReport: Codable, Sendable, Equatable {
+    /// Rows of one master table changed.
+    public struct TableCounts: Codable, Sendable, Equatable {
+        /// Rows the release added.
+        public var inserted = 0
+        /// Rows whose values the release changed (a closure is a change of `e_status`).
+        public var updated = 0
+        /// Connections the release no longer has (no other row is ever removed: closed rows stay).
+        public var removed = 0
+    }
+
+    /// One split applied to the user tables.
+    public struct AppliedSplit: Codable, Sendable, Equatable {
+        /// The version that recorded it.
+        public var version: Int
+        /// The station whose records are copied.
+        public var old: Int64
+        /// The station they are copied to.
+        public var new: Int64
+        /// User table → rows copied to the new station.
+        public var copied: [String: Int]
+    }
+
+    /// The database, without its password.
+    public var database: String
+    /// The schema of the master tables.
+    public var schema: String
+    /// The version the database was at (0: none yet).
+    public var from: Int
+    /// The release's version.
+    public var to: Int
+    /// Whether the database was written (false for a dry run, or when it was at the release already).
+    public var committed: Bool
+    /// Whether the database was at the release already: nothing to do.
+    public var upToDate: Bool
+    /// Master table → rows changed; empty when up to date.
+    public var tables: [String: TableCounts]
+    /// Each split since the database's version, in the order recorded.
+    public var splits: [AppliedSplit]
+    /// Users whose records a split copied, over every user table.
+    public var usersAffected: Int
+
+    enum CodingKeys: String, CodingKey {
+        case database, schema, from, to, committed, upToDate = "up_to_date", tables, splits, usersAffected = "users_affected"
+    }
+}
+
+/// The steps of a sync, in order: where the crash tests stop it (`onStep`).
+public enum PostgresSyncStep: String, Sendable, CaseIterable {
+    case connected, stateRead, verified, downloaded, locked, tablesReady, tablesCopied, splitsApplied, operatorSQLRun, stateWritten, committed
+}

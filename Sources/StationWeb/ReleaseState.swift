@@ -1,0 +1,74 @@
+import Logging
+import PostgresNIO
+import StationClient
+
+/// Which release the server database holds, in a table of its own (`<schema>.release_state`, one
+/// row), written in the sync's transaction: read first by the next sync, so that a rollback, a
+/// folder of another dataset, or a published version that changed is refused.
+struct ReleaseState: Sendable, Equatable {
+    var version: Int
+    var sequence: Int
+    var publishedAt: String?
+    var dataset: String?
+    var databaseSHA256: String
+    var manifestSHA256: String
+    var clientSchema: Int?
+
+    var accepted: AcceptedRelease { AcceptedRelease(sequence: sequence, publishedAt: publishedAt, dataset: dataset) }
+
+    static func table(_ schema: String) -> String { "\(schema).release_state" }
+
+    static func createStatement(_ schema: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(table(schema)) (
+            id integer PRIMARY KEY CHECK (id = 1),
+            version integer NOT NULL CHECK (version > 0),
+            sequence bigint NOT NULL CHECK (sequence >= 0),
+            published_at text,
+            dataset text,
+            database_sha256 text NOT NULL,
+            manifest_sha256 text NOT NULL,
+            client_schema integer,
+            synced_at timestamptz NOT NULL DEFAULT now())
+        """
+    }
+
+    /// The state, or nil for a database no sync wrote yet.
+    static func read(schema: String, _ server: ServerSession) async throws -> ReleaseState? {
+        let exists = try await server.rows("reading \(table(schema))", "SELECT to_regclass('\(table(schema))') IS NOT NULL")
+        guard try exists.first?.decode(Bool.self) == true else { return nil }
+        let rows = try await server.rows("reading \(table(schema))", """
+            SELECT version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema FROM \(table(schema))
+            """)
+        guard rows.count == 1 else {
+            throw PostgresSyncError.damagedState(table: table(schema), reason: "\(rows.count) rows, not 1")
+        }
+        do {
+            let (version, sequence, publishedAt, dataset, database, manifest, clientSchema) =
+                try rows[0].decode((Int, Int, String?, String?, String, String, Int?).self)
+            return ReleaseState(version: version, sequence: sequence, publishedAt: publishedAt, dataset: dataset,
+                                databaseSHA256: database, manifestSHA256: manifest, clientSchema: clientSchema)
+        } catch {
+            throw PostgresSyncError.damagedState(table: table(schema), reason: "\(error)")
+        }
+    }
+
+    func write(schema: String, _ server: ServerSession) async throws {
+        var binds = PostgresBindings()
+        binds.append(version)
+        binds.append(sequence)
+        binds.append(publishedAt)
+        binds.append(dataset)
+        binds.append(databaseSHA256)
+        binds.append(manifestSHA256)
+        binds.append(clientSchema)
+        try await server.run("recording the release", Self.createStatement(schema))
+        try await server.run("recording the release", PostgresQuery(unsafeSQL: """
+            INSERT INTO \(Self.table(schema)) (id, version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema, synced_at)
+            VALUES (1, $1, $2, $3, $4, $5, $6, $7, now())
+            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, sequence = EXCLUDED.sequence, published_at = EXCLUDED.published_at,
+                dataset = EXCLUDED.dataset, database_sha256 = EXCLUDED.database_sha256, manifest_sha256 = EXCLUDED.manifest_sha256,
+                client_schema = EXCLUDED.client_schema, synced_at = now()
+            """, binds: binds))
+    }
+}

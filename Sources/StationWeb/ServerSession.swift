@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// One connection to the web service's database, whose errors say what the sync was doing and
+/// what the server answered (never the password).
+struct ServerSession: Sendable {
+    let connection: PostgresConnection
+    let address: PostgresAddress
+    let logger: Logger
+
+    static func connect(_ address: PostgresAddress) async throws -> ServerSession {
+        var logger = Logger(label: "station-admin.sync-postgres")
+        logger.logLevel = .critical
+        do {
+            let tls: PostgresConnection.Configuration.TLS = address.requiresTLS
+                ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable
+            let configuration = PostgresConnection.Configuration(host: address.host, port: address.port, username: address.user,
+                                                                 password: address.password, database: address.database, tls: tls)
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            return ServerSession(connection: connection, address: address, logger: logger)
+        } catch {
+            throw PostgresSyncError.cannotConnect(address: address.description, reason: Self.describe(error))
+        }
+    }
+
+    /// Runs `query`, its rows discarded.
+    func run(_ step: String, _ query: PostgresQuery) async throws {
+        _ = try await rows(step, query)
+    }
+
+    func run(_ step: String, _ sql: String) async throws {
+        _ = try await rows(step, PostgresQuery(unsafeSQL: sql))
+    }
+
+    func rows(_ step: String, _ sql: String) async throws -> [PostgresRow] {
+        try await rows(step, PostgresQuery(unsafeSQL: sql))
+    }
+
+    func rows(_ step: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
+        do {
+            return try await connection.query(query, logger: logger).collect()
+        } catch {
+            throw PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
+        }
+    }
+
+    /// Several statements at once (the operator's file), in the simple query protocol.
+    func script(_ step: String, _ sql: String) async throws {
+        do {
+            _ = try await connection.simpleQuery(sql).get()
+        } catch {
+            throw PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
+        }
+    }
+
+    func copy(_ step: String, into table: String, columns: [String], _ write: (PostgresCopyFromWriter) async throws -> Void) async throws {
+        do {
+            try await connection.copyFrom(table: table, columns: columns, logger: logger, writeData: write)
+        } catch let error as PostgresSyncError {
+            throw error
+        } catch {
+            throw PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
+        }
+    }
+
+    func close() async {
+        try? await connection.close()
+    }
+
+    /// The server's own words where it gave some (`password authentication failed for user "x"`),
+    /// else the transport's (`connection refused`).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let info = error.serverInfo, let message = info[.message] {
+                return message + (info[.hint].map { " (\($0))" } ?? "") + (info[.sqlState].map { " [SQLSTATE \($0)]" } ?? "")
+            }
+            if let underlying = error.underlying { return describe(underlying) }
+            return "\(error.code)"
+        }
+        if let error = error as? IOError { return error.description }
+        return String(describing: error)
+    }
+}

@@ -1,0 +1,301 @@
+import Foundation
+import GRDB
+import StationClient
+import StationCurate
+import StationImport
+import StationRelease
+import StationSchema
+import StationSignatures
+import StationWeb
+import Testing
+
+/// The web service's database as a second client of a release (DOMAIN.md, "The web service"), on a
+/// real PostgreSQL server the tests start: the bundled 2019 and 2021 snapshots and the Hokuriku plan
+/// released and synced version by version and all at once, users' records carried across the
+/// plan's splits exactly once, and every refusal leaving the database as it was.
+@Suite(.serialized, .tags(.slow), .leftOutOfQuickRuns) struct PostgresSyncTests {
+    let scratch = Scratch()
+
+    /// A signed folder released at versions 1 (2019-12-27), 2 (2021-03-12) and 3 (the Hokuriku plan,
+    /// splitting 敦賀 1141512 → 9944001 and 大聖寺 1141530 → 9944019), with a copy of it as each
+    /// release left it.
+    struct History {
+        let folder: String
+        let copies: [Int: String]
+        let key: SigningKey
+        let master: MasterDatabase
+        var trusted: [TrustedKey] { get throws { try TrustedKey.all(contentsOfFile: key.path + ".pub") } }
+    }
+
+    func history() throws -> History {
+        let master = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        let key = try SigningKey.generate(to: scratch.path("curator-key"))
+        let folder = scratch.path("release")
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.skipChecks = true
+        options.signing = ManifestSigning(keys: [key])
+        var copies: [Int: String] = [:]
+        func release(_ version: Int) throws {
+            try master.release(options)
+            copies[version] = scratch.path("release-at-\(version)")
+            try FileManager.default.copyItem(atPath: folder, toPath: copies[version]!)
+        }
+        try master.importSnapshot([Fixtures.ekidata2019])
+        try release(1)
+        try master.importSnapshot([Fixtures.ekidata2021])
+        try release(2)
+        try master.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try release(3)
+        return History(folder: folder, copies: copies, key: key, master: master)
+    }
+
+    func server() throws -> PostgresServer {
+        guard let server = PostgresServer.shared else {
+            Issue.record("PostgreSQL is not installed (scripts/test and .ci/run install postgresql)")
+            throw CancellationError()
+        }
+        return server
+    }
+
+    func sync(_ folder: String, _ database: String, keys: [TrustedKey], _ change: (inout PostgresSync) -> Void = { _ in }) async throws -> PostgresSyncReport {
+        var sync = PostgresSync(reader: ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: folder)), keys: keys)),
+                                address: try PostgresAddress(try server().address(database)), scratchFolder: scratch.path("sync-scratch"))
+        change(&sync)
+        return try await sync.run()
+    }
+
+    /// The web service's own table of users' records, with records of three users.
+    func makeCompletions(_ database: String) throws {
+        try server().psql(database, """
+            CREATE TABLE completions (id bigserial PRIMARY KEY, user_id bigint NOT NULL, station_cd bigint NOT NULL, date text, memo text,
+                                      updated_at timestamptz NOT NULL, UNIQUE (user_id, station_cd));
+            INSERT INTO completions (user_id, station_cd, date, memo, updated_at) VALUES
+                (1, 1141512, '2024-04-01', '敦賀で乗り換え', '2024-04-01T10:00:00Z'),
+                (2, 1141512, '2019-08-15', NULL, '2019-08-15T09:00:00Z'), (2, 1141530, '2020-01-02', 'tab\there', '2020-01-02T09:00:00Z'),
+                (3, 1141530, '2021-05-05', 'already has both', '2021-05-05T09:00:00Z'), (3, 9944019, '2024-03-20', 'own record', '2024-03-20T09:00:00Z'),
+                (3, 1120101, '2020-02-02', 'untouched', '2020-02-02T09:00:00Z');
+            """)
+    }
+
+    /// Each master table of `database` against the client database of `version` in the folder, as
+    /// COPY's text (PostgreSQL's own output) and the same rows read from SQLite: equal row for row.
+    func expectMasterTablesEqual(_ database: String, to clientDatabase: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let queue = try DatabaseQueue(path: clientDatabase)
+        defer { try? queue.close() }
+        for table in ["prefectures", "companies", "lines", "stations", "connections"] {
+            let (columns, key) = try queue.read { db -> ([String], [String]) in
+                let rows = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [table])
+                return (rows.map { $0["name"] }, rows.filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] })
+            }
+            let server = try server().psql(database, "COPY (SELECT \(columns.joined(separator: ", ")) FROM station.\(table) ORDER BY \(key.joined(separator: ", "))) TO STDOUT")
+            let client = try queue.read { db in
+                try Row.fetchAll(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \(key.joined(separator: ", "))").map { row in
+                    (0..<columns.count).map { index -> String in
+                        let value: DatabaseValue = row[index]
+                        switch value.storage {
+                        case .null: return "\\N"
+                        case .int64(let number): return String(number)
+                        case .double(let number): return String(number)
+                        case .string(let text): return text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
+                            .replacingOccurrences(of: "\n", with: "\\n")
+                        case .blob: return "blob"
+                        }
+                    }.joined(separator: "\t")
+                }.joined(separator: "\n")
+            }
+            #expect(server == client, "\(table): the server's rows differ from the release's", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func versionByVersionAndAllAtOnceEndEqualToTheReleaseWithEachSplitCopiedOnce() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let server = try server()
+        let stepwise = try server.makeDatabase(), atOnce = try server.makeDatabase()
+        try makeCompletions(stepwise)
+        try makeCompletions(atOnce)
+
+        for version in 1...3 {
+            let report = try await sync(history.copies[version]!, stepwise, keys: keys)
+            #expect(report.committed && report.to == version && report.from == version - 1)
+            try expectMasterTablesEqual(stepwise, to: "\(history.copies[version]!)/\(version)/stations.sqlite")
+        }
+        let whole = try await sync(history.folder, atOnce, keys: keys)
+        #expect(whole.committed && whole.from == 0 && whole.to == 3)
+        try expectMasterTablesEqual(atOnce, to: "\(history.folder)/3/stations.sqlite")
+        #expect(whole.splits.map { "v\($0.version) \($0.old)→\($0.new) \($0.copied["completions"] ?? -1)" } == ["v3 1141512→9944001 2", "v3 1141530→9944019 1"])
+        #expect(whole.usersAffected == 2, "user 3 had 9944019 already")
+
+        // The same records on both, each split's copy once, with updated_at now; user 3's own record untouched.
+        let records = "SELECT user_id, station_cd, date, coalesce(memo, 'NULL'), updated_at > now() - interval '1 hour' FROM completions ORDER BY user_id, station_cd"
+        let expected = """
+            1|1141512|2024-04-01|敦賀で乗り換え|f
+            1|9944001|2024-04-01|敦賀で乗り換え|t
+            2|1141512|2019-08-15|NULL|f
+            2|1141530|2020-01-02|tab\there|f
+            2|9944001|2019-08-15|NULL|t
+            2|9944019|2020-01-02|tab\there|t
+            3|1120101|2020-02-02|untouched|f
+            3|1141530|2021-05-05|already has both|f
+            3|9944019|2024-03-20|own record|f
+            """
+        #expect(try server.psql(stepwise, records) == expected)
+        #expect(try server.psql(atOnce, records) == expected)
+
+        // A record made on the old code after the split is not copied: they are two stations now.
+        try server.psql(atOnce, "INSERT INTO completions (user_id, station_cd, date, memo, updated_at) VALUES (4, 1141512, '2024-06-01', 'JR', now())")
+        let again = try await sync(history.folder, atOnce, keys: keys)
+        #expect(again.upToDate && !again.committed && again.splits.isEmpty)
+        #expect(try server.psql(atOnce, "SELECT count(*) FROM completions WHERE user_id = 4") == "1")
+        #expect(try server.psql(atOnce, "SELECT version, dataset IS NOT NULL FROM station.release_state") == "3|t")
+    }
+
+    @Test func anOlderReleaseAnotherDatasetATamperedFolderAndAnUnknownKeyAreRefusedUntouched() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        try await sync(history.folder, database, keys: keys)
+        func state() throws -> String {
+            try server.psql(database, "SELECT version, sequence, database_sha256, synced_at FROM station.release_state")
+                + (try server.psql(database, "SELECT count(*), sum(station_cd) FROM completions"))
+                + (try server.psql(database, "SELECT md5(string_agg(station_cd || station_name || e_status, ',' ORDER BY station_cd)) FROM station.stations"))
+        }
+        let before = try state()
+
+        // The folder as version 2's release left it: a lower sequence, an older version.
+        await #expect(throws: StationClientError.self) { try await sync(history.copies[2]!, database, keys: keys) }
+        // Another master's folder, signed by the same key: another dataset.
+        let other = try MasterDatabase.create(at: scratch.path("other.sqlite"))
+        try other.importSnapshot([Fixtures.ekidata2021])
+        var options = ReleaseOptions(outputFolder: scratch.path("other-release"), verify: false)
+        options.skipChecks = true
+        options.signing = ManifestSigning(keys: [history.key])
+        try other.release(options)
+        await #expect(throws: StationClientError.self) { try await sync(scratch.path("other-release"), database, keys: keys) }
+        // A stranger's key.
+        let stranger = try SigningKey.generate(to: scratch.path("stranger-key"))
+        await #expect(throws: StationClientError.self) {
+            try await sync(history.folder, database, keys: try TrustedKey.all(contentsOfFile: stranger.path + ".pub"))
+        }
+        #expect(try state() == before)
+
+        // A tampered client database, on a fresh database (the synced one is up to date already).
+        let fresh = try server.makeDatabase()
+        let tampered = scratch.path("tampered")
+        try FileManager.default.copyItem(atPath: history.folder, toPath: tampered)
+        let gzip = tampered + "/3/stations.sqlite.gz"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: gzip))
+        bytes[bytes.count / 2] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: gzip))
+        await #expect(throws: StationClientError.self) { try await sync(tampered, fresh, keys: keys) }
+        #expect(try server.psql(fresh, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'station'") == "0")
+    }
+
+    @Test func aWrongPasswordAMissingTableOrColumnAndATableChangedByHandNameWhatToFixAndWriteNothing() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let server = try server()
+        let database = try server.makeDatabase()
+
+        let wrong = PostgresSync(reader: ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: history.folder)), keys: keys)),
+                                 address: try PostgresAddress(server.address(database, password: "wrong")), scratchFolder: scratch.path("s"))
+        await #expect {
+            try await wrong.run()
+        } throws: { error in
+            "\(error.localizedDescription)".contains("password authentication failed for user \"station\"")
+                && "\(error.localizedDescription)".contains("check the host, port, user and password")
+                && !"\(error.localizedDescription)".contains("wrong")
+        }
+        // No table of users' records yet.
+        await #expect {
+            try await sync(history.folder, database, keys: keys)
+        } throws: { error in
+            error.localizedDescription == "user table completions does not exist (create it, or name the right one with --user-table TABLE:USER_COLUMN)"
+        }
+        try makeCompletions(database)
+        await #expect {
+            try await sync(history.folder, database, keys: keys) { $0.userTables = [UserTable(table: "completions", userColumn: "account_id")] }
+        } throws: { error in
+            error.localizedDescription.hasPrefix("user table completions has no column account_id")
+        }
+        #expect(try server.psql(database, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'station'") == "0")
+
+        try await sync(history.copies[2]!, database, keys: keys)
+        try server.psql(database, "ALTER TABLE station.stations DROP COLUMN weight")
+        let before = try server.psql(database, "SELECT version FROM station.release_state") + (try server.psql(database, "SELECT count(*) FROM completions"))
+        await #expect {
+            try await sync(history.folder, database, keys: keys)
+        } throws: { error in
+            error.localizedDescription.hasPrefix("station.stations.weight is missing (expected bigint): the table was changed by hand")
+        }
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") + (try server.psql(database, "SELECT count(*) FROM completions")) == before)
+    }
+
+    /// `station-admin sync-postgres` killed at each step (SIGKILL, as a power cut would): the
+    /// database is at version 2 or 3, whole, and the next run finishes with each split copied once.
+    @Test func killedAtEveryStepTheDatabaseIsAtTheOldReleaseOrTheNew() async throws {
+        let history = try history()
+        let server = try server()
+        for step in PostgresSyncStep.allCases {
+            let database = try server.makeDatabase()
+            try makeCompletions(database)
+            try await sync(history.copies[2]!, database, keys: try history.trusted)
+            let arguments = ["sync-postgres", "--from", history.folder, "--trust", history.key.path + ".pub", "--database", server.address(database),
+                             "--scratch", scratch.path("kill-scratch")]
+            let killed = try CommandRunner.run(arguments, environment: ["STATION_ADMIN_KILL_AT": "sync:\(step.rawValue)"])
+            #expect(killed.status != 0, "\(step) killed")
+            let version = try server.psql(database, "SELECT version FROM station.release_state")
+            let copies = try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)")
+            #expect(step == .committed ? (version == "3" && copies == "4") : (version == "2" && copies == "1"), "after a kill at \(step): v\(version), \(copies)")
+            let finished = try CommandRunner.run(arguments + ["--json"])
+            #expect(finished.status == 0, "\(finished.stderr)")
+            if step == PostgresSyncStep.allCases.first { #expect(try scratch.schemaFindings(finished.stdout, against: "docs/schemas/sync-postgres.schema.json") == "") }
+            #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
+            try expectMasterTablesEqual(database, to: "\(history.folder)/3/stations.sqlite")
+        }
+    }
+
+    @Test func aDryRunSaysWhatARunWouldDoAndWritesNothing() async throws {
+        let history = try history()
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        let dry = try await sync(history.folder, database, keys: try history.trusted) { $0.dryRun = true }
+        #expect(!dry.committed && dry.tables["stations"]?.inserted ?? 0 > 10_000 && dry.usersAffected == 2)
+        #expect(try server.psql(database, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'station'") == "0")
+        #expect(try server.psql(database, "SELECT count(*) FROM completions") == "6")
+        // The operator's SQL sees the users the splits copied for, in the same transaction.
+        try server.psql(database, "CREATE TABLE user_stats (user_id bigint PRIMARY KEY, stations bigint NOT NULL)")
+        let sql = scratch.path("stats.sql")
+        try """
+            INSERT INTO user_stats SELECT c.user_id, count(*) FROM completions c
+            WHERE c.user_id::text IN (SELECT user_id FROM pg_temp.station_split_users) GROUP BY c.user_id;
+            """.write(toFile: sql, atomically: true, encoding: .utf8)
+        let run = try CommandRunner.run(["sync-postgres", "--from", history.folder, "--trust", history.key.path + ".pub",
+                                         "--database", server.address(database), "--then", sql])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("v3 1141512 → 9944001: 2 rows of completions"))
+        #expect(try server.psql(database, "SELECT user_id, stations FROM user_stats ORDER BY 1") == "1|2\n2|4")
+    }
+
+
+    /// docs/web.md's tour runs as written against a database of the test server.
+    @Test func theGuidesTourRunsAsWritten() throws {
+        let server = try server()
+        let database = try server.makeDatabase()
+        try? FileManager.default.createSymbolicLink(
+            atPath: scratch.path("datasets"), withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
+        var last = ""
+        for (number, command) in ReadmeExamplesTests.commands(in: try ReadmeExamplesTests.text("docs/web.md")).enumerated() {
+            let result = try CommandRunner.run(
+                ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\n\(command)"], in: scratch.url,
+                environment: ["DATABASE_URL": server.address(database)], unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
+            #expect(result.status == 0, "docs/web.md example \(number + 1) failed: \(command)\n\(result.stderr)")
+            if result.status != 0 { return }
+            last = result.stdout
+        }
+        #expect(last == "1141512\n9944001\n")
+    }
+}
