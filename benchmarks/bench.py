@@ -9,6 +9,7 @@ benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and buil
 import argparse, itertools, json, os, platform, shutil, statistics, subprocess, sys, time
 
 from serve_bench import serve_benchmark
+from web_bench import split_benchmark, web_benchmark
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "benchmarks", "work")
@@ -251,6 +252,7 @@ def main():
     parser.add_argument("--history-only", action="store_true", help="only the release cost against history length")
     parser.add_argument("--serve-only", action="store_true", help="only `serve` against nginx, with wrk")
     parser.add_argument("--serve-seconds", type=int, default=10, help="wrk's duration for each serve row")
+    parser.add_argument("--web-only", action="store_true", help="only `sync-postgres` against psql's \\copy (starts PostgreSQL)")
     parser.add_argument("--scenarios", help="only the main table's scenarios whose names contain one of these "
                         "comma-separated words (e.g. scattered,change); no history or serve tables then")
     args = parser.parse_args()
@@ -298,6 +300,22 @@ def main():
     # version 2 is what the release scenario (run just before it) leaves in run-release/.
     run(admin("release", "--db", path("synth2.sqlite"), "--out", path("releases"), "--version", "1", "--no-verify"), shell=True)
     run([ADMIN, "keys", "generate", "--out", path("signing-key")])
+
+    def web_rows():
+        """`sync-postgres` on the same synthetic data: versions 1 and 2 released unsigned."""
+        both = path("web-release-2")
+        shutil.rmtree(both, ignore_errors=True)
+        shutil.copytree(path("releases"), both)
+        run([ADMIN, "release", "--db", path("synth2.sqlite"), "--out", both, "--no-verify"])
+        server = web_benchmark(WORK, ADMIN, path("releases"), both, max(1, args.runs // 2))
+        try:
+            split_benchmark(server, WORK, ADMIN, both, max(1, args.runs // 2))
+        finally:
+            server.stop()
+
+    if args.web_only:
+        web_rows()
+        return
 
     def fresh(source, target):
         return lambda: shutil.copy(path(source), path(target))
@@ -453,6 +471,7 @@ def main():
         os.makedirs(path("history"))
         history_benchmark(args.history_stations, lengths, max(1, args.runs // 2))
     serve_benchmark(WORK, n, args.serve_seconds)
+    web_rows()
 
 
 if __name__ == "__main__":

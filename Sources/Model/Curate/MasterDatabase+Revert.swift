@@ -69,6 +69,7 @@ extension MasterDatabase {
             try decisions.checkEveryDecisionApplies(conflicts: conflicts, adoptions: [])
             let undecided = decided.filter { $0.decision == nil }
             if !undecided.isEmpty && !dryRun { throw RevertError.undecided(version: target, conflicts: undecided) }
+            try Self.removeConnectionsLeftBehind(&batch, db)
             try Self.refuseBrokenRows(batch, version: target, db)
             var report = try commit(batch, memo: RevertMark.memo(reverting: target, curatorMemo: memo), dryRun: dryRun, in: db)
             report.conflicts = decided
@@ -104,6 +105,37 @@ extension MasterDatabase {
         }
         broken += try connectionsOffTheirLines(batch, db)
         if !broken.isEmpty { throw RevertError.breaksRules(version: version, rows: broken) }
+    }
+
+    /// A station the revert moves back to its line takes its connections on the line it leaves
+    /// with it, as a move does; one the revert closes, all of them: they were only true while it
+    /// was there (a later version's connection to a station the reverted version moved). The
+    /// connections the revert itself puts back stay, and `refuseBrokenRows` judges them.
+    fileprivate static func removeConnectionsLeftBehind(_ batch: inout ChangeBatch, _ db: Database) throws {
+        let stations = MasterTable.stations, connections = MasterTable.connections
+        let column = { (name: String) in stations.columnNames.firstIndex(of: name)! }
+        // Station → the line it leaves (nil: every line, as it closes).
+        var leaving: [Int64: Int64?] = [:]
+        for row in batch.changes(for: stations)?.rows ?? [] {
+            guard let code = Int64.fromDatabaseValue(row[column("station_cd")]),
+                  let now = try Row.fetchOne(db, sql: "SELECT line_cd, e_status FROM main.stations WHERE station_cd = ?", arguments: [code]),
+                  (now[1] as Int?) != MasterTable.closedStatus else { continue }
+            let closes = Int.fromDatabaseValue(row[column("e_status")]) == MasterTable.closedStatus
+            let line: Int64? = now[0]
+            if closes { leaving[code] = .some(nil) } else if Int64.fromDatabaseValue(row[column("line_cd")]) != line { leaving[code] = .some(line) }
+        }
+        guard !leaving.isEmpty else { return }
+        let putBack = Set((batch.changes(for: connections)?.rows ?? []).map { Array($0.prefix(3)) })
+        var leftBehind: [[DatabaseValue]] = []
+        // No index reads connections by station: one scan, each end looked up in memory.
+        let all = try Row.fetchCursor(db, sql: "SELECT line_cd, station_cd1, station_cd2 FROM main.connections")
+        while let row = try all.next() {
+            let line: Int64 = row[0], ends: [Int64] = [row[1], row[2]]
+            let key: [DatabaseValue] = [row[0], row[1], row[2]]
+            guard !putBack.contains(key), ends.contains(where: { end in leaving[end].map { $0 == nil || $0 == line } ?? false }) else { continue }
+            leftBehind.append(key)
+        }
+        for key in leftBehind { batch.remove(connections, key: key) }
     }
 
     /// The connections of open lines the batch would leave with an end on another line or closed:

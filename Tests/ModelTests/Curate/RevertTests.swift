@@ -161,9 +161,9 @@ import Testing
     /// The Hokuriku plan (v2), then upstream's snapshot of the same event adopted (v3). Reverting
     /// the plan now goes against upstream for each of its stations' lines and connections: every
     /// one a conflict. Decided for the master, nothing of upstream's is undone; decided for the
-    /// plan's "before", the stations go back to JR's line while upstream's connections of its new
-    /// line would stay between them: refused, naming them; decided mixed (stations kept,
-    /// connections put back), refused the same way. Never a connection off its line.
+    /// plan's "before", the stations go back to JR's line with JR's connections, and upstream's
+    /// connections of its new line go with the move; decided mixed (stations kept, connections
+    /// put back), refused, naming them. Never a connection off its line.
     @Test func revertingAPlanUpstreamHasAdoptedIsDecidedAndNeverLeavesAConnectionOffItsLine() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2021])
@@ -186,14 +186,11 @@ import Testing
         func offLine() throws -> [String] {
             try database.check().findings.filter { $0.rule == .connectionOffItsLine }.map(\.key)
         }
-        // For the plan's "before": JR's connections come back with the stations, but upstream's
-        // connections of line 99428 (v3) would stay between stations back on 11415.
-        #expect {
-            try database.revert(version: 2, decisions: MergeDecisions(prefer: .theirs))
-        } throws: { error in
-            guard case let RevertError.breaksRules(2, rows) = error else { return false }
-            return rows.contains("connections 99428/1141513/1141514 of open line 99428 would run to 1141513 on line 11415 and 1141514 on line 11415")
-        }
+        // For the plan's "before": JR's connections come back with the stations, and the stations
+        // take their connections on upstream's line 99428 (v3) with them, as a move does.
+        let theirs = try database.revert(version: 2, decisions: MergeDecisions(prefer: .theirs), dryRun: true)
+        #expect(theirs.changes.map(\.summary).contains("DELETE connections 99428/1141513/1141514"))
+        #expect(theirs.changes.map(\.summary).contains("INSERT connections 11415/1141513/1141514"))
         #expect(try database.settledSHA256() == before)
 
         // Mixed: the stations' lines kept, JR's connections put back: refused.
