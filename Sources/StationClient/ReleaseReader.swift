@@ -31,6 +31,8 @@ public struct ReleaseReader: Sendable {
         let accepting = manifest.signed.map { record.accepting($0) } ?? record
         return VerifiedRelease(
             version: newest.version, database: newest.database, databaseGzip: newest.databaseGzip, splits: newest.splits ?? [],
+            olderDatabases: Dictionary(manifest.index.versions.filter { $0.version != newest.version }.map { ($0.version, ($0.database, $0.databaseGzip)) },
+                                       uniquingKeysWith: { first, _ in first }),
             manifestSHA256: manifest.sha256,
             accepting: AcceptedRelease(sequence: accepting.sequence, publishedAt: accepting.publishedAt, dataset: accepting.dataset),
             isSigned: manifest.signed != nil)
@@ -41,9 +43,21 @@ public struct ReleaseReader: Sendable {
     ///
     /// - Returns: the path of the client database.
     public func downloadDatabase(of release: VerifiedRelease, into folder: String) async throws -> String {
+        try await download(version: release.version, database: release.database, gzip: release.databaseGzip, into: folder)
+    }
+
+    /// The same for an older version the folder still keeps, signed by the same manifest; nil
+    /// when the folder no longer lists it.
+    public func downloadDatabase(ofVersion version: Int, listedIn release: VerifiedRelease, into folder: String) async throws -> String? {
+        guard let files = release.olderDatabases[version] else { return nil }
+        return try await download(version: version, database: files.database, gzip: files.gzip, into: folder)
+    }
+
+    private func download(version: Int, database file: ReleaseIndex.File, gzip gzipFile: ReleaseIndex.File, into folder: String) async throws -> String {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let gzip = (folder as NSString).appendingPathComponent("stations-\(release.version).sqlite.gz")
-        let database = (folder as NSString).appendingPathComponent("stations-\(release.version).sqlite")
+        let release = (database: file, databaseGzip: gzipFile)
+        let gzip = (folder as NSString).appendingPathComponent("stations-\(version).sqlite.gz")
+        let database = (folder as NSString).appendingPathComponent("stations-\(version).sqlite")
         let downloader = ResumableDownload(source: configuration.source, chunkBytes: configuration.partBytes, limit: configuration.maximumDownloadBytes,
                                            limits: configuration.transferLimits)
         _ = try await downloader.fetch(release.databaseGzip, to: gzip, progress: { _ in }) { _ in }
@@ -91,6 +105,8 @@ public struct VerifiedRelease: Sendable {
     public let databaseGzip: ReleaseIndex.File
     /// Every station split through `version`, in the order recorded (manifest format 6 on).
     public let splits: [ReleaseSplit]
+    /// The client databases of the older versions the folder keeps, by version.
+    public let olderDatabases: [Int: (database: ReleaseIndex.File, gzip: ReleaseIndex.File)]
     /// SHA-256 of the manifest's bytes.
     public let manifestSHA256: String
     /// What the consumer records once it has applied the release: the next check starts from it.

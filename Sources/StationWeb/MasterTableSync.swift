@@ -16,7 +16,9 @@ struct MasterTableSync {
     /// Creates the table, or checks that it still has the client schema's columns: a column the
     /// release added since the recorded client schema is added; one missing otherwise, or of
     /// another type, was changed by hand and refuses.
-    func prepare(_ server: ServerSession, clientSchema: Int?, recordedClientSchema: Int?) async throws {
+    /// - Returns: whether the table was created (empty: the rows are copied straight into it).
+    @discardableResult
+    func prepare(_ server: ServerSession, clientSchema: Int?, recordedClientSchema: Int?) async throws -> Bool {
         var binds = PostgresBindings()
         binds.append(schema)
         binds.append(table.name)
@@ -25,7 +27,7 @@ struct MasterTableSync {
             """, binds: binds))
         guard !rows.isEmpty else {
             try await server.run("creating \(qualified)", table.createStatement(schema: schema))
-            return
+            return true
         }
         var found: [String: String] = [:]
         for row in rows {
@@ -41,21 +43,26 @@ struct MasterTableSync {
                 throw PostgresSyncError.changedByHand(table: qualified, column: column.name, expected: column.postgresType, found: other)
             }
         }
+        return false
     }
 
-    /// Copies the release's rows in and merges them; returns what changed.
-    func bring(from client: DatabaseQueue, _ server: ServerSession) async throws -> PostgresSyncReport.TableCounts {
-        try await server.run("staging \(table.name)", "CREATE TEMP TABLE \(incoming) (LIKE \(qualified)) ON COMMIT DROP")
-        let columns = table.columns.map(\.name)
-        try await server.copy("copying \(table.name) in", into: incoming, columns: columns) { writer in
-            var after: [DatabaseValue]?
-            repeat {
-                let batch = try await client.read { [after] db in try table.batch(after: after, db) }
-                if batch.rows > 0 { try await writer.write(batch.text) }
-                after = batch.last
-            } while after != nil
-        }
+    /// Copies the release's rows in and merges them; returns what changed. Into a table this
+    /// sync created, the rows go straight in: there is nothing to merge with.
+    ///
+    /// With `sincePrevious`, the client connection has the client database of the version the
+    /// server holds attached as `previous` (its signed hash the one `release_state` records):
+    /// only the rows that differ from it are sent, and the connections it alone has removed.
+    func bring(from client: DatabaseQueue, _ server: ServerSession, created: Bool, sincePrevious: Bool) async throws -> PostgresSyncReport.TableCounts {
         var counts = PostgresSyncReport.TableCounts()
+        if created {
+            // postgres-nio's COPY quotes the table's name whole: the schema comes from the search path.
+            try await server.run("copying \(table.name) in", "SET LOCAL search_path TO \(schema)")
+            counts.inserted = try await copy(from: client, into: table.name, server)
+            try await server.run("copying \(table.name) in", "RESET search_path")
+            return counts
+        }
+        try await server.run("staging \(table.name)", "CREATE TEMP TABLE \(incoming) (LIKE \(qualified)) ON COMMIT DROP")
+        _ = try await copy(from: client, into: incoming, rows: sincePrevious ? .changedSincePrevious : .all, server)
         let key = table.key.joined(separator: ", ")
         let values = table.columns.filter { !table.key.contains($0.name) }.map(\.name)
         if values.isEmpty {
@@ -65,11 +72,22 @@ struct MasterTableSync {
                 SELECT count(*) FROM changed
                 """)
             counts.inserted = try inserted[0].decode(Int.self)
-            let removed = try await server.rows("removing \(table.name) the release no longer has", """
-                WITH gone AS (DELETE FROM \(qualified) m WHERE NOT EXISTS (
-                    SELECT 1 FROM \(incoming) i WHERE \(table.key.map { "i.\($0) = m.\($0)" }.joined(separator: " AND "))) RETURNING 1)
-                SELECT count(*) FROM gone
-                """)
+            let removed: [PostgresRow]
+            if sincePrevious {
+                let gone = "station_removed_\(table.name)"
+                try await server.run("staging \(table.name) removed", "CREATE TEMP TABLE \(gone) (LIKE \(qualified)) ON COMMIT DROP")
+                _ = try await copy(from: client, into: gone, rows: .removedSincePrevious, server)
+                removed = try await server.rows("removing \(table.name) the release no longer has", """
+                    WITH gone AS (DELETE FROM \(qualified) m USING \(gone) g WHERE \(table.key.map { "g.\($0) = m.\($0)" }.joined(separator: " AND ")) RETURNING 1)
+                    SELECT count(*) FROM gone
+                    """)
+            } else {
+                removed = try await server.rows("removing \(table.name) the release no longer has", """
+                    WITH gone AS (DELETE FROM \(qualified) m WHERE NOT EXISTS (
+                        SELECT 1 FROM \(incoming) i WHERE \(table.key.map { "i.\($0) = m.\($0)" }.joined(separator: " AND "))) RETURNING 1)
+                    SELECT count(*) FROM gone
+                    """)
+            }
             counts.removed = try removed[0].decode(Int.self)
             return counts
         }
@@ -83,5 +101,23 @@ struct MasterTableSync {
             """)
         (counts.inserted, counts.updated) = try merged[0].decode((Int, Int).self)
         return counts
+    }
+
+    /// Streams the client table into `target` by `COPY`, a batch read while the server takes the
+    /// one before; returns the rows sent.
+    private func copy(from client: DatabaseQueue, into target: String, rows: ClientTable.Selection = .all, _ server: ServerSession) async throws -> Int {
+        var sent = 0
+        let columns = rows == .removedSincePrevious ? table.key : table.columns.map(\.name)
+        try await server.copy("copying \(table.name) in", into: target, columns: columns) { writer in
+            var after: [Int64]?
+            repeat {
+                // Outside a transaction: the files never change, and `previous` is attached to the connection.
+                let batch = try client.inDatabase { [after] db in try table.batch(after: after, rows: rows, db) }
+                if batch.rows > 0 { try await writer.write(batch.text) }
+                sent += batch.rows
+                after = batch.last
+            } while after != nil
+        }
+        return sent
     }
 }

@@ -72,9 +72,17 @@ public struct PostgresSync: Sendable {
 
         let file = try await reader.downloadDatabase(of: release, into: scratchFolder)
         defer { Self.removeDownload(file) }
+        // The client database of the version the server holds, when the folder still keeps it
+        // signed with the content the server recorded: only what differs from it is sent.
+        var previous: String?
+        if let state, release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 {
+            previous = try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder)
+        }
+        defer { previous.map(Self.removeDownload) }
         try onStep(.downloaded)
         let client = try DatabaseQueue(path: file, configuration: Self.readOnly)
         defer { try? client.close() }
+        if let previous { try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [previous]) } }
         let (tables, clientSchema) = try await client.read { db in
             (try ClientTable.names.map { try ClientTable.read($0, db) }, try Int.fetchOne(db, sql: "SELECT version FROM client_schema"))
         }
@@ -89,12 +97,15 @@ public struct PostgresSync: Sendable {
         guard try await ReleaseState.read(schema: schema, server) == state else { throw PostgresSyncError.changedMeanwhile }
 
         try await server.run("creating schema \(schema)", "CREATE SCHEMA IF NOT EXISTS \(schema)")
-        for table in tables {
-            try await MasterTableSync(table: table, schema: schema).prepare(server, clientSchema: clientSchema, recordedClientSchema: state?.clientSchema)
+        var created: Set<String> = []
+        for table in tables where try await MasterTableSync(table: table, schema: schema)
+            .prepare(server, clientSchema: clientSchema, recordedClientSchema: state?.clientSchema) {
+            created.insert(table.name)
         }
         try onStep(.tablesReady)
         for table in tables {
-            report.tables[table.name] = try await MasterTableSync(table: table, schema: schema).bring(from: client, server)
+            report.tables[table.name] = try await MasterTableSync(table: table, schema: schema)
+                .bring(from: client, server, created: created.contains(table.name), sincePrevious: previous != nil)
         }
         try onStep(.tablesCopied)
 
