@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "StationClient", grdb, grdbSQLite,
+                "StationClient", grdb, grdbSQLite, crypto,
                 withCuratorTools("PostgresNIO", "postgres-nio"),
                 withCuratorTools("Logging", "swift-log"),
                 withCuratorTools("NIOCore", "swift-nio"),

@@ -35,7 +35,7 @@ struct SyncPostgresCommand: ParsableCommand {
     @Option(help: ArgumentHelp("SQL run in the same transaction after the splits; pg_temp.station_split_users (table_name, user_id) lists the users they copied for.",
                                valueName: "file.sql"))
     var then: String?
-    @Option(help: ArgumentHelp("Where the client database is downloaded.", valueName: "dir")) var scratch: String?
+    @Option(help: ArgumentHelp("Where the client database is downloaded, and the one the database holds kept for the next run (default: one folder per database under $TMPDIR/station-admin-sync).", valueName: "dir")) var scratch: String?
     @Flag(help: "Do everything in the transaction, then roll it back: say what a run would do.") var dryRun = false
     @Flag(help: "Print the report as JSON (docs/schemas/sync-postgres.schema.json).") var json = false
 
@@ -44,11 +44,12 @@ struct SyncPostgresCommand: ParsableCommand {
     }
 
     func run() throws {
+        let address = try PostgresAddress(database)
         var sync = PostgresSync(
             reader: ReleaseReader(configuration: .init(source: try Self.source(from), keys: try trust.flatMap(TrustedKey.all(contentsOfFile:)),
                                                        allowsUnsigned: allowUnsigned)),
-            address: try PostgresAddress(database),
-            scratchFolder: scratch ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("station-admin-sync-\(getpid())"))
+            address: address,
+            scratchFolder: scratch ?? Self.defaultScratch(address, schema: schema))
         sync.schema = schema
         if !userTable.isEmpty { sync.userTables = try userTable.map(UserTable.init(parsing:)) }
         if let then {
@@ -70,6 +71,13 @@ struct SyncPostgresCommand: ParsableCommand {
         let report = try outcome.withLock { $0! }.get()
         if json { return try Console.printJSON(report) }
         print(Self.words(report))
+    }
+
+    /// One folder per database and schema, so that the next run finds the client database this
+    /// one kept: `$TMPDIR/station-admin-sync/HOST-PORT-DATABASE-SCHEMA`.
+    static func defaultScratch(_ address: PostgresAddress, schema: String) -> String {
+        let name = "\(address.host)-\(address.port)-\(address.database)-\(schema)".map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }
+        return (NSTemporaryDirectory() as NSString).appendingPathComponent("station-admin-sync/" + String(name))
     }
 
     static func source(_ from: String) throws -> any ReleaseSource {

@@ -30,7 +30,8 @@ public struct PostgresSync: Sendable {
     public var operatorSQL: String?
     /// Everything in the transaction, then rolled back: the report says what a run would do.
     public var dryRun = false
-    /// Where the client database is downloaded (kept between runs only while incomplete).
+    /// Where the client database is downloaded; after a commit, the version's client database is
+    /// kept there for the next run to compare with (`ClientDatabaseCache`).
     public var scratchFolder: String
     /// Told each step; the crash tests' seam.
     public var onStep: @Sendable (PostgresSyncStep) throws -> Void = { _ in }
@@ -72,13 +73,18 @@ public struct PostgresSync: Sendable {
 
         let file = try await reader.downloadDatabase(of: release, into: scratchFolder)
         defer { Self.removeDownload(file) }
-        // The client database of the version the server holds, when the folder still keeps it
-        // signed with the content the server recorded: only what differs from it is sent.
-        var previous: String?
-        if let state, release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 {
-            previous = try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder)
+        // The client database of the version the server holds, kept by the last sync or still in
+        // the folder, with the content the server recorded: only what differs from it is sent.
+        let cache = ClientDatabaseCache(folder: scratchFolder)
+        var previous: String?, downloadedPrevious = false
+        if let state {
+            previous = cache.kept(version: state.version, sha256: state.databaseSHA256)
+            if previous == nil, release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 {
+                previous = try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder)
+                downloadedPrevious = true
+            }
         }
-        defer { previous.map(Self.removeDownload) }
+        defer { if downloadedPrevious { previous.map(Self.removeDownload) } }
         try onStep(.downloaded)
         let client = try DatabaseQueue(path: file, configuration: Self.readOnly)
         defer { try? client.close() }
@@ -130,6 +136,7 @@ public struct PostgresSync: Sendable {
         }
         try await server.run("committing", "COMMIT")
         report.committed = true
+        cache.keep(file, version: release.version)
         try onStep(.committed)
         return report
     }

@@ -57,6 +57,7 @@ import Testing
         return server
     }
 
+    @discardableResult
     func sync(_ folder: String, _ database: String, keys: [TrustedKey], _ change: (inout PostgresSync) -> Void = { _ in }) async throws -> PostgresSyncReport {
         var sync = PostgresSync(reader: ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: folder)), keys: keys)),
                                 address: try PostgresAddress(try server().address(database)), scratchFolder: scratch.path("sync-scratch"))
