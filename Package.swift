@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "StationClient", grdb, grdbSQLite, crypto,
+                "StationClient", grdb, grdbSQLite,
                 withCuratorTools("PostgresNIO", "postgres-nio"),
                 withCuratorTools("Logging", "swift-log"),
                 withCuratorTools("NIOCore", "swift-nio"),

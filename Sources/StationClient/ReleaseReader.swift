@@ -53,19 +53,18 @@ public struct ReleaseReader: Sendable {
         return try await download(version: version, database: files.database, gzip: files.gzip, into: folder)
     }
 
-    private func download(version: Int, database file: ReleaseIndex.File, gzip gzipFile: ReleaseIndex.File, into folder: String) async throws -> String {
+    private func download(version: Int, database signed: ReleaseIndex.File, gzip signedGzip: ReleaseIndex.File, into folder: String) async throws -> String {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let release = (database: file, databaseGzip: gzipFile)
         let gzip = (folder as NSString).appendingPathComponent("stations-\(version).sqlite.gz")
         let database = (folder as NSString).appendingPathComponent("stations-\(version).sqlite")
         let downloader = ResumableDownload(source: configuration.source, chunkBytes: configuration.partBytes, limit: configuration.maximumDownloadBytes,
                                            limits: configuration.transferLimits)
-        _ = try await downloader.fetch(release.databaseGzip, to: gzip, progress: { _ in }) { _ in }
-        let inflated = try GzipFile.inflate(gzip, to: database, limit: release.database.bytes, name: release.databaseGzip.path)
-        guard inflated.bytes == release.database.bytes, inflated.sha256 == release.database.sha256 else {
+        _ = try await downloader.fetch(signedGzip, to: gzip, progress: { _ in }) { _ in }
+        let inflated = try GzipFile.inflate(gzip, to: database, limit: signed.bytes, name: signedGzip.path)
+        guard inflated.bytes == signed.bytes, inflated.sha256 == signed.sha256 else {
             try? FileManager.default.removeItem(atPath: database)
             try? FileManager.default.removeItem(atPath: gzip)
-            throw StationClientError.hashDiffers(path: release.database.path)
+            throw StationClientError.hashDiffers(path: signed.path)
         }
         return database
     }

@@ -7,7 +7,7 @@ import Foundation
 /// app) resumes where it stopped, with `If-Range` so that a file changed meanwhile starts over.
 /// No answer is read past the bytes the manifest gives (an endless body is cut there), the size
 /// is capped before anything is asked, and the SHA-256 checked before the file is used.
-struct ResumableDownload {
+package struct ResumableDownload {
     let source: any ReleaseSource
     let chunkBytes: Int
     let limit: Int
@@ -90,7 +90,7 @@ struct ResumableDownload {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
     }
 
-    static func sha256(ofFile path: String) throws -> String {
+    package static func sha256(ofFile path: String) throws -> String {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw StationClientError.database(path: path, cause: POSIXError(.ENOENT)) }
         defer { try? handle.close() }
         var hasher = SHA256()

@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import StationClient
 
 /// The client database of the version the server holds, kept in the scratch folder after a sync
 /// commits: the next sync compares the new release with it (sending only what differs) without
@@ -13,12 +13,7 @@ struct ClientDatabaseCache {
     /// The kept database of `version`, when its bytes hash to `sha256`.
     func kept(version: Int, sha256: String) -> String? {
         let candidate = path(version)
-        guard let handle = FileHandle(forReadingAtPath: candidate) else { return nil }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try? handle.read(upToCount: 4 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-        return digest == sha256 ? candidate : nil
+        return (try? ResumableDownload.sha256(ofFile: candidate)) == sha256 ? candidate : nil
     }
 
     /// Keeps `file` (the client database of `version`, just committed) in place of any other.

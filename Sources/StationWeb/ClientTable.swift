@@ -118,16 +118,6 @@ struct ClientTable: Sendable {
         return (buffer, count == Self.batchRows ? last : nil, count)
     }
 
-    static func write(_ value: DatabaseValue, into buffer: inout ByteBuffer) {
-        switch value.storage {
-        case .null: buffer.writeString("\\N")
-        case .int64(let number): buffer.writeString(String(number))
-        case .double(let number): buffer.writeString(number.description)
-        case .string(let text): writeEscaped(Substring(text).utf8, into: &buffer)
-        case .blob(let data): writeEscaped(data, into: &buffer)
-        }
-    }
-
     private static func writeEscaped<Bytes: Sequence>(_ bytes: Bytes, into buffer: inout ByteBuffer) where Bytes.Element == UInt8 {
         for byte in bytes {
             switch byte {

@@ -92,6 +92,8 @@ public struct PostgresSync: Sendable {
         let (tables, clientSchema) = try await client.read { db in
             (try ClientTable.names.map { try ClientTable.read($0, db) }, try Int.fetchOne(db, sql: "SELECT version FROM client_schema"))
         }
+        // The kept database of an older client schema lacks the columns the new one added: every row is compared then.
+        let sincePrevious = previous != nil && clientSchema == state?.clientSchema
         let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, server) }
 
         try await server.run("starting the transaction", "BEGIN ISOLATION LEVEL READ COMMITTED")
@@ -111,7 +113,7 @@ public struct PostgresSync: Sendable {
         try onStep(.tablesReady)
         for table in tables {
             report.tables[table.name] = try await MasterTableSync(table: table, schema: schema)
-                .bring(from: client, server, created: created.contains(table.name), sincePrevious: previous != nil)
+                .bring(from: client, server, created: created.contains(table.name), sincePrevious: sincePrevious)
         }
         try onStep(.tablesCopied)
 

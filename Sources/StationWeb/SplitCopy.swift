@@ -51,6 +51,9 @@ struct SplitCopy: Sendable {
     /// Copies `split` for every user; returns the rows copied.
     func copy(_ split: ReleaseSplit, _ server: ServerSession) async throws -> Int {
         let (user, station) = (table.userColumn, table.stationColumn)
+        // The table `columns(of:)` checked, by the same schema, whatever the role's search path.
+        let (schema, name) = table.schemaAndName
+        let qualified = "\(schema).\(name)"
         let values = columns.map { column -> String in
             if column.name == station { return "\(split.new)" }
             if column.name == "updated_at", let now = Self.now(as: column.type) { return now }
@@ -58,10 +61,10 @@ struct SplitCopy: Sendable {
         }
         let rows = try await server.rows("copying split \(split.old) → \(split.new) in \(table.table)", """
             WITH copied AS (
-                INSERT INTO \(table.table) (\(columns.map(\.name).joined(separator: ", ")))
-                SELECT \(values.joined(separator: ", ")) FROM \(table.table) o
+                INSERT INTO \(qualified) (\(columns.map(\.name).joined(separator: ", ")))
+                SELECT \(values.joined(separator: ", ")) FROM \(qualified) o
                 WHERE o.\(station) = \(split.old)
-                  AND NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.\(user) = o.\(user) AND h.\(station) = \(split.new))
+                  AND NOT EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = \(split.new))
                 RETURNING \(user)),
             noted AS (INSERT INTO \(Self.usersTable) (table_name, user_id) SELECT DISTINCT '\(table.table)', \(user)::text FROM copied
                       ON CONFLICT DO NOTHING)

@@ -116,9 +116,10 @@ extension MasterDatabase {
         let column = { (name: String) in stations.columnNames.firstIndex(of: name)! }
         // Station → the line it leaves (nil: every line, as it closes).
         var leaving: [Int64: Int64?] = [:]
+        let current = try db.cachedStatement(sql: "SELECT line_cd, e_status FROM main.stations WHERE station_cd = ?")
         for row in batch.changes(for: stations)?.rows ?? [] {
             guard let code = Int64.fromDatabaseValue(row[column("station_cd")]),
-                  let now = try Row.fetchOne(db, sql: "SELECT line_cd, e_status FROM main.stations WHERE station_cd = ?", arguments: [code]),
+                  let now = try Row.fetchOne(current, arguments: [code]),
                   (now[1] as Int?) != MasterTable.closedStatus else { continue }
             let closes = Int.fromDatabaseValue(row[column("e_status")]) == MasterTable.closedStatus
             let line: Int64? = now[0]
@@ -161,19 +162,27 @@ extension MasterDatabase {
                 candidates.append(key)
             }
         }
+        guard !candidates.isEmpty else { return [] }
+        // Each line as the batch would leave it: a few tens of thousands, read once.
+        var openLines: [Int64: Bool] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT line_cd, e_status FROM main.lines") {
+            openLines[row[0]] = (row[1] as Int?) != MasterTable.closedStatus
+        }
+        for row in batch.changes(for: .lines)?.rows ?? [] {
+            if let line = Int64.fromDatabaseValue(row[column(.lines, "line_cd")]) {
+                openLines[line] = Int.fromDatabaseValue(row[column(.lines, "e_status")]) != MasterTable.closedStatus
+            }
+        }
+        let unchangedStation = try db.cachedStatement(sql: "SELECT line_cd, e_status FROM main.stations WHERE station_cd = ?")
         var broken: [String] = []
         var checked = Set<[DatabaseValue]>()
         for key in candidates where checked.insert(key).inserted {
-            guard let line = Int64.fromDatabaseValue(key[0]), let first = Int64.fromDatabaseValue(key[1]), let second = Int64.fromDatabaseValue(key[2]) else { continue }
-            let lineRow = batch.changes(for: .lines)?.rows.first { Int64.fromDatabaseValue($0[column(.lines, "line_cd")]) == line }
-            let lineOpen = try lineRow.map { Int.fromDatabaseValue($0[column(.lines, "e_status")]) != MasterTable.closedStatus }
-                ?? Int.fetchOne(db, sql: "SELECT e_status FROM main.lines WHERE line_cd = ?", arguments: [line]).map { $0 != MasterTable.closedStatus }
-                ?? false
-            guard lineOpen else { continue }
+            guard let line = Int64.fromDatabaseValue(key[0]), let first = Int64.fromDatabaseValue(key[1]), let second = Int64.fromDatabaseValue(key[2]),
+                  openLines[line] == true else { continue }
             var ends: [String] = []
             for station in [first, second] {
-                let state = try changedStations[station] ?? Row.fetchOne(db, sql: "SELECT line_cd, e_status FROM main.stations WHERE station_cd = ?",
-                                                                         arguments: [station]).map { (line: $0[0] as Int64?, open: ($0[1] as Int?) != MasterTable.closedStatus) }
+                let state = try changedStations[station] ?? Row.fetchOne(unchangedStation, arguments: [station])
+                    .map { (line: $0[0] as Int64?, open: ($0[1] as Int?) != MasterTable.closedStatus) }
                 guard let state else { continue }
                 if !state.open { ends.append("\(station) closed") } else if state.line != line { ends.append("\(station) on line \(state.line.map(String.init) ?? "NULL")") }
             }
