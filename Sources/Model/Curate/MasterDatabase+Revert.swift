@@ -254,64 +254,51 @@ private struct RevertedRow {
     /// Puts what the revert changes into `batch`; returns the columns in conflict.
     func revert(into batch: inout ChangeBatch, decisions: MergeDecisions, _ db: Database) throws -> [MergeConflict] {
         let columns = table.columns
+        let origin = try ThreeWayMerge.newestChange(table, key: key, db)
+        func conflict(_ column: String, _ values: ThreeWayColumn.Values) -> MergeConflict {
+            var conflict = MergeConflict(table: table.name, key: key, column: column, base: MergeValue(values.base), ours: MergeValue(values.ours),
+                                         theirs: MergeValue(values.theirs), oursVersion: origin?.version, oursMemo: origin?.memo)
+            conflict.decision = decisions.side(of: conflict)
+            return conflict
+        }
         guard table.closesByStatus else {
-            // Connections are their key: the row comes back, or goes. Where upstream now agrees
-            // with what the version did (lacks the row it removed, has the row it added), whether
-            // it does is a conflict over the row itself (column `row`).
-            let keyValues = table.keyColumns.map { name -> DatabaseValueConvertible in (before ?? then ?? now)![name] as DatabaseValue }
-            let restoring = before != nil && now == nil, removing = before == nil && now != nil
-            guard restoring || removing else { return [] }
-            if upstreamWeighs && (restoring ? upstream == nil : upstream != nil) {
-                let origin = try ThreeWayMerge.newestChange(table, key: key, db)
-                let wrote = MergeValue.text(restoring ? Self.absent : Self.present)
-                var conflict = MergeConflict(table: table.name, key: key, column: Self.rowColumn, base: wrote, ours: wrote,
-                                             theirs: .text(restoring ? Self.present : Self.absent), oursVersion: origin?.version, oursMemo: origin?.memo)
-                conflict.decision = decisions.side(of: conflict)
-                guard conflict.decision == .theirs else { return [conflict] }
-                if restoring {
-                    batch.put(table, Dictionary(uniqueKeysWithValues: columns.map { ($0.name, before![$0.name] as DatabaseValue as DatabaseValueConvertible?) }))
-                } else {
-                    batch.remove(table, key: keyValues)
-                }
-                return [conflict]
+            // Connections are their key: the row comes back, or goes, by the rule a column follows,
+            // its values `present` and `absent` (a conflict names the column `row`).
+            func existence(_ row: Row?) -> DatabaseValue { (row == nil ? Self.absent : Self.present).databaseValue }
+            let values = ThreeWayColumn.Values(base: existence(then), ours: existence(now), theirs: existence(before),
+                                               oursHeldByUpstream: upstreamWeighs && existence(upstream) == existence(then))
+            var outcome = ThreeWayColumn(kind: .text).decide(values)
+            var conflicts: [MergeConflict] = []
+            if outcome == .conflict {
+                conflicts.append(conflict(Self.rowColumn, values))
+                outcome = conflicts[0].decision == .theirs ? .takeTheirs : .keepOurs
             }
-            if restoring {
-                batch.put(table, Dictionary(uniqueKeysWithValues: columns.map { ($0.name, before![$0.name] as DatabaseValue as DatabaseValueConvertible?) }))
+            guard outcome == .takeTheirs, (before == nil) != (now == nil) else { return conflicts }
+            if let before {
+                batch.put(table, Dictionary(uniqueKeysWithValues: columns.map { ($0.name, before[$0.name] as DatabaseValue as DatabaseValueConvertible?) }))
             } else {
-                batch.remove(table, key: keyValues)
+                batch.remove(table, key: table.keyColumns.map { name -> DatabaseValueConvertible in now![name] as DatabaseValue })
             }
-            return []
+            return conflicts
         }
         guard let now else { return [] }
         // A row the version added has no state before it: it closes, and only its status is reverted.
         let status = "e_status"
         var target: [String: DatabaseValue] = Dictionary(uniqueKeysWithValues: columns.map { ($0.name, now[$0.name] as DatabaseValue) })
         var conflicts: [MergeConflict] = []
-        let origin = try ThreeWayMerge.newestChange(table, key: key, db)
         for column in table.nonKeyColumns {
             let name = column.name
             let was: DatabaseValue = before.map { $0[name] as DatabaseValue } ?? (name == status ? MasterTable.closedStatus.databaseValue : now[name])
             let wrote: DatabaseValue = then.map { $0[name] as DatabaseValue } ?? now[name]
-            let current: DatabaseValue = now[name]
-            // A column the version did not change has nothing to put back, whatever came later.
-            if !FieldChange.differ(was, wrote, column.kind) { continue }
-            // Upstream now holds what the version wrote: undoing it would go against upstream, and
-            // every later import would keep the old value as the curators'. A person decides.
-            let upstreamHolds = upstream.map { !FieldChange.differ($0[name] as DatabaseValue, wrote, column.kind) } ?? false
-            if upstreamHolds && FieldChange.differ(current, was, column.kind) {
-                var conflict = MergeConflict(table: table.name, key: key, column: name, base: MergeValue(wrote), ours: MergeValue(current),
-                                             theirs: MergeValue(was), oursVersion: origin?.version, oursMemo: origin?.memo)
-                conflict.decision = decisions.side(of: conflict)
-                if conflict.decision == .theirs { target[name] = was }
-                conflicts.append(conflict)
-            } else if !FieldChange.differ(current, wrote, column.kind) {
-                target[name] = was
-            } else if FieldChange.differ(current, was, column.kind) {
-                var conflict = MergeConflict(table: table.name, key: key, column: name, base: MergeValue(wrote), ours: MergeValue(current),
-                                             theirs: MergeValue(was), oursVersion: origin?.version, oursMemo: origin?.memo)
-                conflict.decision = decisions.side(of: conflict)
-                if conflict.decision == .theirs { target[name] = was }
-                conflicts.append(conflict)
+            let values = ThreeWayColumn.Values(base: wrote, ours: now[name], theirs: was,
+                                               oursHeldByUpstream: upstream.map { !FieldChange.differ($0[name] as DatabaseValue, wrote, column.kind) } ?? false)
+            switch ThreeWayColumn(kind: column.kind).decide(values) {
+            case .keepOurs: continue
+            case .takeTheirs: target[name] = was
+            case .conflict:
+                let found = conflict(name, values)
+                if found.decision == .theirs { target[name] = was }
+                conflicts.append(found)
             }
         }
         let changed = table.nonKeyColumns.contains { FieldChange.differ(target[$0.name]!, now[$0.name], $0.kind) }

@@ -16,20 +16,9 @@ package struct CuratedRowDiff {
         let staged = StagingTables.stagedTable(table)
         let columns = table.columnNames.joined(separator: ", ")
         let firstKey = table.keyColumns[0]
-        let closed = MasterTable.closedStatus
 
         let differs = table.nonKeyColumns.map { Self.differs("i.\($0.name)", "m.\($0.name)", $0.kind) }
-        let kind: String
-        if table.closesByStatus {
-            kind = """
-                CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT'
-                     WHEN m.e_status = \(closed) AND i.e_status <> \(closed) THEN 'RESTORE'
-                     WHEN m.e_status <> \(closed) AND i.e_status = \(closed) THEN 'DELETE'
-                     ELSE 'UPDATE' END
-                """
-        } else {
-            kind = "CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT' ELSE 'UPDATE' END"
-        }
+        let kind = Update.Kind.changeSQL(table, stored: "m", new: "i")
         try db.execute(sql: """
             INSERT INTO \(staged) (kind, source_line, \(columns))
             SELECT \(kind), i.source_line, \(table.columnNames.map { "i." + $0 }.joined(separator: ", "))
@@ -39,12 +28,13 @@ package struct CuratedRowDiff {
             """)
     }
 
-    /// SQL that is true when two values of a column differ under the diff rules:
-    /// NULL-aware, and coordinates equal within `MasterTable.coordinateTolerance`.
+    /// SQL that is true when two values of a column differ under the diff rules, and false
+    /// (never NULL, so that `NOT` of it means "equal") otherwise: NULL-aware, and coordinates equal
+    /// within `MasterTable.coordinateTolerance`. `FieldChange.differ` is the same rule in Swift.
     package static func differs(_ new: String, _ old: String, _ kind: MasterTable.Kind) -> String {
         switch kind {
         case .coordinate, .real:
-            return "((\(new) IS NULL) <> (\(old) IS NULL) OR abs(\(new) - \(old)) >= \(MasterTable.coordinateTolerance))"
+            return "((\(new) IS NULL) <> (\(old) IS NULL) OR ifnull(abs(\(new) - \(old)) >= \(MasterTable.coordinateTolerance), 0))"
         default:
             return "\(new) IS NOT \(old)"
         }

@@ -63,7 +63,6 @@ package struct StreamingTableDiff {
         let keyFields = table.keyColumns.map { key in header.columns.firstIndex { $0.name == key }! }
         let isKeyColumn = columns.map { table.keyColumns.contains($0.name) }
         let statusColumn = table.closesByStatus ? columns.firstIndex { $0.name == "e_status" } : nil
-        let closed = Int64(MasterTable.closedStatus)
 
         let isThreeWay = comparison == .upstream
         // Upstream's last file is the master but for a few rows, held apart; a row it lacks has no base.
@@ -140,7 +139,7 @@ package struct StreamingTableDiff {
                         try StatementBinding.step(keepTheirs, db)
                         continue
                     }
-                    let kind: Update.Kind
+                    var storedStatus: Int64?, newStatus: Int64?
                     if let storedRow {
                         var changed = false
                         for (column, field) in fieldOfColumn.enumerated() {
@@ -152,16 +151,11 @@ package struct StreamingTableDiff {
                         }
                         guard changed else { continue }
                         if let statusColumn, let field = fieldOfColumn[statusColumn] {
-                            let old = sqlite3_column_int64(storedRow, Int32(statusColumn))
-                            let new = batch.fields[base + field].integerValue
-                            kind = old == closed && new != nil && new != closed ? .restore
-                                : old != closed && new == closed ? .delete : .update
-                        } else {
-                            kind = .update
+                            storedStatus = sqlite3_column_int64(storedRow, Int32(statusColumn))
+                            newStatus = batch.fields[base + field].integerValue
                         }
-                    } else {
-                        kind = .insert
                     }
+                    let kind = Update.Kind.change(stored: storedRow != nil, storedStatus: storedStatus, newStatus: newStatus)
                     sqlite3_reset(insertHandle)
                     sqlite3_bind_text(insertHandle, 1, kind.rawValue, -1, Self.transient)
                     sqlite3_bind_int64(insertHandle, 2, Int64(batch.lines[row]))

@@ -179,16 +179,16 @@ package struct ThreeWayMerge {
             let key: String = row[0]
             for (index, column) in columns.enumerated() {
                 let theirs: DatabaseValue = row[1 + 3 * index], base: DatabaseValue = row[2 + 3 * index], ours: DatabaseValue = row[3 + 3 * index]
-                let upstreamChanged = FieldChange.differ(theirs, base, column.kind)
-                guard upstreamChanged || FieldChange.differ(ours, theirs, column.kind) else { continue }
-                if !upstreamChanged {
+                var values = ThreeWayColumn.Values(base: base, ours: ours, theirs: theirs, oursHeldByUpstream: false)
+                if let map = parents[index], let code = Int64.fromDatabaseValue(ours), let upstream = map[code] { values.oursAsTheirs = upstream.databaseValue }
+                switch ThreeWayColumn(kind: column.kind).decide(values) {
+                case .keepOurs:
+                    guard FieldChange.differ(ours, theirs, column.kind) else { continue }
                     kept.append(MergeNote(version: version, table: table.name, key: key, column: column.name, outcome: .kept,
                                           base: MergeValue(base), ours: MergeValue(ours), theirs: MergeValue(theirs), oursVersion: nil))
+                case .takeTheirs:
                     continue
-                }
-                var mapped = ours
-                if let map = parents[index], let code = Int64.fromDatabaseValue(ours), let upstream = map[code] { mapped = upstream.databaseValue }
-                if FieldChange.differ(ours, base, column.kind) && FieldChange.differ(mapped, theirs, column.kind) {
+                case .conflict:
                     conflicts.append(MergeConflict(table: table.name, key: key, column: column.name, base: MergeValue(base),
                                                    ours: MergeValue(ours), theirs: MergeValue(theirs)))
                 }
@@ -214,31 +214,23 @@ package struct ThreeWayMerge {
     /// Stages each row of theirs as merged, where it differs from the master's.
     private func stage(_ merged: MergedTable, _ db: Database) throws {
         let table = merged.table
-        let closed = MasterTable.closedStatus
         let values = table.columns.map { column -> String in
             let c = column.name
             if table.keyColumns.contains(c) { return "t.\(c)" }
             let absent = column.defaultValue.map(String.init) ?? "NULL"
             guard merged.givenColumns.contains(c) else { return "CASE WHEN m.\(table.keyColumns[0]) IS NULL THEN \(absent) ELSE m.\(c) END" }
             guard merged.baseColumns.contains(c) else { return "t.\(c)" }
-            return """
-                CASE WHEN m.\(table.keyColumns[0]) IS NULL OR b.\(table.keyColumns[0]) IS NULL THEN t.\(c)
-                     WHEN NOT \(differs("t.\(c)", "b.\(c)", column)) THEN m.\(c)
-                     WHEN NOT \(differs("m.\(c)", "b.\(c)", column)) OR NOT \(differs(mapped(table, c), "t.\(c)", column)) THEN t.\(c)
-                     WHEN (SELECT d.take FROM temp.merge_decisions d WHERE d.table_name = '\(table.name)' AND d.key_id = \(table.keyText(alias: "t"))
-                           AND d.column_name = '\(c)') = 'theirs' THEN t.\(c)
-                     ELSE m.\(c) END
+            let decided = """
+                CASE WHEN (SELECT d.take FROM temp.merge_decisions d WHERE d.table_name = '\(table.name)' AND d.key_id = \(table.keyText(alias: "t"))
+                           AND d.column_name = '\(c)') = 'theirs' THEN t.\(c) ELSE m.\(c) END
                 """
+            let merged = ThreeWayColumn(kind: column.kind).mergedValueSQL(
+                ThreeWayColumn.Expressions(base: "b.\(c)", ours: "m.\(c)", theirs: "t.\(c)", oursAsTheirs: mapped(table, c),
+                                           oursHeldByUpstream: nil), conflict: decided)
+            return "CASE WHEN m.\(table.keyColumns[0]) IS NULL OR b.\(table.keyColumns[0]) IS NULL THEN t.\(c) ELSE \(merged) END"
         }
         let firstKey = table.keyColumns[0]
-        let kind = table.closesByStatus
-            ? """
-                CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT'
-                     WHEN m.e_status = \(closed) AND x.e_status <> \(closed) THEN 'RESTORE'
-                     WHEN m.e_status <> \(closed) AND x.e_status = \(closed) THEN 'DELETE'
-                     ELSE 'UPDATE' END
-                """
-            : "CASE WHEN m.\(firstKey) IS NULL THEN 'INSERT' ELSE 'UPDATE' END"
+        let kind = Update.Kind.changeSQL(table, stored: "m", new: "x")
         let changed = table.nonKeyColumns.map { differs("x.\($0.name)", "m.\($0.name)", $0) }
         try db.execute(sql: """
             INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
