@@ -163,7 +163,7 @@ package struct ManifestAudit {
         if filesOK, depth(version) >= .contents {
             let counts: (version: Int, rows: [String: Int])
             do {
-                counts = try Self.rows(ofDatabase: folder.url(released.database.path))
+                counts = try Self.rows(ofDatabase: folder.filePath(released.database.path))
             } catch {
                 problem("\(field).database", released.database.path, "not a readable SQLite database (\(error.localizedDescription))")
                 return
@@ -219,9 +219,9 @@ package struct ManifestAudit {
         var prefix = ""
         for component in entry.path.split(separator: "/").dropLast() {
             prefix += (prefix.isEmpty ? "" : "/") + component
-            if folderKinds.kind(folder.url(prefix)) != S_IFDIR { return "\(prefix) is not a folder (expected a folder, never a link)" }
+            if folderKinds.kind(folder.filePath(prefix)) != S_IFDIR { return "\(prefix) is not a folder (expected a folder, never a link)" }
         }
-        let full = folder.url(entry.path)
+        let full = folder.filePath(entry.path)
         // One lstat for the kind and the size: a folder of 50 releases lists over 1,300 files.
         var status = stat()
         guard lstat(full, &status) == 0 else { return "the file is missing" }
@@ -259,13 +259,13 @@ package struct ManifestAudit {
         })
         var problems: [ManifestProblem] = []
         func walk(_ relative: String) {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: relative.isEmpty ? folder.path : folder.url(relative))) ?? []).sorted()
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: relative.isEmpty ? folder.path : folder.filePath(relative))) ?? []).sorted()
             for name in names {
                 let path = relative.isEmpty ? name : relative + "/" + name
                 if relative.isEmpty, folders.contains(path), let version = Int(path), depth(version) == .listed {
                     continue
                 }
-                if Self.kind(folder.url(path)) == S_IFDIR && folders.contains(path) {
+                if Self.kind(folder.filePath(path)) == S_IFDIR && folders.contains(path) {
                     walk(path)
                 } else if !listed.contains(path) && !(relative.isEmpty && Self.isLeftover(name)) {
                     problems.append(ManifestProblem(field: "folder", file: path, reason: Self.unlistedReason))

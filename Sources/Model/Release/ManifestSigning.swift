@@ -68,7 +68,7 @@ public struct ManifestSigning: Sendable {
 
 extension ReleaseFolder {
     /// The folder's `manifest.json.sig`.
-    package var signaturesPath: String { url(ManifestSignatures.fileName) }
+    package var signaturesPath: String { filePath(ManifestSignatures.fileName) }
 
     /// Whether the folder's manifest is signed: a release into it must be signed too.
     package var isSigned: Bool { FileManager.default.fileExists(atPath: signaturesPath) }
@@ -89,13 +89,13 @@ public enum ManifestResigning {
         defer { withExtendedLifetime(lock) {} }
         try folder.completeInterruptedPublish()
         try folder.removeLeftovers()
-        guard let existing = try folder.readManifestIfPresent(depth: { _ in .sizes }) else {
-            throw ReleaseError.missingManifest(folder.url(Manifest.fileName))
+        guard let existing = try folder.manifestFileIfPresent(depth: { _ in .sizes }) else {
+            throw ReleaseError.missingManifest(folder.filePath(Manifest.fileName))
         }
         let manifest = signing.stamped(existing.manifest, after: existing.manifest)
         let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try ReleaseError.translating(folder.path) {
-            try FileManager.default.createDirectory(atPath: folder.url(building), withIntermediateDirectories: false)
+            try FileManager.default.createDirectory(atPath: folder.filePath(building), withIntermediateDirectories: false)
         }
         try folder.publish(version: manifest.newest, from: building, manifest: manifest, extending: existing, signing: signing) { _ in }
         return manifest

@@ -98,7 +98,7 @@ extension MasterDatabase {
         // a release does not slow down as the folder grows: an older file is hashed when it is read
         // (a delta this release joins); `verify` reads every file.
         let published = PublishedReleases(folder: folder, manifest: BackgroundTask {
-            let existing = try folder.readManifestIfPresent(depth: { _ in .sizes })
+            let existing = try folder.manifestFileIfPresent(depth: { _ in .sizes })
             try folder.requireLineage(lineage, of: existing?.manifest)
             return existing
         })
@@ -107,7 +107,7 @@ extension MasterDatabase {
         let step: (ReleaseStep) throws -> Void = { try options.onStep?($0) }
 
         let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let buildFolder = ReleaseFolder(path: folder.url(building))
+        let buildFolder = ReleaseFolder(path: folder.filePath(building))
         var publishDecided = false
         defer { if !publishDecided { try? FileManager.default.removeItem(atPath: buildFolder.path) } }
         let (released, checks) = try ReleaseError.translating(folder.path) {
@@ -119,7 +119,7 @@ extension MasterDatabase {
         try requirePublishedHistory(existing, folder: folder.path, released: released, newest: try dataVersion(), scratch: buildFolder.path)
         var verification: VerificationReport?
         if options.verify {
-            let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.url("verify"))
+            let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.filePath("verify"))
             verification = try verifier.verify(released, olderDatabases: existing.map { (folder, $0) })
             if !verification!.failures.isEmpty { throw ReleaseError.verificationFailed(verification!.failures) }
         }
@@ -168,7 +168,7 @@ extension MasterDatabase {
         var phases = PhaseLog()
         try FileManager.default.createDirectory(atPath: building.path, withIntermediateDirectories: true)
         // The version folder is named once the version is known (inside the read transaction).
-        let scratchDatabase = building.url("stations.sqlite")
+        let scratchDatabase = building.filePath("stations.sqlite")
         var checkTally: CheckTally?
         var carryOver: ReleasedFile?
         var clientSchema = 1
@@ -190,7 +190,7 @@ extension MasterDatabase {
                     if !outcome.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, outcome.blocking) }
                     checkTally = outcome.tally
                 }
-                try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: building.filePath("\(version)"), withIntermediateDirectories: true)
                 Progress.phase("building the client database of version \(version)")
                 let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
                 clientSchema = try ClientSchema.version(atData: version, db)
@@ -218,18 +218,18 @@ extension MasterDatabase {
         // The twin reports nothing (progress is this task's): its work is named with this one's.
         Progress.phase(twin == nil ? "indexing, hashing and compressing" : "indexing and compressing the database, writing deltas beside it")
         let databasePath = ReleaseLayout.database(version)
-        try AtomicFile.moveIntoPlace(scratchDatabase, building.url(databasePath), replacing: false)
+        try AtomicFile.moveIntoPlace(scratchDatabase, building.filePath(databasePath), replacing: false)
         // Without the twin's, the hash reads a copy of the file's tables beside the indexes and
         // the gzip, which uses every core and hashes the file's bytes in the same read. The copy
         // stays outside the version folder, which is what gets published.
         let hashing = twinHashes ? nil : try ReleaseDatabaseBuilder.hashInBackground(
-            building.url(databasePath), copyingTo: building.url("hashed.sqlite"))
+            building.filePath(databasePath), copyingTo: building.filePath("hashed.sqlite"))
         defer { _ = try? hashing?.wait() }
-        let deflating = DeflatingAhead(file: building.url(databasePath), settings: .database)
+        let deflating = DeflatingAhead(file: building.filePath(databasePath), settings: .database)
         let compressed = Result {
             defer { _ = deflating.finish() }
-            try ReleaseDatabaseBuilder.complete(building.url(databasePath), version: version, besideOtherWork: true)
-            return try Gunzip.compress(file: building.url(databasePath), to: building.url(ReleaseLayout.databaseGzip(version)),
+            try ReleaseDatabaseBuilder.complete(building.filePath(databasePath), version: version, besideOtherWork: true)
+            return try ParallelGzip.compress(file: building.filePath(databasePath), to: building.filePath(ReleaseLayout.databaseGzip(version)),
                                        deflatedAhead: deflating.finish())
         }
         phases.done("indexes, database sha256 and gzip (\((try? compressed.get())?.blocksTakenAhead ?? 0) blocks deflated ahead)")
@@ -245,7 +245,7 @@ extension MasterDatabase {
         phases.done("deltas, after the gzip")
         try step(.deltasWritten)
         let gzipped = try compressed.get()
-        let database = ReleasedFile(path: databasePath, bytes: try Self.size(of: building.url(databasePath)), sha256: gzipped.sourceSha256)
+        let database = ReleasedFile(path: databasePath, bytes: try Self.size(of: building.filePath(databasePath)), sha256: gzipped.sourceSha256)
         let databaseGzip = ReleasedFile(path: ReleaseLayout.databaseGzip(version), bytes: gzipped.bytes, sha256: gzipped.sha256)
         var (deltas, downloads) = try Self.publishedDeltas(
             rendered, version: version, databaseGzip: databaseGzip, carryOver: carryOver,
@@ -274,7 +274,7 @@ extension MasterDatabase {
         // This connection's errors are the other one's to tell.
         guard newest > 0, (0...newest).contains(version) else { return TwinBuild() }
         do {
-            try FileManager.default.createDirectory(atPath: building.url("\(version)"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: building.filePath("\(version)"), withIntermediateDirectories: true)
             handOff.deliver(.success(try rendering.render(db, version: version, newest: newest)))
         } catch {
             handOff.deliver(.failure(error))
@@ -290,7 +290,7 @@ extension MasterDatabase {
     /// The script phones that download the database or update the app run after it: the
     /// visit records of every split up to `version` carried over.
     private static func writeCarryOver(_ version: Int, into building: ReleaseFolder, _ db: Database) throws -> ReleasedFile {
-        let script = DigestSink(next: try FileSink(path: building.url(ReleaseLayout.carryOver(version))))
+        let script = DigestSink(next: try FileSink(path: building.filePath(ReleaseLayout.carryOver(version))))
         try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: script)
         try script.finish()
         return ReleasedFile(path: ReleaseLayout.carryOver(version), bytes: script.byteCount, sha256: script.sha256)
@@ -312,7 +312,7 @@ extension MasterDatabase {
         for (from, deltaPath, delta) in written {
             // A delta larger than the whole database is of no use to anyone: not published.
             if delta.gzipBytes > databaseGzip.bytes {
-                try FileManager.default.removeItem(atPath: building.url(deltaPath))
+                try FileManager.default.removeItem(atPath: building.filePath(deltaPath))
                 downloads.append(fullDownload(from))
                 continue
             }
@@ -411,7 +411,7 @@ private struct DeltaRendering: Sendable {
         let published = (folder: published.folder, versions: try published.versions())
         // Version 0 is no client: a new install downloads the database.
         var plan = DeltaChainPlan.make(version: version, released: published.versions, spacing: spacing) { delta in
-            GzipJoin.isJoinable(published.folder.url(delta.file.path))
+            GzipJoin.isJoinable(published.folder.filePath(delta.file.path))
         }
         var written: [(from: Int, path: String, delta: WrittenDelta)] = []
         func render(_ froms: [Int]) throws {
@@ -424,7 +424,7 @@ private struct DeltaRendering: Sendable {
                 Progress.update(index)
                 let deltaPath = ReleaseLayout.delta(from: from, to: version)
                 written.append((from, deltaPath, try MasterDatabase.writeDelta(
-                    db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.url(deltaPath)))))
+                    db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.filePath(deltaPath)))))
             }
             try writer.finish(db)
         }

@@ -14,7 +14,7 @@ package struct ReleaseFolder: Sendable {
     }
 
     package var manifestPath: String { (path as NSString).appendingPathComponent(Manifest.fileName) }
-    package var intentPath: String { url(PublishIntent.fileName) }
+    package var intentPath: String { filePath(PublishIntent.fileName) }
 
     package static let buildingPrefix = ".building-"
 
@@ -34,17 +34,18 @@ package struct ReleaseFolder: Sendable {
         return ReleaseFolder(path: path)
     }
 
-    package func url(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
+    /// The path of `relative` inside the folder.
+    package func filePath(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 
     /// The manifest, checked against the folder (`ManifestAudit`: every field, path and file,
     /// each version as deeply as `depth` says, and nothing unlisted).
     /// - Throws: `ReleaseError` when the folder or manifest is missing, corrupt or disagrees.
-    package func loadManifest(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest {
-        try readManifest(depth: depth).manifest
+    package func manifest(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest {
+        try manifestFile(depth: depth).manifest
     }
 
-    /// `loadManifest`, with the bytes the manifest was decoded from.
-    package func readManifest(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> ManifestFile {
+    /// `manifest(depth:)`, with the bytes the manifest was decoded from (to sign or compare them).
+    package func manifestFile(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> ManifestFile {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReleaseError.missingFolder(path)
@@ -70,13 +71,8 @@ package struct ReleaseFolder: Sendable {
     /// a lock file and what releases leave before they publish (a build folder, a temporary file).
     ///
     /// - Throws: `ReleaseError.notOurs` naming the first thing in a folder with no manifest.
-    package func loadManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> Manifest? {
-        try readManifestIfPresent(depth: depth)?.manifest
-    }
-
-    /// `loadManifestIfPresent`, with the bytes the manifest was decoded from.
-    package func readManifestIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> ManifestFile? {
-        if FileManager.default.fileExists(atPath: manifestPath) { return try readManifest(depth: depth) }
+    package func manifestFileIfPresent(depth: @escaping (Int) -> ManifestAudit.Depth = { _ in .hashes }) throws -> ManifestFile? {
+        if FileManager.default.fileExists(atPath: manifestPath) { return try manifestFile(depth: depth) }
         try refuseStrangersInANewFolder()
         return nil
     }
@@ -89,7 +85,7 @@ package struct ReleaseFolder: Sendable {
         guard !FileManager.default.fileExists(atPath: manifestPath) else { return }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         if let stranger = names.first(where: { !ReleaseLayout.folderFiles.contains($0) && !ManifestAudit.isLeftover($0) }) {
-            throw ReleaseError.notOurs(url(stranger))
+            throw ReleaseError.notOurs(filePath(stranger))
         }
     }
 
@@ -103,7 +99,7 @@ package struct ReleaseFolder: Sendable {
 
     /// Refuses to replace a version folder that no manifest lists: it is not ours.
     package func requireOwnership(of version: Int, manifest: Manifest?) throws {
-        let folder = url("\(version)")
+        let folder = filePath("\(version)")
         if FileManager.default.fileExists(atPath: folder) && manifest?.version(version) == nil {
             throw ReleaseError.notOurs(folder)
         }
@@ -202,9 +198,9 @@ extension ReleaseFolder {
             if let signing {
                 let signatures = try signing.signatures(for: encoded, replacing: previous?.bytes,
                                                         previousSignatures: FileManager.default.contents(atPath: signaturesPath))
-                try AtomicFile.write(signatures, to: url(Self.stagedSignatures(in: building)))
+                try AtomicFile.write(signatures, to: filePath(Self.stagedSignatures(in: building)))
             }
-            try AtomicFile.write(encoded, to: url(Self.stagedManifest(in: building)))
+            try AtomicFile.write(encoded, to: filePath(Self.stagedManifest(in: building)))
             let intent = PublishIntent(building: building, version: version, manifestSha256: FileDigest.sha256(encoded))
             try AtomicFile.write(try JSONEncoder().encode(intent), to: intentPath)
             return intent
@@ -227,12 +223,12 @@ extension ReleaseFolder {
 
     /// Each step checks what is already done, so it can be repeated after a kill at any point.
     private func complete(_ intent: PublishIntent, onStep: (ReleaseStep) throws -> Void) throws {
-        let staged = url("\(intent.building)/\(intent.version)")
-        let target = url("\(intent.version)")
+        let staged = filePath("\(intent.building)/\(intent.version)")
+        let target = filePath("\(intent.version)")
         try ReleaseError.translating(path) {
             if FileManager.default.fileExists(atPath: staged) {
                 if FileManager.default.fileExists(atPath: target) {
-                    let displaced = url("\(intent.building)/displaced-\(intent.version)")
+                    let displaced = filePath("\(intent.building)/displaced-\(intent.version)")
                     try? FileManager.default.removeItem(atPath: displaced)
                     try AtomicFile.moveIntoPlace(target, displaced, replacing: false)
                     try onStep(.oldVersionMovedAside)
@@ -247,7 +243,7 @@ extension ReleaseFolder {
             try placeManifest(of: intent)
             try onStep(.manifestWritten)
             try FileManager.default.removeItem(atPath: intentPath)
-            try? FileManager.default.removeItem(atPath: url(intent.building))
+            try? FileManager.default.removeItem(atPath: filePath(intent.building))
         }
     }
 
@@ -258,11 +254,11 @@ extension ReleaseFolder {
             try AtomicFile.write(try manifest.encoded(), to: manifestPath)
             return
         }
-        let stagedSignatures = url(Self.stagedSignatures(in: intent.building))
+        let stagedSignatures = filePath(Self.stagedSignatures(in: intent.building))
         if FileManager.default.fileExists(atPath: stagedSignatures) {
             try AtomicFile.moveIntoPlace(stagedSignatures, signaturesPath, replacing: true)
         }
-        let staged = url(Self.stagedManifest(in: intent.building))
+        let staged = filePath(Self.stagedManifest(in: intent.building))
         if FileManager.default.fileExists(atPath: staged) {
             try AtomicFile.moveIntoPlace(staged, manifestPath, replacing: true)
         } else if (try? FileDigest.sha256(ofFile: manifestPath)) != intent.manifestSha256 {
@@ -280,7 +276,7 @@ extension ReleaseFolder {
     package func removeLeftovers() throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         let leftovers = names.filter { $0.hasPrefix(Self.buildingPrefix) || (AtomicFile.isTemporaryName($0)) }.sorted()
-        for name in leftovers { try? FileManager.default.removeItem(atPath: url(name)) }
+        for name in leftovers { try? FileManager.default.removeItem(atPath: filePath(name)) }
         return leftovers
     }
 }

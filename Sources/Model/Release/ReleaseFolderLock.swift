@@ -27,7 +27,7 @@ package final class ReleaseFolderLock {
     /// - Throws: `ReleaseError.folderBusy` after `timeout`; `.cannotWrite` when an exclusive lock's
     ///   file cannot be opened.
     package static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock? {
-        let path = folder.url(fileName)
+        let path = folder.filePath(fileName)
         var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if descriptor < 0 && !exclusive {
             descriptor = open(path, O_RDONLY | O_CLOEXEC)

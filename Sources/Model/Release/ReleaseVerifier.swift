@@ -47,19 +47,19 @@ package struct ReleaseVerifier {
         let version = released.version
         // On the other core while the paths below run (SQLite reading every row, beside the
         // copies, the inflating and sqlite3's carry-overs): told first all the same.
-        let databasePath = folder.url(released.database.path)
+        let databasePath = folder.filePath(released.database.path)
         let targetHash = BackgroundTask { try ContentHash.compute(ofFile: databasePath) }
         defer { _ = try? targetHash.wait() }
         // What a phone that downloads the database gets: it must be the bundled file, byte for byte.
         let downloaded = path("downloaded-\(version).sqlite")
         let inflated = DigestSink(next: try FileSink(path: downloaded))
-        try Gunzip.inflate(folder.url(released.databaseGzip.path), into: inflated)
+        try Gunzip.inflate(folder.filePath(released.databaseGzip.path), into: inflated)
         if inflated.sha256 != released.database.sha256 {
             report.failures.append("\(released.databaseGzip.path): inflates to sha256 \(inflated.sha256), not the database's \(released.database.sha256)")
         }
         let bundled = path("bundled-\(version).sqlite")
-        try FileManager.default.copyItem(atPath: folder.url(released.database.path), toPath: bundled)
-        let carryOver = released.carryOver.map { folder.url($0.path) }
+        try FileManager.default.copyItem(atPath: folder.filePath(released.database.path), toPath: bundled)
+        let carryOver = released.carryOver.map { folder.filePath($0.path) }
         let allSplits = try master.read { try UpdateLog.splits($0, after: 0, through: version) }
 
         Progress.phase("verifying how phones at versions 1…\(max(version - 1, 1)) reach version \(version), with sqlite3", total: max(version - 1, 0))
@@ -132,7 +132,7 @@ package struct ReleaseVerifier {
     /// The database of version `from`: from the release folder when it was built there, else rebuilt.
     private func baseDatabase(_ from: Int, _ older: (ReleaseFolder, Manifest)?) throws -> String {
         if let (folder, manifest) = older, let version = manifest.version(from) {
-            return folder.url(version.database.path)
+            return folder.filePath(version.database.path)
         }
         let path = self.path("base-\(from).sqlite")
         if !FileManager.default.fileExists(atPath: path) { _ = try master.buildClientDatabase(version: from, at: path) }
@@ -166,7 +166,7 @@ package struct ReleaseVerifier {
         // Inflated as one gzip member, as the simplest phone decoder does; a joined delta too.
         let sql: Data
         do {
-            sql = try Gunzip.inflate(try Data(contentsOf: URL(fileURLWithPath: folder.url(delta.file.path))), name: delta.file.path)
+            sql = try Gunzip.inflate(try Data(contentsOf: URL(fileURLWithPath: folder.filePath(delta.file.path))), name: delta.file.path)
         } catch {
             report.failures.append("\(name): \(delta.file.path) does not inflate as one gzip member (\(error.localizedDescription))")
             return nil
@@ -198,7 +198,7 @@ package struct ReleaseVerifier {
             report.failures.append("\(name): sqlite3 failed: \(result.error.trimmingCharacters(in: .whitespacesAndNewlines))")
             return nil
         }
-        let bundled = try DatabaseQueue(path: folder.url(target.database.path), configuration: Self.readOnly)
+        let bundled = try DatabaseQueue(path: folder.filePath(target.database.path), configuration: Self.readOnly)
         let targetShape = try bundled.read { try ClientSchema.shape($0) }
         try bundled.close()
         let queue = try DatabaseQueue(path: phone)
@@ -352,7 +352,7 @@ extension MasterDatabase {
         let lock = try ReleaseFolderLock.acquire(folder, exclusive: false, timeout: 600)
         defer { withExtendedLifetime(lock) {} }
         if FileManager.default.fileExists(atPath: folder.intentPath) { throw ReleaseError.interruptedRelease(path) }
-        let manifest = try folder.loadManifest()
+        let manifest = try folder.manifest()
         if let lineage = try lineage() { try folder.requireLineage(lineage, of: manifest) }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stationadmin-verify-\(UUID().uuidString)").path
         var report = VerificationReport()

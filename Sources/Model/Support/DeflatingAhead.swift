@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Deflates, on a thread of its own, the blocks of a file that are final while the rest of the
-/// file is still being written, so that its gzip (`Gunzip.compress(file:to:deflatedAhead:)`)
+/// file is still being written, so that its gzip (`ParallelGzip.compress(file:to:deflatedAhead:)`)
 /// has less left to do once it is finished.
 ///
 /// A release's client database is the case: once its tables are filled, SQLite appends the

@@ -154,3 +154,21 @@ private struct UncheckedSendable<Value>: @unchecked Sendable {
     package let value: Value
     package init(_ value: Value) { self.value = value }
 }
+
+extension ParallelGzip {
+    /// Gzips a file into another on every core (`compress(_:settings:into:…)`), hashing both in the same read;
+    /// with the blocks `DeflatingAhead` made while the file was being finished.
+    package static func compress(file source: String, to destination: String,
+                                 deflatedAhead: [Int: DeflatedBlock] = [:])
+        throws -> (sourceSha256: String, bytes: Int, sha256: String, blocksTakenAhead: Int) {
+        let digest = DigestSink(next: try FileSink(path: destination))
+        let raw = DigestSink()
+        // Mapped, not read into a buffer of the database's size (`MappedFile`).
+        let taken = try MappedFile.withBytes(ofFile: source) { bytes in
+            try ParallelGzip.compress(UnsafeRawBufferPointer(bytes), settings: .database, into: digest,
+                                      deflatedAhead: deflatedAhead, eachInputBlock: raw.write)
+        }
+        try raw.finish()
+        return (raw.sha256, digest.byteCount, digest.sha256, taken)
+    }
+}

@@ -114,7 +114,7 @@ import Testing
         #expect(verification.passed.contains { $0.hasPrefix("delta 1 → 10 (joined through ") })
 
         func file(_ path: String) -> String { (folder as NSString).appendingPathComponent(path) }
-        let manifest = try ReleaseFolder(path: folder).loadManifest()
+        let manifest = try ReleaseFolder(path: folder).manifest()
         for delta in joined {
             let via = try #require(delta.via)
             let first = try #require(manifest.version(via)?.deltas.first { $0.from == delta.from })
@@ -183,7 +183,7 @@ import Testing
             return words.contains(#".deltas[from 1].file ""#) && words.contains("sha256") && words.contains("the file changed since it was released")
         }
         // Nothing was published: the manifest still ends at 10.
-        #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
+        #expect(try ReleaseFolder(path: folder).manifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
     /// A folder released by format 4 lists each joined delta by the hash of its whole SQL: a
@@ -202,7 +202,7 @@ import Testing
         try manifest.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
 
         try releaseEleven(database, into: folder)
-        let released = try ReleaseFolder(path: folder).loadManifest()
+        let released = try ReleaseFolder(path: folder).manifest()
         #expect(released.format == Manifest.currentFormat)
         let eleven = try #require(released.version(11))
         let throughFormatFour = eleven.deltas.filter { delta in
@@ -220,7 +220,7 @@ import Testing
         newer.format = Manifest.currentFormat + 1
         try newer.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
         #expect {
-            try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes })
+            try ReleaseFolder(path: folder).manifest(depth: { _ in .sizes })
         } throws: { error in
             "\(error.localizedDescription)".contains("format: \(Manifest.currentFormat + 1), newer than this StationAdmin reads")
         }
@@ -267,7 +267,7 @@ import Testing
             change(&manifest.versions[newest].deltas[index])
             try manifest.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
             #expect {
-                try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes })
+                try ReleaseFolder(path: folder).manifest(depth: { _ in .sizes })
             } throws: { error in
                 "\(error.localizedDescription)".contains("versions[10].deltas[from 1].\(words)")
             }
@@ -297,7 +297,7 @@ import Testing
             return words.contains(#".deltas[from 1].sql_bytes ""#) && words.contains("as its gzip trailer keeps it), but the manifest lists")
                 && words.contains("its entry in manifest.json changed since it was released")
         }
-        #expect(try ReleaseFolder(path: folder).loadManifest(depth: { _ in .sizes }).newest == results.last?.released.version)
+        #expect(try ReleaseFolder(path: folder).manifest(depth: { _ in .sizes }).newest == results.last?.released.version)
     }
 
     @Test func theAuditNamesAJoinThatIsNotWhatItSays() throws {
@@ -308,7 +308,7 @@ import Testing
         manifest.versions[manifest.versions.count - 1].deltas[index].via = 10
         try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
         #expect {
-            try ReleaseFolder(path: folder).loadManifest()
+            try ReleaseFolder(path: folder).manifest()
         } throws: { error in
             "\(error.localizedDescription)".contains(#"versions[10].deltas[from 1].via "10/delta-from-1.sql.gz": 10 (expected a version between 1 and 10"#)
         }
@@ -323,7 +323,7 @@ import Testing
         options.skipChecks = true
         options.checkpointSpacing = 3
         try database.release(options)
-        #expect(try ReleaseFolder(path: folder).loadManifest().newest == 10)
+        #expect(try ReleaseFolder(path: folder).manifest().newest == 10)
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
         try database.commit(batch, memo: "v11")

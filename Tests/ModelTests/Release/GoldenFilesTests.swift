@@ -35,7 +35,7 @@ import Testing
                            reason: "Seikan Tunnel: 59.6 km, no station between")
         let result = try database.release(ReleaseOptions(outputFolder: folder, verify: false))
         #expect(result.released.version == 4)
-        return (folder, try ReleaseFolder(path: folder).loadManifest())
+        return (folder, try ReleaseFolder(path: folder).manifest())
     }
 
     @Test func theDemosRelease4SendsPhonesWhatItSentBefore() throws {

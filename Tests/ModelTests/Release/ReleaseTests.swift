@@ -74,7 +74,7 @@ import Testing
         let empty = try database.release(ReleaseOptions(outputFolder: scratch.path("now"), version: 0))
         #expect(empty.released.rows.values.allSatisfy { $0 == 0 } && empty.released.deltas.isEmpty)
         #expect(try FileDigest.sha256(ofFile: scratch.path("now/1/stations.sqlite")) == rebuilt.released.database.sha256)
-        #expect(try ReleaseFolder(path: scratch.path("now")).loadManifest().versions.map(\.version) == [0, 1])
+        #expect(try ReleaseFolder(path: scratch.path("now")).manifest().versions.map(\.version) == [0, 1])
     }
 
     private func twoVersionsContinuing(_ database: MasterDatabase) throws -> MasterDatabase {

@@ -86,7 +86,7 @@ import Testing
         #expect(waited.withLock { $0 } == ["\(folder): waiting for another StationAdmin process (pid \(getpid())) that is writing this release folder"])
         #expect(secondError.withLock { $0 } as? ReleaseError == .folderBusy(folder, holder: getpid()))
         try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
-        #expect(try ReleaseFolder(path: folder).loadManifest().versions.map(\.version) == [1, 2])
+        #expect(try ReleaseFolder(path: folder).manifest().versions.map(\.version) == [1, 2])
     }
 
     @Test func twoReleaseProcessesIntoOneFolderBothLand() throws {
@@ -103,7 +103,7 @@ import Testing
         }
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0])
-        #expect(try ReleaseFolder(path: folder).loadManifest().versions.map(\.version) == [1, 2])
+        #expect(try ReleaseFolder(path: folder).manifest().versions.map(\.version) == [1, 2])
         #expect(try database.verifyRelease(folder: folder).failures == [])
     }
 
@@ -113,7 +113,7 @@ import Testing
         let folder = scratch.path("release")
         try first.release(ReleaseOptions(outputFolder: folder, verify: false))
         let before = try snapshot(folder)
-        let manifest = try ReleaseFolder(path: folder).loadManifest()
+        let manifest = try ReleaseFolder(path: folder).manifest()
         #expect(manifest.lineage == (try first.lineage()))
         #expect(try first.lineage() != second.lineage())
         let expected = ReleaseError.otherLineage(folder, folder: try first.lineage()!, master: try second.lineage()!)
@@ -171,7 +171,7 @@ import Testing
         #expect(killed.status == SIGKILL, "killed at \(step.rawValue)")
         let releaseFolder = ReleaseFolder(path: folder)
         let hasIntent = FileManager.default.fileExists(atPath: releaseFolder.intentPath)
-        if !hasIntent { #expect(throws: Never.self) { try releaseFolder.loadManifest() } }
+        if !hasIntent { #expect(throws: Never.self) { try releaseFolder.manifest() } }
         #expect(hasIntent == [.intentWritten, .oldVersionMovedAside, .newVersionMovedIn, .manifestWritten].contains(step))
         if hasIntent {
             let verify = try CommandRunner.run(["verify", "--db", database.path, "--out", folder])
@@ -188,7 +188,7 @@ import Testing
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         #expect(names == [".lock", "1", "2", "3", "manifest.json"])
-        #expect(try releaseFolder.loadManifest().versions.map(\.version) == [1, 2, 3])
+        #expect(try releaseFolder.manifest().versions.map(\.version) == [1, 2, 3])
         #expect(try database.verifyRelease(folder: folder).failures == [])
     }
 
@@ -205,7 +205,7 @@ import Testing
         // The intent as the earlier release wrote it: the manifest inside, nothing staged.
         let releaseFolder = ReleaseFolder(path: folder)
         let intent = try PublishIntent.decode(Data(contentsOf: URL(fileURLWithPath: releaseFolder.intentPath)))
-        let staged = releaseFolder.url(ReleaseFolder.stagedManifest(in: intent.building))
+        let staged = releaseFolder.filePath(ReleaseFolder.stagedManifest(in: intent.building))
         let manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: staged)))
         try FileManager.default.removeItem(atPath: staged)
         let swiftNames = JSONEncoder()
@@ -220,7 +220,7 @@ import Testing
         let repair = try CommandRunner.run(["release", "--db", database.path, "--out", folder, "--version", "2"])
         #expect(repair.status == 0, "\(repair.stderr)")
         #expect(repair.stderr.contains("Completed the interrupted release of version 2 first."))
-        #expect(try releaseFolder.loadManifest().versions.map(\.version) == [1, 2])
+        #expect(try releaseFolder.manifest().versions.map(\.version) == [1, 2])
         #expect(try database.verifyRelease(folder: folder).failures == [])
     }
 

@@ -121,7 +121,7 @@ import Testing
         let goodDelta = try Data(contentsOf: URL(fileURLWithPath: deltaPath))
         let hostileSQL = scratch.path("hostile.sql")
         try Data("DELETE FROM completions;".utf8).write(to: URL(fileURLWithPath: hostileSQL))
-        _ = try Gunzip.compress(file: hostileSQL, to: deltaPath)
+        _ = try ParallelGzip.compress(file: hostileSQL, to: deltaPath)
         let hostile = try Data(contentsOf: URL(fileURLWithPath: deltaPath))
         var text = String(decoding: goodManifest, as: UTF8.self)
         let manifest = try Manifest.decode(goodManifest)

@@ -69,8 +69,8 @@ import Testing
 
         let alone = scratch.path("alone.gz")
         let withAhead = scratch.path("ahead.gz")
-        _ = try Gunzip.compress(file: path, to: alone)
-        let made = try Gunzip.compress(file: path, to: withAhead, deflatedAhead: ahead)
+        _ = try ParallelGzip.compress(file: path, to: alone)
+        let made = try ParallelGzip.compress(file: path, to: withAhead, deflatedAhead: ahead)
         #expect(try Data(contentsOf: URL(fileURLWithPath: withAhead)) == Data(contentsOf: URL(fileURLWithPath: alone)))
         #expect(try Gunzip.read(withAhead) == content)
         // Blocks 1 and 4 are taken; 2 changed, and 3's dictionary did.
