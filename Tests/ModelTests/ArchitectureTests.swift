@@ -60,20 +60,56 @@ import Testing
     /// is dated, not in a comment that outlives it. A constant's own value (`75 s`, as nginx) is not
     /// a measurement: a line is flagged when a duration stands beside a comparison.
     @Test func noCommentQuotesAPastTiming() throws {
-        let duration = try NSRegularExpression(pattern: #"[0-9](\.[0-9]+)? ?(s|ms|µs)\b"#)
-        let comparison = try NSRegularExpression(pattern: #"\b(took|takes|against|instead of|cost|costs|lived|spent)\b|->|→"#)
+        // A quantity: a duration, a fraction or a multiple, a share (a workload's "1 % import" is none).
+        let quantity = try NSRegularExpression(pattern: #"[0-9](\.[0-9]+)? ?(s|ms|µs)\b|\b(a|one|two) (third|fifth|quarter|tenth|half)s?\b|\bthirds\b|\b(tripled|doubled|halved) the\b|\b(twice|two times|three times|five times|ten times) (the|as|level)\b|[0-9] ?%(?! (import|change))"#)
+        let comparison = try NSRegularExpression(pattern: #"\b(took|takes|against|instead of|cost|costs|lived|spent|slowed|time|work)\b|->|→"#)
+        // A threshold is a constant, not a measurement.
+        let threshold = try NSRegularExpression(pattern: #"\b(slower|faster|more|longer) than [0-9]"#)
+        // Where a measurement was cited rather than kept: a session, an issue, a heading gone.
+        let citation = try NSRegularExpression(pattern: #"RESULTS\.md, (session|section) [0-9]|\(issue[:)]|the core issue"#)
         var quoted: [String] = []
         for (path, text) in try Self.sources() {
             for (number, line) in text.components(separatedBy: "\n").enumerated() {
                 guard let start = line.range(of: "//") else { continue }
                 let comment = String(line[start.lowerBound...])
                 let range = NSRange(comment.startIndex..., in: comment)
-                if duration.firstMatch(in: comment, range: range) != nil && comparison.firstMatch(in: comment, range: range) != nil {
+                func matches(_ expression: NSRegularExpression) -> Bool { expression.firstMatch(in: comment, range: range) != nil }
+                if (matches(quantity) && matches(comparison) && !matches(threshold)) || matches(citation) {
                     quoted.append("\(path):\(number + 1): \(comment)")
                 }
             }
         }
         #expect(quoted == [])
+    }
+
+    /// Each `DOMAIN.md, "…"` the code cites names a heading (or a paragraph's bold title) of
+    /// docs/DOMAIN.md, so that a renamed heading is renamed in the code too.
+    @Test func everyDomainCitationNamesAHeading() throws {
+        let domain = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/DOMAIN.md"), encoding: .utf8)
+        let titles = domain.components(separatedBy: "\n").compactMap { line -> String? in
+            if line.hasPrefix("## ") { return String(line.dropFirst(3)) }
+            if line.hasPrefix("**"), let end = line.dropFirst(2).range(of: "**") { return String(line[line.index(line.startIndex, offsetBy: 2)..<end.lowerBound]) }
+            return nil
+        }
+        let citation = try NSRegularExpression(pattern: #"DOMAIN\.md, "([^"]+)""#)
+        var unknown: [String] = [], cited = 0
+        for (path, text) in try Self.sources() {
+            // A citation may wrap: the comment's lines joined.
+            func commentText(_ line: String) -> String {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("///") { return String(trimmed.dropFirst(3)) }
+                if trimmed.hasPrefix("//") { return String(trimmed.dropFirst(2)) }
+                return "\n" + trimmed + "\n"
+            }
+            let joined = text.components(separatedBy: "\n").map(commentText).joined().replacingOccurrences(of: "  ", with: " ")
+            for match in citation.matches(in: joined, range: NSRange(joined.startIndex..., in: joined)) {
+                let heading = String(joined[Range(match.range(at: 1), in: joined)!]).trimmingCharacters(in: .whitespaces)
+                cited += 1
+                if !titles.contains(where: { $0.hasPrefix(heading) || $0.hasPrefix(heading + ".") }) { unknown.append("\(path): \(heading)") }
+            }
+        }
+        #expect(cited > 5, "no citation was found")
+        #expect(unknown == [], "citations of headings docs/DOMAIN.md does not have: \(titles)")
     }
 
     /// The command line's words live in Admin: the library names a command to run as a
@@ -116,5 +152,19 @@ import Testing
         }
         #expect(declarations > 400, "the public declarations were not found")
         #expect(undocumented == [], "public declarations without a /// comment")
+    }
+
+    /// `Tests/ModelTests/<Folder>` holds the tests of `Sources/Model/<Folder>` (README.md): every
+    /// target of the library has its folder of tests.
+    @Test func everyLibraryTargetHasItsTestFolder() throws {
+        let manager = FileManager.default
+        let targets = try manager.contentsOfDirectory(atPath: Fixtures.repository.appendingPathComponent("Sources/Model").path)
+            .filter { !$0.hasPrefix(".") }
+        let tests = Fixtures.repository.appendingPathComponent("Tests/ModelTests")
+        let missing = targets.filter { target in
+            let files = (try? manager.contentsOfDirectory(atPath: tests.appendingPathComponent(target).path)) ?? []
+            return !files.contains { $0.hasSuffix("Tests.swift") }
+        }
+        #expect(targets.count > 10 && missing == [], "library targets without a test folder")
     }
 }

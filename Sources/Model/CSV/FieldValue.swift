@@ -154,9 +154,8 @@ package struct FieldDecoder {
     ///
     /// The digits make an integer below 10^15 and the point a power of ten up to 10^15, both
     /// exact in a double, so one division rounds their quotient once, to nearest: the correctly
-    /// rounded value, as strtod's (Clinger's fast path). strtod (in multiple precision) was a
-    /// tenth of the parsing thread at a million stations, two coordinates each, and that thread
-    /// sets the pace of an import's compare.
+    /// rounded value, as strtod's (Clinger's fast path), without strtod's multiple precision for
+    /// the two coordinates of every station on the parsing thread, which sets an import's pace.
     package static func shortDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
         var index = 0
         let negative = bytes.first == 0x2D
@@ -208,9 +207,9 @@ package struct FieldDecoder {
     }
 
     /// Whether the bytes are well-formed UTF-8 (Unicode, table 3-7: no overlong form, no
-    /// surrogate, nothing above U+10FFFF). A byte at a time by that table: the standard library's
-    /// decoder, a scalar at a time, was 6 % of the parsing thread's time at a million stations,
-    /// whose names are Japanese. `FieldDecoderUTF8Tests` holds it to that decoder.
+    /// surrogate, nothing above U+10FFFF). A byte at a time by that table, not the standard
+    /// library's decoder, a scalar at a time, over every Japanese name on the parsing thread.
+    /// `FieldDecoderUTF8Tests` holds it to that decoder.
     package static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count
         var index = 0

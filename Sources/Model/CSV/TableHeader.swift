@@ -53,8 +53,8 @@ package struct TableHeader {
 
 extension TableHeader {
     /// What `trimmingCharacters(in: .whitespaces)` gives (tabs, Unicode space separators and,
-    /// as Foundation has it, the zero-width space off both ends), without Foundation's bridging,
-    /// which took a third of reading the headers. HeaderReadingTests compares the two sets
+    /// as Foundation has it, the zero-width space off both ends), without Foundation's bridging
+    /// of every header field. HeaderReadingTests compares the two sets
     /// over every Unicode scalar.
     package static func trimmingBlanks(_ text: String) -> String {
         func isBlank(_ scalar: Unicode.Scalar) -> Bool {

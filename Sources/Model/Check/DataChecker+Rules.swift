@@ -108,8 +108,8 @@ extension DataChecker {
     func connections(_ db: Database, tooLong: FindingOutput?, collectingOddEnds: Bool) throws -> [OddEnds] {
         var oddEnds: [OddEnds] = []
         // In scope, the scope's keys drive (CROSS JOIN), in their own order: left to choose,
-        // SQLite read every connection in key order to spare a sort and probed the scope with
-        // each, more than twice the work for a 1 % import's connections.
+        // SQLite reads every connection in key order to spare a sort and probes the scope with
+        // each, reading the whole table for a small import's few connections.
         let (connections, order) = scope == nil
             ? ("connections c", "c")
             : ("\(CheckScope.connections) k CROSS JOIN connections c USING (line_cd, station_cd1, station_cd2)", "k")

@@ -72,8 +72,8 @@ extension MasterDatabase {
     }
 }
 
-/// Finds the shapes of a split in one version's changes (DOMAIN.md, "Operator transfers keep
-/// station codes; splits duplicate them"), most certain first:
+/// Finds the shapes of a split in one version's changes (DOMAIN.md, "Splits: DUPLICATE, and what
+/// a user keeps"), most certain first:
 ///
 /// 1. **A transfer with a shared station** (Aoimori 2010, Hokuriku 2024): stations pass from
 ///    operator A's line to operator B's (codes kept, or closed and re-added under B), and a new
@@ -340,8 +340,8 @@ package struct SplitFinder {
     }
 
     /// The operator of each of `lines` before the version; a line that had none is left out.
-    /// Only those lines are rebuilt from the history: joining every line rebuilt (58,824 at a
-    /// million stations) into the two lookups above tripled the cost of a 1 % import's suggestions.
+    /// Only those lines are rebuilt from the history: every line rebuilt would join all of a
+    /// large master's lines into the two lookups above, for the few a small import touches.
     private func operatorsBefore(ofLines lines: Set<Int64>, _ db: Database) throws -> [Int64: Int64] {
         guard !lines.isEmpty else { return [:] }
         let state = VersionedState(table: .lines, version: version - 1).select(restrictedTo: "(SELECT key_id FROM line_keys)")

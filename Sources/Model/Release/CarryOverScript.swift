@@ -6,7 +6,7 @@ import StationSupport
 
 /// The SQL that carries a user's records from the app's working database, at any data version
 /// v from 0 to V, into a fresh version-V database: what a phone runs after a full download or
-/// an app update (DOMAIN.md, "three paths"), so that it keeps the same records as a phone that
+/// an app update (DOMAIN.md, "Three ways to the newest version"), so that it keeps the same records as a phone that
 /// took the delta.
 ///
 /// The app opens its working database (`main`), attaches the fresh one as `incoming`, and runs

@@ -64,8 +64,8 @@ public enum ContentHash {
                 if column.kind == .integer { return .integer }
                 return column.kind.holdsText ? .text : nil
             }
-            // Each value rendered by SQLite, joined here: one printf() per row formatting the
-            // values into a line took a third of the hash's time at a million stations.
+            // Each value rendered by SQLite, joined here: a printf() per row would parse its
+            // format string again for every row.
             let values = zip(columns, stored).map { column, stored in
                 stored == nil ? SQLLiteral.canonical(column.name, column.kind) : column.name
             }

@@ -36,9 +36,9 @@ package struct DeltaChainPlan: Equatable, Sendable {
     /// joined through, the oldest after it whose release has a joinable delta from it.
     package var joinable: [Int: Int]
 
-    /// The default spacing of checkpoints: at 100,000 stations and 50 releases, 4 rendered what 10
-    /// did in 80 % of the time, for files at most 6 % larger than a delta rendered alone
-    /// (benchmarks/RESULTS.md, session 14).
+    /// The default spacing of checkpoints: closer ones render a long history's deltas faster
+    /// for slightly larger files than deltas rendered alone; the history table of
+    /// benchmarks/RESULTS.md weighs the two.
     package static let defaultSpacing = 4
 
     /// The plan of the release of `version`, into a folder whose manifest lists `released`

@@ -3,8 +3,8 @@ import GRDB
 import StationSchema
 import StationSupport
 
-/// What phones have: a published version never changes (issue: a restored backup republished
-/// history under the same paths and ETags). The master records the content hash of each version
+/// What phones have: a published version never changes, not even when a master restored from
+/// a backup releases again under the same paths and ETags. The master records the content hash of each version
 /// it released (`published_versions`); before a release writes into a folder, the folder's
 /// manifest is compared with the master's history:
 ///

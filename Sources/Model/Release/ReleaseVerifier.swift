@@ -23,7 +23,7 @@ public struct VerificationReport: Sendable, Codable, Equatable {
 
 /// Proves that the three paths by which a phone at any older version v (1 to V − 1) reaches
 /// version V leave it with the same master content and the same user records (DOMAIN.md,
-/// "three paths"), with the real `sqlite3` client, each inside one transaction:
+/// "Three ways to the newest version"), with the real `sqlite3` client, each inside one transaction:
 /// - **delta** (where one is published): applied to the version-v database holding synthetic
 ///   user records; `user_version` must become V and the content hash V's, and the same delta
 ///   applied to a database of another version must be refused by its guard and change no byte;
@@ -272,8 +272,8 @@ package enum SyntheticCompletions {
                     records[split.new] = Record(date: "2024-03-16", memo: "already at \(split.new)", updatedAt: 2_000 + Int64(index))
                 }
             }
-            // One statement, the keys in order: a statement compiled per record (hundreds of thousands
-            // at 1M stations), inserted in the dictionary's hash order, slowed a verified release by a fifth.
+            // One statement, the keys in order: a statement compiled per record, inserted in the
+            // dictionary's hash order, would compile hundreds of thousands and touch pages at random.
             let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO completions (station_cd, date, memo, updated_at) VALUES (?, ?, ?, ?)")
             for (station, record) in records.sorted(by: { $0.key < $1.key }) {
                 try insert.execute(arguments: [station, record.date, record.memo, record.updatedAt])

@@ -180,7 +180,7 @@ public enum MasterSchema {
             """)
     }
 
-    /// Curator data, never published: what upstream last said (DOMAIN.md, "Upstream and
+    /// Curator data, never published: what upstream last said (DOMAIN.md, "Two authors: upstream and
     /// curators"), the base of the next import's three-way merge. `<table>_upstream` holds
     /// only the rows where the last imported file differs from the master (a curated fix, a
     /// conflict decided for ours), or lacks the row (`upstream_lacks`: a curator's or a plan's

@@ -205,9 +205,8 @@ package struct PendingVersion {
         let parentKey = parent.keyColumns[0]
         // A file loaded straight into the master has no lines staged: every row is from the file.
         let fromFilesOnly = try fromFilesOnly && !StagingTables.isLoaded(child, db)
-        // The parent's keys as one list looked up for each row, not the parent table searched
-        // for each, a fifth of the work for a million stations loaded into their table. A
-        // NULL names no row, as NOT EXISTS says.
+        // The parent's keys as one list looked up for each row, not the parent table's index
+        // searched for each row of a table loaded whole. A NULL names no row, as NOT EXISTS says.
         let row = try Row.fetchOne(db, sql: """
             SELECT \(child.keyText(alias: "s")), s.source_line, s.\(column) FROM \(StagingTables.stagedTable(child)) s
             WHERE \(fromFilesOnly ? "s.source_line IS NOT NULL AND " : "")

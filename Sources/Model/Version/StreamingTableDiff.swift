@@ -6,7 +6,7 @@ import StationSchema
 import StationSupport
 
 /// Compares one CSV file with its master table as the file is read, and stages in
-/// `temp.staged_<table>` only the rows that change (by the diff rules of the core issue).
+/// `temp.staged_<table>` only the rows that change (by the diff rules: `FieldChange.differ`).
 ///
 /// Exports list their rows in key order, so the master is read in key order beside the file
 /// (`OrderedScan`), and each row is compared column by column with the master's row of its

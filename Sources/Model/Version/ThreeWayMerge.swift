@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import StationSchema
 
-/// The three-way merge of an import (DOMAIN.md, "Upstream and curators"): for each row and column
+/// The three-way merge of an import (DOMAIN.md, "Two authors: upstream and curators"): for each row and column
 /// of the file that upstream changed since its last file (`temp.theirs_<table>`, filled by
 /// `StreamingTableDiff` in its `.upstream` comparison), with *base* what that last file said (the
 /// master's row, or the one `<table>_upstream` holds apart), *ours* the master and *theirs* the file:
