@@ -55,142 +55,175 @@ package struct StreamingTableDiff {
 
     /// Stages the file's changes.
     package func stage(_ db: Database) throws -> StagedFile {
-        let table = file.table
-        let header = file.header
-        let columns = table.columns
-        // For each master column, the field of the file that gives it (nil: the stored value stays).
-        let fieldOfColumn = columns.map { column in header.columns.firstIndex(of: column) }
-        let keyFields = table.keyColumns.map { key in header.columns.firstIndex { $0.name == key }! }
-        let isKeyColumn = columns.map { table.keyColumns.contains($0.name) }
-        let statusColumn = table.closesByStatus ? columns.firstIndex { $0.name == "e_status" } : nil
-
-        let isThreeWay = comparison == .upstream
-        // Upstream's last file is the master but for a few rows, held apart; a row it lacks has no base.
-        var heldApart = Set<RowKey>(), lacking = Set<RowKey>()
-        if isThreeWay {
-            let keys = try db.makeStatement(sql: "SELECT \(table.keyOrder), upstream_lacks FROM main.\(table.upstreamTable)")
-            let count = Int32(table.keyColumns.count)
-            try StatementBinding.forEachRow(keys, db) { row in
-                let key = RowKey(count: Int(count)) { sqlite3_column_int64(row, Int32($0)) }
-                if sqlite3_column_int64(row, count) != 0 { lacking.insert(key) } else { heldApart.insert(key) }
-            }
-        }
-        let tableIsEmpty = try !isThreeWay && Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
-        let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
-        let lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
-        // Where a row goes for the merge.
-        let keepTheirs = isThreeWay ? try db.makeStatement(sql: """
-            INSERT INTO \(StagingTables.theirsTable(table)) (source_line, \(table.columnNames.joined(separator: ", ")))
-            VALUES (\((0..<columns.count + 1).map { "?\($0 + 1)" }.joined(separator: ", ")))
-            """) : nil
-        // An empty table is loaded straight into the master (every row is an INSERT), saving a
-        // copy of every row; the staged table then becomes a view of it. The kind and line are
-        // bound to ?1 and ?2 either way, and the master's statement leaves them out.
-        let insert = try db.makeStatement(sql: tableIsEmpty
-            ? """
-                INSERT INTO main.\(table.name) (\(table.columnNames.joined(separator: ", ")))
-                VALUES (\((0..<columns.count).map { "?\($0 + 3)" }.joined(separator: ", ")))
-                """
-            : """
-                INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-                VALUES (\((0..<columns.count + 2).map { "?\($0 + 1)" }.joined(separator: ", ")))
-                """)
-        let lookupHandle = lookup.sqliteStatement
-        let insertHandle = insert.sqliteStatement
-        var scan = try tableIsEmpty ? nil : OrderedScan(table, db)
-
+        let staging = try RowStaging(file: file, comparison: comparison, db)
+        var scan = try staging.tableIsEmpty ? nil : OrderedScan(file.table, db)
         var lines = KeyLines(expected: ImportFile.estimatedLineCount(file.path) ?? 0)
-        let width = header.columns.count
         // The whole file is counted only for a progress bar, which needs its total.
         Progress.phase("comparing \(URL(fileURLWithPath: file.path).lastPathComponent)",
                        total: Progress.observer == nil ? nil : ImportFile.lineCount(file.path))
         try file.forEachBatch { batch in
             try batch.text.withUnsafeBufferPointer { text in
                 for row in 0..<batch.count {
-                    let base = row * width
-                    let key = RowKey(count: keyFields.count) { batch.fields[base + keyFields[$0]].integerValue ?? 0 }
-                    try lines.recordOnce(key, line: batch.lines[row], of: file)
-                    // The statement that stands on the master's row of this key, if there is one.
-                    var storedRow: SQLiteStatement?
-                    let place = try scan?.advance(to: key) ?? .absent
-                    if place == .found {
-                        storedRow = scan!.handle
-                    } else if place == .unknown {
-                        sqlite3_reset(lookupHandle)
-                        for (index, field) in keyFields.enumerated() {
-                            sqlite3_bind_int64(lookupHandle, Int32(index + 1), batch.fields[base + field].integerValue ?? 0)
-                        }
-                        switch sqlite3_step(lookupHandle) {
-                        case SQLITE_ROW: storedRow = lookupHandle
-                        case SQLITE_DONE: storedRow = nil
-                        default: throw StatementBinding.lastError(lookup, db)
-                        }
-                    }
-                    // Where upstream's last file is the master's row, the master holds base, so no
-                    // column can conflict and the merge is this diff; only a row held apart or
-                    // lacking goes to the three-way merge.
-                    if let keepTheirs, (!heldApart.isEmpty && heldApart.contains(key)) || (!lacking.isEmpty && lacking.contains(key)) {
-                        let handle = keepTheirs.sqliteStatement
-                        sqlite3_reset(handle)
-                        sqlite3_bind_int64(handle, 1, Int64(batch.lines[row]))
-                        for (column, field) in fieldOfColumn.enumerated() {
-                            if let field { Self.bind(batch.fields[base + field], text, to: handle, at: Int32(column + 2)) } else { sqlite3_bind_null(handle, Int32(column + 2)) }
-                        }
-                        try StatementBinding.step(keepTheirs, db)
-                        continue
-                    }
-                    var storedStatus: Int64?, newStatus: Int64?
-                    if let storedRow {
-                        var changed = false
-                        for (column, field) in fieldOfColumn.enumerated() {
-                            guard let field, !isKeyColumn[column] else { continue }
-                            if Self.differs(batch.fields[base + field], text, stored: storedRow, column: Int32(column), kind: columns[column].kind) {
-                                changed = true
-                                break
-                            }
-                        }
-                        guard changed else { continue }
-                        if let statusColumn, let field = fieldOfColumn[statusColumn] {
-                            storedStatus = sqlite3_column_int64(storedRow, Int32(statusColumn))
-                            newStatus = batch.fields[base + field].integerValue
-                        }
-                    }
-                    let kind = Update.Kind.change(stored: storedRow != nil, storedStatus: storedStatus, newStatus: newStatus)
-                    sqlite3_reset(insertHandle)
-                    sqlite3_bind_text(insertHandle, 1, kind.rawValue, -1, Self.transient)
-                    sqlite3_bind_int64(insertHandle, 2, Int64(batch.lines[row]))
-                    for (column, field) in fieldOfColumn.enumerated() {
-                        let index = Int32(column + 3)
-                        if let field {
-                            Self.bind(batch.fields[base + field], text, to: insertHandle, at: index)
-                        } else if let storedRow {
-                            sqlite3_bind_value(insertHandle, index, sqlite3_column_value(storedRow, Int32(column)))
-                        } else if let value = columns[column].defaultValue {
-                            sqlite3_bind_int64(insertHandle, index, Int64(value))
-                        } else {
-                            sqlite3_bind_null(insertHandle, index)
-                        }
-                    }
-                    try StatementBinding.step(insert, db)
+                    try staging.stage(row, of: batch, text, scan: &scan, lines: &lines, db)
                 }
             }
             if let last = batch.lines.last { Progress.update(last) }
         }
-        sqlite3_reset(lookupHandle)
+        sqlite3_reset(staging.lookup.sqliteStatement)
         if var scan {
             let passed = try scan.finish()
-            if isThreeWay {
+            if comparison == .upstream {
                 // What upstream had and no longer has: open rows of the master it did not lack,
                 // and rows held apart (a connection a curator removed, say).
-                let dropped = passed.filter { lines[$0] == nil && !lacking.contains($0) && !heldApart.contains($0) }
-                try stageDroppedRows(dropped + heldApart.filter { lines[$0] == nil }.sorted(), db)
+                let dropped = passed.filter { lines[$0] == nil && !staging.lacking.contains($0) && !staging.heldApart.contains($0) }
+                try stageDroppedRows(dropped + staging.heldApart.filter { lines[$0] == nil }.sorted(), db)
             } else {
                 try stageMissingRows(passed.filter { lines[$0] == nil }, db)
             }
         } else {
-            try StagingTables.stageAsLoaded(table, db)
+            try StagingTables.stageAsLoaded(file.table, db)
         }
-        return StagedFile(keyLines: lines, loadedIntoMaster: tableIsEmpty)
+        return StagedFile(keyLines: lines, loadedIntoMaster: staging.tableIsEmpty)
+    }
+
+    /// The statements and column maps that stage one file's rows, one row at a time: the master's
+    /// row found (in the ordered scan, else by its key), the row kept for the merge where upstream's
+    /// last file is not the master's, else compared and staged where it changes.
+    private struct RowStaging {
+        let file: ImportFile
+        let columns: [MasterTable.Column]
+        /// For each master column, the field of the file that gives it (nil: the stored value stays).
+        let fieldOfColumn: [Int?]
+        let keyFields: [Int]
+        let isKeyColumn: [Bool]
+        let statusColumn: Int?
+        /// Upstream's last file is the master but for these rows, held apart; a row it lacks has no base.
+        let heldApart: Set<RowKey>, lacking: Set<RowKey>
+        let tableIsEmpty: Bool
+        let lookup: Statement
+        /// Where a row goes for the merge.
+        let keepTheirs: Statement?
+        let insert: Statement
+
+        init(file: ImportFile, comparison: Comparison, _ db: Database) throws {
+            let table = file.table
+            self.file = file
+            columns = table.columns
+            fieldOfColumn = table.columns.map { column in file.header.columns.firstIndex(of: column) }
+            keyFields = table.keyColumns.map { key in file.header.columns.firstIndex { $0.name == key }! }
+            isKeyColumn = table.columns.map { table.keyColumns.contains($0.name) }
+            statusColumn = table.closesByStatus ? table.columns.firstIndex { $0.name == "e_status" } : nil
+            let isThreeWay = comparison == .upstream
+            (heldApart, lacking) = isThreeWay ? try Self.rowsHeldApart(table, db) : ([], [])
+            tableIsEmpty = try !isThreeWay && Int.fetchOne(db, sql: "SELECT 1 FROM main.\(table.name) LIMIT 1") == nil
+            let keyCondition = table.keyColumns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
+            lookup = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)")
+            keepTheirs = isThreeWay ? try db.makeStatement(sql: """
+                INSERT INTO \(StagingTables.theirsTable(table)) (source_line, \(table.columnNames.joined(separator: ", ")))
+                VALUES (\((0..<table.columns.count + 1).map { "?\($0 + 1)" }.joined(separator: ", ")))
+                """) : nil
+            // An empty table is loaded straight into the master (every row is an INSERT), saving a
+            // copy of every row; the staged table then becomes a view of it. The kind and line are
+            // bound to ?1 and ?2 either way, and the master's statement leaves them out.
+            insert = try db.makeStatement(sql: tableIsEmpty
+                ? """
+                    INSERT INTO main.\(table.name) (\(table.columnNames.joined(separator: ", ")))
+                    VALUES (\((0..<table.columns.count).map { "?\($0 + 3)" }.joined(separator: ", ")))
+                    """
+                : """
+                    INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+                    VALUES (\((0..<table.columns.count + 2).map { "?\($0 + 1)" }.joined(separator: ", ")))
+                    """)
+        }
+
+        /// The keys `<table>_upstream` holds apart, and those of them upstream's last file lacked.
+        private static func rowsHeldApart(_ table: MasterTable, _ db: Database) throws -> (heldApart: Set<RowKey>, lacking: Set<RowKey>) {
+            var heldApart = Set<RowKey>(), lacking = Set<RowKey>()
+            let keys = try db.makeStatement(sql: "SELECT \(table.keyOrder), upstream_lacks FROM main.\(table.upstreamTable)")
+            let count = Int32(table.keyColumns.count)
+            try StatementBinding.forEachRow(keys, db) { row in
+                let key = RowKey(count: Int(count)) { sqlite3_column_int64(row, Int32($0)) }
+                if sqlite3_column_int64(row, count) != 0 { lacking.insert(key) } else { heldApart.insert(key) }
+            }
+            return (heldApart, lacking)
+        }
+
+        func stage(_ row: Int, of batch: ParsedBatch, _ text: UnsafeBufferPointer<UInt8>, scan: inout OrderedScan?,
+                   lines: inout KeyLines, _ db: Database) throws {
+            let base = row * file.header.columns.count
+            let key = RowKey(count: keyFields.count) { batch.fields[base + keyFields[$0]].integerValue ?? 0 }
+            try lines.recordOnce(key, line: batch.lines[row], of: file)
+            let storedRow = try self.storedRow(key, in: batch, at: base, scan: &scan, db)
+            // Where upstream's last file is the master's row, the master holds base, so no
+            // column can conflict and the merge is this diff; only a row held apart or
+            // lacking goes to the three-way merge.
+            if let keepTheirs, (!heldApart.isEmpty && heldApart.contains(key)) || (!lacking.isEmpty && lacking.contains(key)) {
+                let handle = keepTheirs.sqliteStatement
+                sqlite3_reset(handle)
+                sqlite3_bind_int64(handle, 1, Int64(batch.lines[row]))
+                for (column, field) in fieldOfColumn.enumerated() {
+                    if let field { StreamingTableDiff.bind(batch.fields[base + field], text, to: handle, at: Int32(column + 2)) } else { sqlite3_bind_null(handle, Int32(column + 2)) }
+                }
+                try StatementBinding.step(keepTheirs, db)
+                return
+            }
+            guard let kind = change(of: storedRow, to: batch, at: base, text) else { return }
+            let insertHandle = insert.sqliteStatement
+            sqlite3_reset(insertHandle)
+            sqlite3_bind_text(insertHandle, 1, kind.rawValue, -1, StreamingTableDiff.transient)
+            sqlite3_bind_int64(insertHandle, 2, Int64(batch.lines[row]))
+            for (column, field) in fieldOfColumn.enumerated() {
+                let index = Int32(column + 3)
+                if let field {
+                    StreamingTableDiff.bind(batch.fields[base + field], text, to: insertHandle, at: index)
+                } else if let storedRow {
+                    sqlite3_bind_value(insertHandle, index, sqlite3_column_value(storedRow, Int32(column)))
+                } else if let value = columns[column].defaultValue {
+                    sqlite3_bind_int64(insertHandle, index, Int64(value))
+                } else {
+                    sqlite3_bind_null(insertHandle, index)
+                }
+            }
+            try StatementBinding.step(insert, db)
+        }
+
+        /// The statement that stands on the master's row of `key`, if there is one: the ordered
+        /// scan's, or the lookup's for a row out of place.
+        private func storedRow(_ key: RowKey, in batch: ParsedBatch, at base: Int, scan: inout OrderedScan?, _ db: Database) throws -> SQLiteStatement? {
+            let place = try scan?.advance(to: key) ?? .absent
+            if place == .found { return scan!.handle }
+            guard place == .unknown else { return nil }
+            let lookupHandle = lookup.sqliteStatement
+            sqlite3_reset(lookupHandle)
+            for (index, field) in keyFields.enumerated() {
+                sqlite3_bind_int64(lookupHandle, Int32(index + 1), batch.fields[base + field].integerValue ?? 0)
+            }
+            switch sqlite3_step(lookupHandle) {
+            case SQLITE_ROW: return lookupHandle
+            case SQLITE_DONE: return nil
+            default: throw StatementBinding.lastError(lookup, db)
+            }
+        }
+
+        /// The kind of change the file's row makes to the stored one; nil where no column differs.
+        private func change(of storedRow: SQLiteStatement?, to batch: ParsedBatch, at base: Int, _ text: UnsafeBufferPointer<UInt8>) -> Update.Kind? {
+            guard let storedRow else { return .insert }
+            var changed = false
+            for (column, field) in fieldOfColumn.enumerated() {
+                guard let field, !isKeyColumn[column] else { continue }
+                if StreamingTableDiff.differs(batch.fields[base + field], text, stored: storedRow, column: Int32(column), kind: columns[column].kind) {
+                    changed = true
+                    break
+                }
+            }
+            guard changed else { return nil }
+            var storedStatus: Int64?, newStatus: Int64?
+            if let statusColumn, let field = fieldOfColumn[statusColumn] {
+                storedStatus = sqlite3_column_int64(storedRow, Int32(statusColumn))
+                newStatus = batch.fields[base + field].integerValue
+            }
+            return Update.Kind.change(stored: true, storedStatus: storedStatus, newStatus: newStatus)
+        }
     }
 
     /// Rows of the master that the file lacks: closed (e_status 2, the rest unchanged) or,
@@ -233,7 +266,7 @@ package struct StreamingTableDiff {
     /// True when a file's field and the stored column differ under the diff rules:
     /// NULL-aware, text byte for byte, coordinates equal within `MasterTable.coordinateTolerance`
     /// (as `CuratedRowDiff.differs` says in SQL for curated batches).
-    private static func differs(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>,
+    fileprivate static func differs(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>,
                                 stored: SQLiteStatement, column: Int32, kind: MasterTable.Kind) -> Bool {
         let type = sqlite3_column_type(stored, column)
         switch field {
@@ -261,7 +294,7 @@ package struct StreamingTableDiff {
         }
     }
 
-    private static func bind(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>, to handle: SQLiteStatement, at index: Int32) {
+    fileprivate static func bind(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>, to handle: SQLiteStatement, at index: Int32) {
         switch field {
         case .null: sqlite3_bind_null(handle, index)
         case .integer(let value): sqlite3_bind_int64(handle, index, value)
@@ -272,7 +305,7 @@ package struct StreamingTableDiff {
         }
     }
 
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    fileprivate static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 }
 
