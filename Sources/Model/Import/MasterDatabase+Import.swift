@@ -95,94 +95,136 @@ extension MasterDatabase {
         return try importing(files, options: options, commit: commit, everyChange: everyChange, readingTheStateBeforeFirst: false)
     }
 
-    /// The import in one transaction. `readingTheStateBeforeFirst`: what the checks compare with
-    /// is read on this connection before anything is staged, not on a second one beside it
-    /// (which a rollback journal would keep out once this one writes pages).
+    /// The import in one transaction, step by step: each file compared with the master (or its
+    /// upstream base), the three-way merge, the version written, its rules checked against the
+    /// state before (read on a second connection), the report. `readingTheStateBeforeFirst`:
+    /// what the checks compare with is read on this connection before anything is staged, not
+    /// on a second one beside it (which a rollback journal would keep out once this one writes
+    /// pages).
     private func importing(_ files: [ImportFile], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?,
                            readingTheStateBeforeFirst: Bool) throws -> ChangeReport {
         var phases = PhaseLog()
         return try write { db in
             let masterBefore = readingTheStateBeforeFirst ? try ImportChecks.MasterBefore.read(db, tables: files.map(\.table)) : nil
             let version = try PendingVersion(db)
-            var keyLines: [MasterTable: KeyLines] = [:]
-            var merged: [ThreeWayMerge.MergedTable] = []
-            var upstreamFiles: [(file: ImportFile, date: String?, threeWay: Bool)] = []
-            for file in files {
-                let date = options.snapshotDate ?? file.dateInName
-                if let date, !options.allowOlder, let newest = try UpstreamImport.newestDate(of: file.table, db), date < newest.date {
-                    throw ImportError.olderSnapshot(file: file.displayName, table: file.table.name, date: date, newest: newest.date, newestVersion: newest.version)
-                }
-                var comparison = StreamingTableDiff.Comparison.master
-                if let last = try UpstreamImport.newest(of: file.table, db) {
-                    comparison = .upstream
-                    merged.append(.init(table: file.table, givenColumns: Set(file.header.columns.map(\.name)), baseColumns: Set(last.columns)))
-                }
-                keyLines[file.table] = try version.stage(file, comparison: comparison)
-                upstreamFiles.append((file, date, !merged.isEmpty && merged.last!.table == file.table))
-                phases.done("\(file.table.name) compared")
-            }
-            var merge = ThreeWayMerge.Outcome()
-            if !merged.isEmpty {
-                merge = try ThreeWayMerge(version: version.number, tables: merged).run(decisions: options.decisions, db)
-                if commit && (!merge.undecidedConflicts.isEmpty || !merge.undecidedAdoptions.isEmpty) {
-                    throw ImportError.undecided(conflicts: merge.undecidedConflicts, adoptions: merge.undecidedAdoptions)
-                }
-                try version.stage(splits: merge.splits)
-                phases.done("three-way merge")
-            }
+            let compared = try Self.compare(files, options: options, into: version, phases: &phases, db)
+            let merge = try Self.merge(compared.merged, options: options, commit: commit, into: version, db)
+            if !compared.merged.isEmpty { phases.done("three-way merge") }
             // A first version's rules start now on a copy of the master, on another core, while
             // this connection writes the log; a failing import waits for them before it tells why.
             let checkedAhead = try version.number == 1 && version.holdsEveryRowInTheMaster() ? FirstVersionCheck.start(db) : nil
             defer { _ = try? checkedAhead?.wait() }
             phases.done("first version's copy made")
-            let checks = ImportChecks(files: files, keyLines: keyLines)
+            let checks = ImportChecks(files: files, keyLines: compared.keyLines)
             let before = try masterBefore.map { checks.stateBefore(from: $0) }
                 ?? checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
             // An error ends the import only once the second connection is done.
             defer { before.finish() }
             Progress.phase("writing version \(version.number)")
             try version.write(memo: options.memo, author: author, settingUpstreamOf: Set(files.map(\.table)))
-            let upstreamChanged = try version.recordUpstream(upstreamFiles, notes: merge.notes)
+            let upstreamChanged = try version.recordUpstream(compared.upstreamFiles, notes: merge.notes)
             phases.done("version written")
-            let counts = try before.counts.wait()
-            phases.done("second connection's counts waited for")
-            if !options.allowMassClose { try checks.checkMassClosures(version, openRows: counts.openRows) }
-            if !options.allowMassReopen { try checks.checkMassReopenings(version, closedRows: counts.closedRows) }
-            try checks.checkReferences(version)
-            phases.done("references checked")
-            // The split suggestions' scan of every station, on the second connection while the
-            // version is checked: the stations the version changed are looked at again after.
-            let importsStations = files.contains(where: { $0.table == .stations })
-            let splits = importsStations ? try SplitFinder(version: version.number).changed(db) : nil
-            let keysBefore = splits.flatMap { changed -> BackgroundTask<KeyScan.Keys>? in
-                guard before.changesFewStations else { return nil }
-                let scan = changed.keyScan
-                return before.read { db in try scan.keys(db) }
-            }
-            defer { _ = try? keysBefore?.wait() }
-            Progress.phase("describing and checking version \(version.number)")
-            let tables = files.map(\.table)
-            var report = try version.report(
-                tables: tables + MasterTable.all.filter { merge.adoptionTables.contains($0) && !tables.contains($0) },
-                describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
-                touchingBefore: counts.touchingChangedStations, checkedAhead: checkedAhead)
-            report.conflicts = merge.conflicts
-            report.adoptions = merge.adoptions
-            report.mergeNotes = merge.notes
-            phases.done("described and checked")
+            let counts = try Self.checkClosuresAndReferences(version, checks: checks, before: before, options: options, phases: &phases)
+            var report = try reportAndSuggestions(
+                of: version, files: files, merge: merge, options: options, commit: commit, everyChange: everyChange,
+                before: before, counts: counts, checkedAhead: checkedAhead, phases: &phases, db)
             report.warnings = try before.connectionWarnings.wait()
-            phases.done("second connection's warnings waited for")
-            if importsStations {
-                // A provisional station adopted has its split already: upstream's station.
-                let adopted = Set(merge.splits.map(\.old))
-                report.suggestions = try Self.suggestSplits(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
-                    .filter { !adopted.contains($0.old) }
-                phases.done("split suggestions")
-            }
             // Nothing changed in the master, but upstream's files did: they are kept, without a version.
             let keepsUpstream = commit && !report.committed && upstreamChanged
             if keepsUpstream { try version.keepUpstreamAlone() }
             return (report, report.committed || keepsUpstream)
         }
+    }
+
+    /// What comparing the files found: the line of each key, the tables merged three ways, and
+    /// each file with its snapshot date for the upstream record.
+    private struct ComparedFiles {
+        var keyLines: [MasterTable: KeyLines] = [:]
+        var merged: [ThreeWayMerge.MergedTable] = []
+        var upstreamFiles: [(file: ImportFile, date: String?, threeWay: Bool)] = []
+    }
+
+    /// Step 1: each file staged against the master, or against upstream's last file where an
+    /// import of the table was recorded; an older snapshot than the last is refused.
+    private static func compare(_ files: [ImportFile], options: ImportOptions, into version: PendingVersion,
+                                phases: inout PhaseLog, _ db: Database) throws -> ComparedFiles {
+        var compared = ComparedFiles()
+        for file in files {
+            let date = options.snapshotDate ?? file.dateInName
+            if let date, !options.allowOlder, let newest = try UpstreamImport.newestDate(of: file.table, db), date < newest.date {
+                throw ImportError.olderSnapshot(file: file.displayName, table: file.table.name, date: date, newest: newest.date, newestVersion: newest.version)
+            }
+            var comparison = StreamingTableDiff.Comparison.master
+            if let last = try UpstreamImport.newest(of: file.table, db) {
+                comparison = .upstream
+                compared.merged.append(.init(table: file.table, givenColumns: Set(file.header.columns.map(\.name)), baseColumns: Set(last.columns)))
+            }
+            compared.keyLines[file.table] = try version.stage(file, comparison: comparison)
+            compared.upstreamFiles.append((file, date, comparison == .upstream))
+            phases.done("\(file.table.name) compared")
+        }
+        return compared
+    }
+
+    /// Step 2: the three-way merge of the tables compared with upstream's base; a commit refuses
+    /// while a conflict or a provisional pair is undecided.
+    private static func merge(_ merged: [ThreeWayMerge.MergedTable], options: ImportOptions, commit: Bool, into version: PendingVersion,
+                              _ db: Database) throws -> ThreeWayMerge.Outcome {
+        guard !merged.isEmpty else { return ThreeWayMerge.Outcome() }
+        let merge = try ThreeWayMerge(version: version.number, tables: merged).run(decisions: options.decisions, db)
+        if commit && (!merge.undecidedConflicts.isEmpty || !merge.undecidedAdoptions.isEmpty) {
+            throw ImportError.undecided(conflicts: merge.undecidedConflicts, adoptions: merge.undecidedAdoptions)
+        }
+        try version.stage(splits: merge.splits)
+        return merge
+    }
+
+    /// Step 3: the version's closures and reopenings against the counts before it (unless
+    /// allowed), and its references.
+    private static func checkClosuresAndReferences(_ version: PendingVersion, checks: ImportChecks, before: ImportChecks.StateBefore,
+                                                   options: ImportOptions, phases: inout PhaseLog) throws -> ImportChecks.StateBefore.Counts {
+        let counts = try before.counts.wait()
+        phases.done("second connection's counts waited for")
+        if !options.allowMassClose { try checks.checkMassClosures(version, openRows: counts.openRows) }
+        if !options.allowMassReopen { try checks.checkMassReopenings(version, closedRows: counts.closedRows) }
+        try checks.checkReferences(version)
+        phases.done("references checked")
+        return counts
+    }
+
+    /// Step 4: the report (changes described, findings introduced) with the merge's decisions,
+    /// and the split suggestions of an import of stations.
+    private func reportAndSuggestions(of version: PendingVersion, files: [ImportFile], merge: ThreeWayMerge.Outcome, options: ImportOptions,
+                                      commit: Bool, everyChange: DescribedChangeFile?, before: ImportChecks.StateBefore,
+                                      counts: ImportChecks.StateBefore.Counts, checkedAhead: FirstVersionCheck?,
+                                      phases: inout PhaseLog, _ db: Database) throws -> ChangeReport {
+        // The split suggestions' scan of every station, on the second connection while the
+        // version is checked: the stations the version changed are looked at again after.
+        let importsStations = files.contains(where: { $0.table == .stations })
+        let splits = importsStations ? try SplitFinder(version: version.number).changed(db) : nil
+        let keysBefore = splits.flatMap { changed -> BackgroundTask<KeyScan.Keys>? in
+            guard before.changesFewStations else { return nil }
+            let scan = changed.keyScan
+            return before.read { db in try scan.keys(db) }
+        }
+        defer { _ = try? keysBefore?.wait() }
+        Progress.phase("describing and checking version \(version.number)")
+        let tables = files.map(\.table)
+        var report = try version.report(
+            tables: tables + MasterTable.all.filter { merge.adoptionTables.contains($0) && !tables.contains($0) },
+            describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
+            touchingBefore: counts.touchingChangedStations, checkedAhead: checkedAhead)
+        report.conflicts = merge.conflicts
+        report.adoptions = merge.adoptions
+        report.mergeNotes = merge.notes
+        phases.done("described and checked")
+        if importsStations {
+            // A provisional station adopted has its split already: upstream's station.
+            let adopted = Set(merge.splits.map(\.old))
+            report.suggestions = try Self.suggestSplits(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
+                .filter { !adopted.contains($0.old) }
+            phases.done("split suggestions")
+        }
+        return report
     }
 }
