@@ -41,63 +41,11 @@ package struct ChangeMap {
     package static let findingShape = "M0 -1.5A1.5 1.5 0 1 1 0 1.5A1.5 1.5 0 1 1 0 -1.5Z"
 
     package init(_ report: ReviewReport) {
-        var network = ""
-        network.reserveCapacity(report.network.segments.count * 30)
-        var all = Extent()
-        for segment in report.network.segments {
-            all.include(segment.fromLongitude, segment.fromLatitude); all.include(segment.toLongitude, segment.toLatitude)
-            network += "M\(Self.fmt(MapProjection.x(segment.fromLongitude))) \(Self.fmt(MapProjection.y(segment.fromLatitude)))"
-                + "L\(Self.fmt(MapProjection.x(segment.toLongitude))) \(Self.fmt(MapProjection.y(segment.toLatitude)))"
-        }
-        // A network of more segments than a browser draws quickly is drawn as its density.
-        var networkLayer = "<path class=\"network\" d=\"\(network)\"/>"
-        if let density = report.network.density {
-            all.include(density)
-            networkLayer = Self.densityLayer(density, class: "network-density", kind: nil, fill: "#9fb3c8")
-        }
-        var changed = Extent()
-        // Kinds with too many changes for markers: every change counted in cells of the map.
-        var densityLayers = ""
-        for kind in ReviewChange.MapKind.allCases {
-            guard let density = report.overview.density[kind] else { continue }
-            changed.include(density)
-            densityLayers += Self.densityLayer(density, class: "density", kind: kind, fill: Self.colours[kind]!)
-        }
-        var links = "", markers = "", labels = "", findings = ""
-        var drawn: [ReviewChange.MapKind: Int] = [:]
-        var marked = Set<Int64>()
-        // A split's new station is marked as the split (it is new too, which its words say).
-        for change in report.overview.markers {
-            guard let code = change.station, let kind = change.mapKind, let lat = change.latitude, let lon = change.longitude else { continue }
-            changed.include(lon, lat)
-            let x = Self.fmt(MapProjection.x(lon)), y = Self.fmt(MapProjection.y(lat))
-            if let fromLat = change.fromLatitude, let fromLon = change.fromLongitude {
-                changed.include(fromLon, fromLat)
-                // A split points from the old station to the new; a move from where the station was.
-                links += "<line class=\"link \(kind.rawValue)\" data-link=\"\(kind.rawValue)\" x1=\"\(Self.fmt(MapProjection.x(fromLon)))\" "
-                    + "y1=\"\(Self.fmt(MapProjection.y(fromLat)))\" x2=\"\(x)\" y2=\"\(y)\" stroke=\"\(Self.colours[kind]!)\" marker-end=\"url(#arrow-\(kind.rawValue))\"/>"
-            }
-            guard marked.insert(code).inserted else { continue }
-            drawn[kind, default: 0] += 1
-            let text = "\(change.title): \(change.words)"
-            markers += "<path class=\"marker\" data-station=\"\(code)\" data-kind=\"\(kind.rawValue)\" data-text=\"\(ReviewPage.escape(text))\" "
-                + "data-x=\"\(x)\" data-y=\"\(y)\" transform=\"translate(\(x) \(y)) scale(5)\" d=\"\(Self.shapes[kind]!)\" fill=\"\(Self.colours[kind]!)\">"
-                + "<title>\(ReviewPage.escape(text))</title></path>"
-            var name = change.title.components(separatedBy: " (")[0]
-            // A split's title names the new station by its code first: the label is its name.
-            if change.kind == .duplicate, let space = name.firstIndex(of: " ") { name = String(name[name.index(after: space)...]) }
-            labels += "<text class=\"label\" data-station=\"\(code)\" x=\"\(x)\" y=\"\(y)\">\(ReviewPage.escape(name))</text>"
-        }
-        var findingsDrawn = 0
-        for finding in report.introducedFindings.leading {
-            guard let place = report.findingPlaces[finding.identity] else { continue }
-            changed.include(place.longitude, place.latitude)
-            let x = Self.fmt(MapProjection.x(place.longitude)), y = Self.fmt(MapProjection.y(place.latitude))
-            findings += "<path class=\"finding-mark \(finding.severity.rawValue)\" data-kind=\"finding\" data-rule=\"\(finding.rule.rawValue)\" "
-                + "data-x=\"\(x)\" data-y=\"\(y)\" transform=\"translate(\(x) \(y)) scale(5)\" d=\"\(Self.findingShape)\">"
-                + "<title>\(ReviewPage.escape("\(finding.table) \(finding.key): \(finding.rule.rawValue): \(finding.message)"))</title></path>"
-            findingsDrawn += 1
-        }
+        var all = Extent(), changed = Extent()
+        let networkLayer = Self.networkLayer(report, extent: &all)
+        let densityLayers = Self.densityLayers(report, extent: &changed)
+        let marks = Self.markerLayers(report, extent: &changed)
+        let findings = Self.findingLayer(report, extent: &changed)
         // The changes' extent; a version that changed no station with a place opens on the network.
         let view = changed.isEmpty ? (all.isEmpty ? Extent(minX: 0, minY: 0, maxX: 2600, maxY: 2200) : all) : changed
         let pad = max(15, 0.08 * max(view.maxX - view.minX, view.maxY - view.minY))
@@ -112,20 +60,97 @@ package struct ChangeMap {
             <defs>\(arrows)</defs>
             \(networkLayer)
             <g class="density-layers">\(densityLayers)</g>
-            <g class="links">\(links)</g>
-            <g class="findings-marks">\(findings)</g>
-            <g class="markers">\(markers)</g>
-            <g class="labels">\(labels)</g>
+            <g class="links">\(marks.links)</g>
+            <g class="findings-marks">\(findings.layer)</g>
+            <g class="markers">\(marks.markers)</g>
+            <g class="labels">\(marks.labels)</g>
             </svg>
             """
-        legend = "<div class=\"legend\" id=\"legend\">" + ReviewChange.MapKind.allCases.map { kind in
+        legend = Self.legend(report, drawn: marks.drawn, findingsDrawn: findings.drawn)
+    }
+
+    /// The network's segments as one path, or, larger than a browser draws quickly, its density.
+    private static func networkLayer(_ report: ReviewReport, extent all: inout Extent) -> String {
+        var network = ""
+        network.reserveCapacity(report.network.segments.count * 30)
+        for segment in report.network.segments {
+            all.include(segment.fromLongitude, segment.fromLatitude); all.include(segment.toLongitude, segment.toLatitude)
+            network += "M\(fmt(MapProjection.x(segment.fromLongitude))) \(fmt(MapProjection.y(segment.fromLatitude)))"
+                + "L\(fmt(MapProjection.x(segment.toLongitude))) \(fmt(MapProjection.y(segment.toLatitude)))"
+        }
+        guard let density = report.network.density else { return "<path class=\"network\" d=\"\(network)\"/>" }
+        all.include(density)
+        return densityLayer(density, class: "network-density", kind: nil, fill: "#9fb3c8")
+    }
+
+    /// Kinds with too many changes for markers: every change counted in cells of the map.
+    private static func densityLayers(_ report: ReviewReport, extent changed: inout Extent) -> String {
+        var layers = ""
+        for kind in ReviewChange.MapKind.allCases {
+            guard let density = report.overview.density[kind] else { continue }
+            changed.include(density)
+            layers += densityLayer(density, class: "density", kind: kind, fill: colours[kind]!)
+        }
+        return layers
+    }
+
+    /// Each marked change: its marker and label, and a split's or a move's arrow; how many of
+    /// each kind are drawn (a station once, a split's new station as the split).
+    private static func markerLayers(_ report: ReviewReport, extent changed: inout Extent)
+        -> (links: String, markers: String, labels: String, drawn: [ReviewChange.MapKind: Int]) {
+        var links = "", markers = "", labels = ""
+        var drawn: [ReviewChange.MapKind: Int] = [:]
+        var marked = Set<Int64>()
+        for change in report.overview.markers {
+            guard let code = change.station, let kind = change.mapKind, let lat = change.latitude, let lon = change.longitude else { continue }
+            changed.include(lon, lat)
+            let x = fmt(MapProjection.x(lon)), y = fmt(MapProjection.y(lat))
+            if let fromLat = change.fromLatitude, let fromLon = change.fromLongitude {
+                changed.include(fromLon, fromLat)
+                // A split points from the old station to the new; a move from where the station was.
+                links += "<line class=\"link \(kind.rawValue)\" data-link=\"\(kind.rawValue)\" x1=\"\(fmt(MapProjection.x(fromLon)))\" "
+                    + "y1=\"\(fmt(MapProjection.y(fromLat)))\" x2=\"\(x)\" y2=\"\(y)\" stroke=\"\(colours[kind]!)\" marker-end=\"url(#arrow-\(kind.rawValue))\"/>"
+            }
+            guard marked.insert(code).inserted else { continue }
+            drawn[kind, default: 0] += 1
+            let text = "\(change.title): \(change.words)"
+            markers += "<path class=\"marker\" data-station=\"\(code)\" data-kind=\"\(kind.rawValue)\" data-text=\"\(ReviewPage.escape(text))\" "
+                + "data-x=\"\(x)\" data-y=\"\(y)\" transform=\"translate(\(x) \(y)) scale(5)\" d=\"\(shapes[kind]!)\" fill=\"\(colours[kind]!)\">"
+                + "<title>\(ReviewPage.escape(text))</title></path>"
+            var name = change.title.components(separatedBy: " (")[0]
+            // A split's title names the new station by its code first: the label is its name.
+            if change.kind == .duplicate, let space = name.firstIndex(of: " ") { name = String(name[name.index(after: space)...]) }
+            labels += "<text class=\"label\" data-station=\"\(code)\" x=\"\(x)\" y=\"\(y)\">\(ReviewPage.escape(name))</text>"
+        }
+        return (links, markers, labels, drawn)
+    }
+
+    /// The leading findings the version introduced, where they have a place.
+    private static func findingLayer(_ report: ReviewReport, extent changed: inout Extent) -> (layer: String, drawn: Int) {
+        var findings = "", drawn = 0
+        for finding in report.introducedFindings.leading {
+            guard let place = report.findingPlaces[finding.identity] else { continue }
+            changed.include(place.longitude, place.latitude)
+            let x = fmt(MapProjection.x(place.longitude)), y = fmt(MapProjection.y(place.latitude))
+            findings += "<path class=\"finding-mark \(finding.severity.rawValue)\" data-kind=\"finding\" data-rule=\"\(finding.rule.rawValue)\" "
+                + "data-x=\"\(x)\" data-y=\"\(y)\" transform=\"translate(\(x) \(y)) scale(5)\" d=\"\(findingShape)\">"
+                + "<title>\(ReviewPage.escape("\(finding.table) \(finding.key): \(finding.rule.rawValue): \(finding.message)"))</title></path>"
+            drawn += 1
+        }
+        return (findings, drawn)
+    }
+
+    /// The legend: each kind's shape and what is drawn of it (markers, or a count as density),
+    /// the findings' mark and how many of them.
+    private static func legend(_ report: ReviewReport, drawn: [ReviewChange.MapKind: Int], findingsDrawn: Int) -> String {
+        "<div class=\"legend\" id=\"legend\">" + ReviewChange.MapKind.allCases.map { kind in
             "<label><input type=\"checkbox\" data-legend=\"\(kind.rawValue)\" checked>"
-                + "<svg class=\"swatch\" viewBox=\"-1.3 -1.3 2.6 2.6\"><path d=\"\(Self.shapes[kind]!)\" fill=\"\(Self.colours[kind]!)\"/></svg>"
+                + "<svg class=\"swatch\" viewBox=\"-1.3 -1.3 2.6 2.6\"><path d=\"\(shapes[kind]!)\" fill=\"\(colours[kind]!)\"/></svg>"
                 + "\(kind.rawValue) " + (report.overview.density[kind] != nil
                     ? "<small data-density=\"\(kind.rawValue)\">\(report.overview.mapCounts[kind] ?? 0) as density</small></label>"
                     : "<small data-count=\"\(kind.rawValue)\">\(drawn[kind] ?? 0)</small></label>")
         }.joined()
-            + "<label><input type=\"checkbox\" data-legend=\"finding\" checked><svg class=\"swatch\" viewBox=\"-1.8 -1.8 3.6 3.6\"><path class=\"finding-mark error\" d=\"\(Self.findingShape)\"/></svg>"
+            + "<label><input type=\"checkbox\" data-legend=\"finding\" checked><svg class=\"swatch\" viewBox=\"-1.8 -1.8 3.6 3.6\"><path class=\"finding-mark error\" d=\"\(findingShape)\"/></svg>"
             + "finding <small data-count=\"finding\">\(findingsDrawn)</small>"
             + (report.introducedFindings.total > report.limits.findingMarks
                 ? " <small>(the first \(findingsDrawn) of \(report.introducedFindings.total))</small>" : "")

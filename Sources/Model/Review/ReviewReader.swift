@@ -65,40 +65,12 @@ package struct ReviewReader {
     /// update is always described, streamed in key order: what it changed decides its map kind.
     package func changes(_ db: Database, counts: [String: [String: Int]], limits: ReviewLimits) throws -> ReviewChanges {
         let describer = try ReviewChangeWords(reader: self, db)
-        var gathered = ReviewChanges()
-        var listed: [(table: Int, key: KeyOrder, change: ReviewChange)] = []
-        var listedInGroup: [String: Int] = [:]
-        var markersByKind: [ReviewChange.MapKind: [ReviewChange]] = [:]
-
-        func draw(_ change: ReviewChange) {
-            guard let kind = change.mapKind, let latitude = change.latitude, let longitude = change.longitude else { return }
-            gathered.mapCounts[kind, default: 0] += 1
-            if gathered.density[kind] != nil {
-                gathered.density[kind]!.add(latitude: latitude, longitude: longitude)
-            } else if markersByKind[kind, default: []].count < limits.changesPerKind {
-                markersByKind[kind, default: []].append(change)
-            } else {
-                var grid = DensityGrid()
-                for marker in markersByKind[kind]! { grid.add(latitude: marker.latitude!, longitude: marker.longitude!) }
-                grid.add(latitude: latitude, longitude: longitude)
-                gathered.density[kind] = grid
-                markersByKind[kind] = []
-            }
-        }
-        func list(_ change: ReviewChange, table: Int) {
-            listed.append((table, KeyOrder(change.key), change))
-            listedInGroup["\(change.table)/\(change.kind.rawValue)", default: 0] += 1
-        }
-        func take(_ change: ReviewChange, table: Int, listing: Bool) {
-            if listing { list(change, table: table) }
-            draw(change)
-        }
-
+        var gathering = ChangeGathering(limits: limits)
         for (tableIndex, table) in MasterTable.all.enumerated() {
             for kind in Update.Kind.allCases where kind != .duplicate {
                 let count = counts[table.name]?[kind.rawValue] ?? 0
                 guard count > 0 else { continue }
-                gathered.counts[table.name, default: [:]][kind] = count
+                gathering.changes.counts[table.name, default: [:]][kind] = count
                 let whole = count <= limits.changesPerKind
                 let listing = whole ? count : limits.listedBeyond
                 if whole || (table == .stations && kind == .update) {
@@ -106,54 +78,49 @@ package struct ReviewReader {
                     // version's end (2M rows for the 1,470 companies of a 1M initial version).
                     try streamChanges(of: table, kind: kind, first: whole ? count : nil, db) { key, old, new in
                         let change = try describer.describe(table, key: key, kind: kind, old: old, new: new)
-                        let listsIt = listedInGroup["\(table.name)/\(kind.rawValue)", default: 0] < listing
-                        take(change, table: tableIndex, listing: listsIt)
+                        gathering.take(change, table: tableIndex, listing: gathering.listedCount(table.name, kind) < listing)
                     }
                     continue
                 }
                 try streamChanges(of: table, kind: kind, first: listing, db) { key, old, new in
-                    list(try describer.describe(table, key: key, kind: kind, old: old, new: new), table: tableIndex)
+                    gathering.list(try describer.describe(table, key: key, kind: kind, old: old, new: new), table: tableIndex)
                 }
                 // The rest of a large kind of stations is a place in the density of its map kind.
                 if table == .stations, let mapKind = ReviewChange.MapKind(plainKind: kind) {
-                    var grid = DensityGrid()
-                    let keys = UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])
-                    // The newest version's inserted or updated stations are the master's rows: each
-                    // log row (one a key and version) looks its station up, cheaper than matching the
-                    // master against the keys gathered in a temp index.
-                    let places = try Row.fetchCursor(db, sql: version == newest && kind != .delete ? """
-                        SELECT m.lat, m.lon FROM (\(keys)) k CROSS JOIN main.stations m ON m.station_cd = CAST(k.key_id AS INTEGER)
-                        WHERE m.lat IS NOT NULL AND m.lon IS NOT NULL
-                        """ : """
-                        SELECT lat, lon FROM \(state(.stations, version: kind == .delete ? version - 1 : version, keys: "(\(keys))"))
-                        WHERE lat IS NOT NULL AND lon IS NOT NULL
-                        """)
-                    while let row = try places.next() { grid.add(latitude: row[0], longitude: row[1]) }
-                    gathered.mapCounts[mapKind, default: 0] += grid.total
-                    gathered.density[mapKind] = grid
+                    let grid = try density(ofStations: kind, db)
+                    gathering.changes.mapCounts[mapKind, default: 0] += grid.total
+                    gathering.changes.density[mapKind] = grid
                 }
             }
         }
         let splits = try UpdateLog.splits(db, after: version - 1, through: version)
-        if !splits.isEmpty { gathered.counts[MasterTable.stations.name, default: [:]][.duplicate] = splits.count }
+        if !splits.isEmpty { gathering.changes.counts[MasterTable.stations.name, default: [:]][.duplicate] = splits.count }
         let stationsIndex = MasterTable.all.firstIndex(of: .stations)!
         for split in splits {
             let change = try describer.describe(split, at: version, db)
-            take(change, table: stationsIndex, listing: listedInGroup["stations/\(Update.Kind.duplicate.rawValue)", default: 0]
+            gathering.take(change, table: stationsIndex, listing: gathering.listedCount(MasterTable.stations.name, .duplicate)
                 < (splits.count <= limits.changesPerKind ? splits.count : limits.listedBeyond))
         }
-        // Tables in their order, each in key order; a table's splits after its rows.
-        gathered.listed = listed.enumerated().sorted { a, b in
-            let x = a.element, y = b.element
-            let xSplit = x.change.kind == .duplicate, ySplit = y.change.kind == .duplicate
-            if x.table != y.table { return x.table < y.table }
-            if xSplit != ySplit { return !xSplit }
-            if xSplit { return a.offset < b.offset }
-            return x.key < y.key
-        }.map(\.element.change)
-        // A split's new station is marked as the split (it is new too, which its words say).
-        gathered.markers = (markersByKind[.duplicate] ?? []) + ReviewChange.MapKind.allCases.filter { $0 != .duplicate }.flatMap { markersByKind[$0] ?? [] }
-        return gathered
+        return gathering.finished()
+    }
+
+    /// The places of the version's stations of `kind` (where they were before a closure), as a
+    /// density grid.
+    private func density(ofStations kind: Update.Kind, _ db: Database) throws -> DensityGrid {
+        var grid = DensityGrid()
+        let keys = UpdateLog.changedKeys(of: .stations, in: version, kinds: [kind])
+        // The newest version's inserted or updated stations are the master's rows: each
+        // log row (one a key and version) looks its station up, cheaper than matching the
+        // master against the keys gathered in a temp index.
+        let places = try Row.fetchCursor(db, sql: version == newest && kind != .delete ? """
+            SELECT m.lat, m.lon FROM (\(keys)) k CROSS JOIN main.stations m ON m.station_cd = CAST(k.key_id AS INTEGER)
+            WHERE m.lat IS NOT NULL AND m.lon IS NOT NULL
+            """ : """
+            SELECT lat, lon FROM \(state(.stations, version: kind == .delete ? version - 1 : version, keys: "(\(keys))"))
+            WHERE lat IS NOT NULL AND lon IS NOT NULL
+            """)
+        while let row = try places.next() { grid.add(latitude: row[0], longitude: row[1]) }
+        return grid
     }
 
     /// Hands `body` each change of `kind` to `table` in the version (its first `first` as the log
@@ -258,5 +225,63 @@ package struct ReviewReader {
 
     package static func distance(_ metres: Double) -> String {
         metres < 1000 ? "\(Int(metres.rounded())) m" : String(format: "%.1f km", metres / 1000)
+    }
+}
+
+/// The review's changes as they are gathered: each listed (up to its kind's share) and drawn, as
+/// a marker while its map kind has few, else as a place in that kind's density grid.
+private struct ChangeGathering {
+    let limits: ReviewLimits
+    var changes = ReviewChanges()
+    private var listed: [(table: Int, key: KeyOrder, change: ReviewChange)] = []
+    private var listedInGroup: [String: Int] = [:]
+    private var markersByKind: [ReviewChange.MapKind: [ReviewChange]] = [:]
+
+    init(limits: ReviewLimits) {
+        self.limits = limits
+    }
+
+    func listedCount(_ table: String, _ kind: Update.Kind) -> Int { listedInGroup["\(table)/\(kind.rawValue)", default: 0] }
+
+    mutating func list(_ change: ReviewChange, table: Int) {
+        listed.append((table, KeyOrder(change.key), change))
+        listedInGroup["\(change.table)/\(change.kind.rawValue)", default: 0] += 1
+    }
+
+    mutating func take(_ change: ReviewChange, table: Int, listing: Bool) {
+        if listing { list(change, table: table) }
+        draw(change)
+    }
+
+    private mutating func draw(_ change: ReviewChange) {
+        guard let kind = change.mapKind, let latitude = change.latitude, let longitude = change.longitude else { return }
+        changes.mapCounts[kind, default: 0] += 1
+        if changes.density[kind] != nil {
+            changes.density[kind]!.add(latitude: latitude, longitude: longitude)
+        } else if markersByKind[kind, default: []].count < limits.changesPerKind {
+            markersByKind[kind, default: []].append(change)
+        } else {
+            var grid = DensityGrid()
+            for marker in markersByKind[kind]! { grid.add(latitude: marker.latitude!, longitude: marker.longitude!) }
+            grid.add(latitude: latitude, longitude: longitude)
+            changes.density[kind] = grid
+            markersByKind[kind] = []
+        }
+    }
+
+    /// The changes, listed tables in their order, each in key order, a table's splits after its
+    /// rows; a split's new station marked as the split (it is new too, which its words say).
+    func finished() -> ReviewChanges {
+        var changes = changes
+        changes.listed = listed.enumerated().sorted { a, b in
+            let x = a.element, y = b.element
+            let xSplit = x.change.kind == .duplicate, ySplit = y.change.kind == .duplicate
+            if x.table != y.table { return x.table < y.table }
+            if xSplit != ySplit { return !xSplit }
+            if xSplit { return a.offset < b.offset }
+            return x.key < y.key
+        }.map(\.element.change)
+        changes.markers = (markersByKind[.duplicate] ?? []) + ReviewChange.MapKind.allCases.filter { $0 != .duplicate }.flatMap { markersByKind[$0] ?? [] }
+        return changes
     }
 }
