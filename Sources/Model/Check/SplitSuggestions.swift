@@ -170,36 +170,63 @@ package struct SplitFinder {
         guard let changed = try changed ?? self.changed(db) else { return [] }
         let (closed, added) = (changed.closed, changed.added)
         if added.isEmpty && closed.isEmpty { return [] }
-        var transfers = try movedAcrossOperators(db)
         let addedStations = AddedStations(added, radius: radius)
-        // Closed under one operator and added under another, as the same station: a transfer too.
-        for old in closed {
-            for new in addedStations.named(old.name) where new.company != old.company && (new.group == old.group || near(old, new)) {
-                transfers[Transfer(from: old.company, to: new.company), default: TransferEvidence()].sourceLines.insert(old.line)
-                transfers[Transfer(from: old.company, to: new.company)]!.readded.insert(new.code)
-            }
-        }
-        let recorded = Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" })
+        let transfers = try self.transfers(closed: closed, added: addedStations, db)
         // A provisional station an import adopted has its successor, upstream's own code, and its
         // records are there already: another pair from it would copy them onto a second station.
         let adopted = try db.tableExists("merge_notes") ? Set(try Int64.fetchAll(db, sql: """
             SELECT CAST(key_id AS INTEGER) FROM merge_notes WHERE table_name = 'stations' AND outcome = 'adopted'
             """)) : []
+        var offers = Offers(finder: self, recorded: Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" }), adopted: adopted)
+        let scan = changed.keyScan
+        let keys = try keysBefore.map { try scan.patching($0, withStationsChangedIn: version, db) } ?? scan.keys(db)
+        try offerTransfersWithASharedStation(added: added, transfers: transfers, keys: keys, into: &offers, db)
+        let openInGroups = try openStations(inGroupsOf: closed, keys: keys.inClosedGroups, db)
+        // Looked up once per closed station, not scanned for each pair.
+        var openCodes: [GroupOperator: [Int64]] = [:]
+        for station in openInGroups { openCodes[GroupOperator(group: station.group, company: station.company), default: []].append(station.code) }
+        let stillServed = Set(closed.filter { old in openCodes[GroupOperator(group: old.group, company: old.company)]?.contains { $0 != old.code } ?? false }.map(\.code))
+        offerClosedAndAdded(closed: closed, added: addedStations, stillServed: stillServed, into: &offers)
+        offerHandovers(closed: closed.filter { !stillServed.contains($0.code) }, openInGroups: openInGroups, transfers: transfers, into: &offers)
+        return offers.found.values.sorted { ($1.confidence, $0.old, $0.new) < ($0.confidence, $1.old, $1.new) }
+    }
+
+    /// The pairs found, the strongest of each kept: never a split recorded already, nor one
+    /// from a provisional station an import adopted.
+    private struct Offers {
+        let finder: SplitFinder
+        let recorded: Set<String>
+        let adopted: Set<Int64>
         var found: [String: SplitSuggestion] = [:]
-        func offer(_ old: Station, _ new: Station, _ reason: String, _ confidence: Double) {
+
+        mutating func offer(_ old: Station, _ new: Station, _ reason: String, _ confidence: Double) {
             let pair = "\(old.code)→\(new.code)"
             guard old.code != new.code, !recorded.contains(pair), !adopted.contains(old.code),
                   (found[pair]?.confidence ?? 0) < confidence else { return }
             found[pair] = SplitSuggestion(
-                version: version, old: old.code, oldName: old.name, new: new.code, newName: new.name,
+                version: finder.version, old: old.code, oldName: old.name, new: new.code, newName: new.name,
                 // Rounded: the sum 0.35 + 0.1 is 0.44999999999999996 in binary, and JSON would say so.
                 reason: reason, confidence: (confidence * 100).rounded() / 100, metres: old.metres(to: new).map { Int($0.rounded()) },
-                planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}", isNear: near(old, new))
+                planLine: "{\"op\": \"record_split\", \"old\": \(old.code), \"new\": \(new.code)}", isNear: finder.near(old, new))
         }
+    }
 
-        let scan = changed.keyScan
-        let keys = try keysBefore.map { try scan.patching($0, withStationsChangedIn: version, db) } ?? scan.keys(db)
-        // 1. Transfers with a shared station.
+    /// The transfers of lines between operators, and stations closed under one operator and added
+    /// under another as the same station (by group, or by name nearby): a transfer too.
+    private func transfers(closed: [Station], added: AddedStations, _ db: Database) throws -> [Transfer: TransferEvidence] {
+        var transfers = try movedAcrossOperators(db)
+        for old in closed {
+            for new in added.named(old.name) where new.company != old.company && (new.group == old.group || near(old, new)) {
+                transfers[Transfer(from: old.company, to: new.company), default: TransferEvidence()].sourceLines.insert(old.line)
+                transfers[Transfer(from: old.company, to: new.company)]!.readded.insert(new.code)
+            }
+        }
+        return transfers
+    }
+
+    /// 1. Transfers with a shared station: the new operator's station added at the old one's.
+    private func offerTransfersWithASharedStation(added: [Station], transfers: [Transfer: TransferEvidence], keys: KeyScan.Keys,
+                                                  into offers: inout Offers, _ db: Database) throws {
         let shared = try stationsBefore(sharingWith: added, keys: keys.sharing, db)
         for new in added {
             for (transfer, evidence) in transfers where transfer.to == new.company && evidence.shows(besides: new.code) {
@@ -209,27 +236,20 @@ package struct SplitFinder {
                 }
                 guard let old = candidates.min(by: { rank($0, sourceLines) < rank($1, sourceLines) }) else { continue }
                 let onSource = sourceLines.contains(old.line)
-                // Two companies of one name (a provisional one and upstream's) are told apart by code.
-                let (from, to) = old.companyName == new.companyName
-                    ? ("\(old.companyName) (\(old.company))", "\(new.companyName) (\(new.company))") : (old.companyName, new.companyName)
-                offer(old, new, "stations passed from \(from) to \(to) in this version, and \(new.code) is "
+                let (from, to) = Self.companyNames(old, new)
+                offers.offer(old, new, "stations passed from \(from) to \(to) in this version, and \(new.code) is "
                     + "\(new.companyName)'s new station at \(old.companyName)'s \(old.name) (\(old.group == new.group ? "same group" : "same name nearby")"
                     + (onSource ? ", on the line the stations left" : "") + ")", onSource ? 0.9 : 0.75)
             }
         }
+    }
 
-        // 2. Closed and added together.
-        let openInGroups = try openStations(inGroupsOf: closed, keys: keys.inClosedGroups, db)
-        // Looked up once per closed station: scanned for each pair, it was most of the pairs' cost.
-        var openCodes: [GroupOperator: [Int64]] = [:]
-        for station in openInGroups { openCodes[GroupOperator(group: station.group, company: station.company), default: []].append(station.code) }
-        func operatorStillServes(_ old: Station) -> Bool {
-            openCodes[GroupOperator(group: old.group, company: old.company)]?.contains { $0 != old.code } ?? false
-        }
+    /// 2. Closed and added together: by name, group and distance; another operator's station
+    /// only where the closed station's operator no longer serves its group.
+    private func offerClosedAndAdded(closed: [Station], added: AddedStations, stillServed: Set<Int64>, into offers: inout Offers) {
         for old in closed {
-            let stillServed = operatorStillServes(old)
-            for new in addedStations.candidates(for: old) {
-                if new.company != old.company && stillServed { continue }
+            for new in added.candidates(for: old) {
+                if new.company != old.company && stillServed.contains(old.code) { continue }
                 var reasons: [String] = [], confidence = 0.35
                 if old.name == new.name { reasons.append("same name"); confidence += 0.25 }
                 if old.group == new.group { reasons.append("same group"); confidence += 0.15 }
@@ -237,22 +257,29 @@ package struct SplitFinder {
                     reasons.append("\(Int(metres.rounded())) m apart"); confidence += 0.1
                 }
                 guard !reasons.isEmpty else { continue }
-                offer(old, new, "closed and added in this version: " + reasons.joined(separator: ", "), confidence)
+                offers.offer(old, new, "closed and added in this version: " + reasons.joined(separator: ", "), confidence)
             }
         }
+    }
 
-        // 3. Handovers to another operator's existing station.
-        for old in closed where !operatorStillServes(old) {
+    /// 3. Handovers to another operator's existing station of the same name and group, from a
+    /// closed station whose operator no longer serves its group.
+    private func offerHandovers(closed: [Station], openInGroups: [Station], transfers: [Transfer: TransferEvidence], into offers: inout Offers) {
+        for old in closed {
             for other in openInGroups where other.group == old.group && other.company != old.company && other.name == old.name {
                 if transfers[Transfer(from: old.company, to: other.company)] != nil { continue }
-                // Two companies of one name (a provisional one and upstream's) are told apart by code.
-                let (from, to) = old.companyName == other.companyName
-                    ? ("\(old.companyName) (\(old.company))", "\(other.companyName) (\(other.company))") : (old.companyName, other.companyName)
-                offer(old, other, "\(from) left the station: its \(old.name) closed, and \(to)'s "
+                let (from, to) = Self.companyNames(old, other)
+                offers.offer(old, other, "\(from) left the station: its \(old.name) closed, and \(to)'s "
                     + "open \(other.name) (same name and group) carries on", 0.6)
             }
         }
-        return found.values.sorted { ($1.confidence, $0.old, $0.new) < ($0.confidence, $1.old, $1.new) }
+    }
+
+    /// The two stations' operators as a reason names them: two companies of one name (a
+    /// provisional one and upstream's) are told apart by code.
+    private static func companyNames(_ old: Station, _ new: Station) -> (from: String, to: String) {
+        old.companyName == new.companyName
+            ? ("\(old.companyName) (\(old.company))", "\(new.companyName) (\(new.company))") : (old.companyName, new.companyName)
     }
 
     /// An assignment rather than every candidate: where a station has a successor of its own
@@ -271,7 +298,7 @@ package struct SplitFinder {
         }
     }
 
-    private func near(_ a: Station, _ b: Station) -> Bool { (a.metres(to: b) ?? .infinity) <= radius }
+    fileprivate func near(_ a: Station, _ b: Station) -> Bool { (a.metres(to: b) ?? .infinity) <= radius }
 
     /// Smaller is likelier: on a line the stations left, then open, then same name.
     private func rank(_ station: Station, _ sourceLines: Set<Int64>) -> (Int, Int, Int64) {
