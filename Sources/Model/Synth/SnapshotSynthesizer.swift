@@ -47,20 +47,8 @@ public enum SnapshotSynthesizer {
         let companyCount = max(3, lineCount / 40)
         Progress.phase("generating \(stations) stations", total: stations)
 
-        let prefectures = try CSVFileWriter(path: path("pref.csv"))
-        try prefectures.write(["pref_cd", "pref_name"])
-        for (index, name) in SynthVocabulary.prefectures.enumerated() { try prefectures.write([String(index + 1), name]) }
-        try prefectures.write(["99", "その他"])
-        try prefectures.finish()
-
-        let companies = try CSVFileWriter(path: path("company.csv"))
-        try companies.write(companyHeader)
-        for company in 1...companyCount {
-            let name = SynthVocabulary.name(&random) + "鉄道"
-            try companies.write([String(company), "99", name, "", name + "株式会社", name, company % 5 == 0 ? "https://example.jp/\(company)" : "",
-                                 String(company % 4), "0", String(company)])
-        }
-        try companies.finish()
+        try writePrefectures(to: path("pref.csv"))
+        try writeCompanies(companyCount, to: path("company.csv"), random: &random)
 
         let lines = try CSVFileWriter(path: path("line.csv"))
         let stationFile = try CSVFileWriter(path: path("station.csv"))
@@ -83,23 +71,8 @@ public enum SnapshotSynthesizer {
             Progress.update(written)
             for index in 0..<count {
                 let code = lineCode * 100 + index
-                let prefecture = region.prefectures.lowerBound + random.below(region.prefectures.count)
-                let city = SynthVocabulary.name(&random) + SynthVocabulary.cities[random.below(4)]
-                var address = SynthVocabulary.prefectures[prefecture - 1] + city + SynthVocabulary.fullWidth(random.below(9) + 1) + "丁目"
-                if random.below(200) == 0 { address += ", " + SynthVocabulary.name(&random) + "ビル" }
-                let closed = random.below(50) == 0
-                var place = (latitude: latitude, longitude: longitude)
-                if scattered {
-                    place = (Self.scatterLatitudes.lowerBound + random.unit() * (Self.scatterLatitudes.upperBound - Self.scatterLatitudes.lowerBound),
-                             Self.scatterLongitudes.lowerBound + random.unit() * (Self.scatterLongitudes.upperBound - Self.scatterLongitudes.lowerBound))
-                }
-                try stationFile.write([
-                    String(code), String(code), SynthVocabulary.name(&random), "", "", String(lineCode), String(prefecture),
-                    SynthVocabulary.padded(random.below(1000), 3) + "-" + SynthVocabulary.padded(random.below(10000), 4), address,
-                    SynthVocabulary.degrees(place.longitude), SynthVocabulary.degrees(place.latitude),
-                    random.below(3) == 0 ? "19\(10 + random.below(90))-0\(random.below(9) + 1)-1\(random.below(10))" : "0000-00-00",
-                    closed ? "2001-03-31" : "0000-00-00", String(closed ? MasterTable.closedStatus : MasterTable.openStatus), String(code),
-                ])
+                try stationFile.write(stationRow(code: code, lineCode: lineCode, prefectures: region.prefectures, linePlace: (latitude, longitude),
+                                                 scattered: scattered, random: &random))
                 if let previous { try joins.write([String(lineCode), String(previous), String(code)]) }
                 previous = code
                 latitude += cos(heading) * (0.005 + random.unit() * 0.015)
@@ -113,6 +86,48 @@ public enum SnapshotSynthesizer {
         return SynthSummary(
             rows: ["pref.csv": 48, "company.csv": companyCount, "line.csv": lineCount, "station.csv": stations, "join.csv": stations - lineCount],
             changes: [:])
+    }
+
+    private static func writePrefectures(to path: String) throws {
+        let prefectures = try CSVFileWriter(path: path)
+        try prefectures.write(["pref_cd", "pref_name"])
+        for (index, name) in SynthVocabulary.prefectures.enumerated() { try prefectures.write([String(index + 1), name]) }
+        try prefectures.write(["99", "その他"])
+        try prefectures.finish()
+    }
+
+    private static func writeCompanies(_ count: Int, to path: String, random: inout SplitMix64) throws {
+        let companies = try CSVFileWriter(path: path)
+        try companies.write(companyHeader)
+        for company in 1...count {
+            let name = SynthVocabulary.name(&random) + "鉄道"
+            try companies.write([String(company), "99", name, "", name + "株式会社", name, company % 5 == 0 ? "https://example.jp/\(company)" : "",
+                                 String(company % 4), "0", String(company)])
+        }
+        try companies.finish()
+    }
+
+    /// One station's row: on its line's place, or anywhere in Japan when `scattered`; its
+    /// prefecture in the line's region, an address, sometimes an opening date, one in fifty closed.
+    private static func stationRow(code: Int, lineCode: Int, prefectures: ClosedRange<Int>, linePlace: (latitude: Double, longitude: Double),
+                                   scattered: Bool, random: inout SplitMix64) -> [String] {
+        let prefecture = prefectures.lowerBound + random.below(prefectures.count)
+        let city = SynthVocabulary.name(&random) + SynthVocabulary.cities[random.below(4)]
+        var address = SynthVocabulary.prefectures[prefecture - 1] + city + SynthVocabulary.fullWidth(random.below(9) + 1) + "丁目"
+        if random.below(200) == 0 { address += ", " + SynthVocabulary.name(&random) + "ビル" }
+        let closed = random.below(50) == 0
+        var place = linePlace
+        if scattered {
+            place = (scatterLatitudes.lowerBound + random.unit() * (scatterLatitudes.upperBound - scatterLatitudes.lowerBound),
+                     scatterLongitudes.lowerBound + random.unit() * (scatterLongitudes.upperBound - scatterLongitudes.lowerBound))
+        }
+        return [
+            String(code), String(code), SynthVocabulary.name(&random), "", "", String(lineCode), String(prefecture),
+            SynthVocabulary.padded(random.below(1000), 3) + "-" + SynthVocabulary.padded(random.below(10000), 4), address,
+            SynthVocabulary.degrees(place.longitude), SynthVocabulary.degrees(place.latitude),
+            random.below(3) == 0 ? "19\(10 + random.below(90))-0\(random.below(9) + 1)-1\(random.below(10))" : "0000-00-00",
+            closed ? "2001-03-31" : "0000-00-00", String(closed ? MasterTable.closedStatus : MasterTable.openStatus), String(code),
+        ]
     }
 }
 
