@@ -73,58 +73,23 @@ public struct PostgresSync: Sendable {
 
         let file = try await reader.downloadDatabase(of: release, into: scratchFolder)
         defer { Self.removeDownload(file) }
-        // The client database of the version the server holds, kept by the last sync or still in
-        // the folder, with the content the server recorded: only what differs from it is sent.
         let cache = ClientDatabaseCache(folder: scratchFolder)
-        var previous: String?, downloadedPrevious = false
-        if let state {
-            previous = cache.kept(version: state.version, sha256: state.databaseSHA256)
-            if previous == nil, release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 {
-                previous = try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder)
-                downloadedPrevious = true
-            }
-        }
-        defer { if downloadedPrevious { previous.map(Self.removeDownload) } }
+        let previous = try await previousDatabase(of: state, beside: release, cache: cache)
+        defer { if previous.downloaded { previous.path.map(Self.removeDownload) } }
         try onStep(.downloaded)
         let client = try DatabaseQueue(path: file, configuration: Self.readOnly)
         defer { try? client.close() }
-        if let previous { try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [previous]) } }
+        if let path = previous.path { try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path]) } }
         let (tables, clientSchema) = try await client.read { db in
             (try ClientTable.names.map { try ClientTable.read($0, db) }, try Int.fetchOne(db, sql: "SELECT version FROM client_schema"))
         }
         // The kept database of an older client schema lacks the columns the new one added: every row is compared then.
-        let sincePrevious = previous != nil && clientSchema == state?.clientSchema
+        let sincePrevious = previous.path != nil && clientSchema == state?.clientSchema
         let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, server) }
 
-        try await server.run("starting the transaction", "BEGIN ISOLATION LEVEL READ COMMITTED")
-        // Two syncs never interleave: the second waits here, then finds the first's state.
-        var lockKey = PostgresBindings()
-        lockKey.append("station-admin sync-postgres \(schema)")
-        try await server.run("taking the sync's advisory lock", PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1))", binds: lockKey))
-        try onStep(.locked)
-        guard try await ReleaseState.read(schema: schema, server) == state else { throw PostgresSyncError.changedMeanwhile }
-
-        try await server.run("creating schema \(schema)", "CREATE SCHEMA IF NOT EXISTS \(schema)")
-        var created: Set<String> = []
-        for table in tables where try await MasterTableSync(table: table, schema: schema)
-            .prepare(server, clientSchema: clientSchema, recordedClientSchema: state?.clientSchema) {
-            created.insert(table.name)
-        }
-        try onStep(.tablesReady)
-        for table in tables {
-            report.tables[table.name] = try await MasterTableSync(table: table, schema: schema)
-                .bring(from: client, server, created: created.contains(table.name), sincePrevious: sincePrevious)
-        }
-        try onStep(.tablesCopied)
-
-        try await SplitCopy.createUsersTable(server)
-        for split in release.splits(after: state?.version ?? 0) {
-            var copied: [String: Int] = [:]
-            for table in splitTables { copied[table.table.table] = try await table.copy(split, server) }
-            report.splits.append(PostgresSyncReport.AppliedSplit(version: split.version, old: split.old, new: split.new, copied: copied))
-        }
-        report.usersAffected = try await SplitCopy.usersAffected(server)
-        try onStep(.splitsApplied)
+        try await beginLocked(server, expecting: state)
+        report.tables = try await bring(tables, from: client, server, state: state, clientSchema: clientSchema, sincePrevious: sincePrevious)
+        try await applySplits(release.splits(after: state?.version ?? 0), to: splitTables, server, into: &report)
         if let operatorSQL { try await server.script("running the operator's SQL (--then)", operatorSQL) }
         try onStep(.operatorSQLRun)
 
@@ -141,6 +106,61 @@ public struct PostgresSync: Sendable {
         cache.keep(file, version: release.version)
         try onStep(.committed)
         return report
+    }
+
+    /// The client database of the version the server holds, kept by the last sync or still in
+    /// the folder, with the content the server recorded: only what differs from it is sent. nil
+    /// where there is none; `downloaded` where it was fetched for this sync (and is removed after).
+    private func previousDatabase(of state: ReleaseState?, beside release: VerifiedRelease,
+                                  cache: ClientDatabaseCache) async throws -> (path: String?, downloaded: Bool) {
+        guard let state else { return (nil, false) }
+        if let kept = cache.kept(version: state.version, sha256: state.databaseSHA256) { return (kept, false) }
+        guard release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 else { return (nil, false) }
+        return (try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder), true)
+    }
+
+    /// The transaction begun under the sync's advisory lock: two syncs never interleave, the
+    /// second waits, then finds the first's state and stops.
+    private func beginLocked(_ server: ServerSession, expecting state: ReleaseState?) async throws {
+        try await server.run("starting the transaction", "BEGIN ISOLATION LEVEL READ COMMITTED")
+        var lockKey = PostgresBindings()
+        lockKey.append("station-admin sync-postgres \(schema)")
+        try await server.run("taking the sync's advisory lock", PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1))", binds: lockKey))
+        try onStep(.locked)
+        guard try await ReleaseState.read(schema: schema, server) == state else { throw PostgresSyncError.changedMeanwhile }
+    }
+
+    /// The schema and the master tables made where missing, then each table brought to the release.
+    private func bring(_ tables: [ClientTable], from client: DatabaseQueue, _ server: ServerSession, state: ReleaseState?, clientSchema: Int?,
+                       sincePrevious: Bool) async throws -> [String: PostgresSyncReport.TableCounts] {
+        try await server.run("creating schema \(schema)", "CREATE SCHEMA IF NOT EXISTS \(schema)")
+        var created: Set<String> = []
+        for table in tables where try await MasterTableSync(table: table, schema: schema)
+            .prepare(server, clientSchema: clientSchema, recordedClientSchema: state?.clientSchema) {
+            created.insert(table.name)
+        }
+        try onStep(.tablesReady)
+        var counts: [String: PostgresSyncReport.TableCounts] = [:]
+        for table in tables {
+            counts[table.name] = try await MasterTableSync(table: table, schema: schema)
+                .bring(from: client, server, created: created.contains(table.name), sincePrevious: sincePrevious)
+        }
+        try onStep(.tablesCopied)
+        return counts
+    }
+
+    /// Each split after the server's version, in order, copied in every user table; the users it
+    /// copied for, counted.
+    private func applySplits(_ splits: [ReleaseSplit], to splitTables: [SplitCopy], _ server: ServerSession,
+                             into report: inout PostgresSyncReport) async throws {
+        try await SplitCopy.createUsersTable(server)
+        for split in splits {
+            var copied: [String: Int] = [:]
+            for table in splitTables { copied[table.table.table] = try await table.copy(split, server) }
+            report.splits.append(PostgresSyncReport.AppliedSplit(version: split.version, old: split.old, new: split.new, copied: copied))
+        }
+        report.usersAffected = try await SplitCopy.usersAffected(server)
+        try onStep(.splitsApplied)
     }
 
     /// An older release than the database's, another dataset's, or the same version with other

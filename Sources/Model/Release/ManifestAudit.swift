@@ -98,7 +98,7 @@ package struct ManifestAudit {
         let version = released.version
         let field = "versions[\(version)]"
         var filesOK = true
-        func file(_ entry: ReleasedFile?, _ name: String, expected: String) throws {
+        func file(_ entry: ReleasedFile?, _ name: String, _ expected: String) throws {
             guard let entry else {
                 problem("\(field).\(name)", nil, "missing (expected the file \(expected))")
                 filesOK = false
@@ -111,11 +111,22 @@ package struct ManifestAudit {
                 filesOK = false
             }
         }
-        try file(released.database, "database", expected: ReleaseLayout.database(version))
-        try file(released.databaseGzip, "database_gzip", expected: ReleaseLayout.databaseGzip(version))
+        try file(released.database, "database", ReleaseLayout.database(version))
+        try file(released.databaseGzip, "database_gzip", ReleaseLayout.databaseGzip(version))
         if format >= 3 || released.carryOver != nil {
-            try file(released.carryOver, "carry_over", expected: ReleaseLayout.carryOver(version))
+            try file(released.carryOver, "carry_over", ReleaseLayout.carryOver(version))
         }
+        let deltaPaths = try auditDeltas(released, field: field, problem, file: file)
+        Self.auditDownloads(released, format: format, deltaPaths: deltaPaths, field: field, problem)
+        // The rows are read only from a file that is where it should be (and, hashing, ours).
+        if filesOK, depth(version) >= .contents { auditRows(released, field: field, problem) }
+    }
+
+    /// Each delta's versions and file, and its join and SQL; the path of each, by the version it
+    /// comes from.
+    private func auditDeltas(_ released: ReleasedVersion, field: String, _ problem: (String, String?, String) -> Void,
+                             file: (ReleasedFile?, String, String) throws -> Void) throws -> [Int: String] {
+        let version = released.version
         var deltaPaths: [Int: String] = [:]
         for delta in released.deltas {
             let name = "deltas[from \(delta.from)]"
@@ -123,7 +134,7 @@ package struct ManifestAudit {
             if !(1..<version).contains(delta.from) { problem("\(field).\(name).from", delta.file.path, "\(delta.from) (expected an older version, 1 to \(version - 1))") }
             if deltaPaths[delta.from] != nil { problem("\(field).\(name)", delta.file.path, "a second delta from \(delta.from)") }
             deltaPaths[delta.from] = delta.file.path
-            try file(delta.file, "\(name).file", expected: ReleaseLayout.delta(from: delta.from, to: version))
+            try file(delta.file, "\(name).file", ReleaseLayout.delta(from: delta.from, to: version))
             if let via = delta.via, let reason = Self.joinProblem(delta, via: via, of: released) {
                 problem("\(field).\(name).via", delta.file.path, reason)
             }
@@ -131,13 +142,21 @@ package struct ManifestAudit {
                 problem("\(field).\(name).\(key)", delta.file.path, reason)
             }
         }
+        return deltaPaths
+    }
+
+    /// What each older version downloads: every one once, a delta listed, or the database with
+    /// its carry-over script.
+    private static func auditDownloads(_ released: ReleasedVersion, format: Int, deltaPaths: [Int: String], field: String,
+                                       _ problem: (String, String?, String) -> Void) {
+        let version = released.version
         let froms = released.downloads.map(\.from)
         if froms.sorted() != Array(1..<max(version, 1)) {
             problem("\(field).downloads", nil, "for versions \(froms.map(String.init).joined(separator: ", ")) (expected each older version 1 to \(version - 1) once)")
         }
         for download in released.downloads {
             let name = "\(field).downloads[from \(download.from)]"
-            if let reason = Self.unsafe(download.path) {
+            if let reason = unsafe(download.path) {
                 problem("\(name).path", download.path, reason)
                 continue
             }
@@ -159,22 +178,23 @@ package struct ManifestAudit {
                 }
             }
         }
-        // The rows are read only from a file that is where it should be (and, hashing, ours).
-        if filesOK, depth(version) >= .contents {
-            let counts: (version: Int, rows: [String: Int])
-            do {
-                counts = try Self.rows(ofDatabase: folder.filePath(released.database.path))
-            } catch {
-                problem("\(field).database", released.database.path, "not a readable SQLite database (\(error.localizedDescription))")
-                return
-            }
-            if counts.version != version {
-                problem("\(field).database", released.database.path, "user_version \(counts.version) (expected \(version))")
-            }
-            for table in Set(counts.rows.keys).union(released.rows.keys).sorted() where counts.rows[table] != released.rows[table] {
-                problem("\(field).rows.\(table)", released.database.path,
-                        "\(released.rows[table].map(String.init) ?? "missing"), but the database holds \(counts.rows[table].map { "\($0) rows" } ?? "no such table")")
-            }
+    }
+
+    /// The database's `user_version` and row counts against the manifest's.
+    private func auditRows(_ released: ReleasedVersion, field: String, _ problem: (String, String?, String) -> Void) {
+        let counts: (version: Int, rows: [String: Int])
+        do {
+            counts = try Self.rows(ofDatabase: folder.filePath(released.database.path))
+        } catch {
+            problem("\(field).database", released.database.path, "not a readable SQLite database (\(error.localizedDescription))")
+            return
+        }
+        if counts.version != released.version {
+            problem("\(field).database", released.database.path, "user_version \(counts.version) (expected \(released.version))")
+        }
+        for table in Set(counts.rows.keys).union(released.rows.keys).sorted() where counts.rows[table] != released.rows[table] {
+            problem("\(field).rows.\(table)", released.database.path,
+                    "\(released.rows[table].map(String.init) ?? "missing"), but the database holds \(counts.rows[table].map { "\($0) rows" } ?? "no such table")")
         }
     }
 

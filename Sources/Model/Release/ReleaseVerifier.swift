@@ -66,40 +66,10 @@ package struct ReleaseVerifier {
         var deltasChecked: [Int] = []
         for from in 1..<max(version, 1) {
             Progress.update(from - 1)
-            let failuresBefore = report.failures.count
-            let splits = allSplits.filter { $0.version > from }
-            let base = try baseDatabase(from, olderDatabases)
-            let phone = path("phone-\(from).sqlite")
-            try? FileManager.default.removeItem(atPath: phone)
-            try FileManager.default.copyItem(atPath: base, toPath: phone)
-            let before = try SyntheticCompletions.add(to: phone, splits: splits)
-            let expected = SyntheticCompletions.expected(before, splits: splits)
-            func compare(_ records: [Int64: SyntheticCompletions.Record], _ name: String) {
-                report.failures += SyntheticCompletions.differences(records, expected: expected, before: before)
-                    .map { "\(name) from \(from): \($0)" }
-            }
-            // The carry-over leaves the phone's own file as it was: the delta runs on it afterwards.
-            if let carryOver {
-                for (name, file) in [("full download", downloaded), ("app update", bundled)] {
-                    let first = try carry(phone, into: file, script: carryOver, name: "\(name) from \(from)", &report)
-                    compare(first, name)
-                    if name == "full download" {
-                        let second = try carry(phone, into: file, script: carryOver, name: "\(name) from \(from), run twice", &report)
-                        if second != first { report.failures.append("\(name) from \(from): the carry-over run a second time changed the user records") }
-                    }
-                    try SyntheticCompletions.clear(file)
-                }
-            } else {
-                report.failures.append("version \(version) has no carry-over script: phones that download the database would lose their splits; release it again")
-            }
-            let delta = released.deltas.first(where: { $0.from == from })
-            if let delta {
-                if let records = try apply(delta, to: phone, base: base, target: released, into: &report) { compare(records, "delta") }
+            let copies = (downloaded: downloaded, bundled: bundled)
+            if try verifyPaths(from: from, to: released, splits: allSplits.filter { $0.version > from }, olderDatabases: olderDatabases,
+                               copies: copies, carryOver: carryOver, &report) {
                 deltasChecked.append(from)
-            }
-            if report.failures.count == failuresBefore, let delta {
-                let joined = delta.via.map { " (joined through \($0))" } ?? ""
-                report.passed.append("delta \(from) → \(version)\(joined): \(Self.deltaPassed), content as version \(version)'s, guard refuses other versions")
             }
         }
         let hash = try targetHash.wait()
@@ -113,6 +83,47 @@ package struct ReleaseVerifier {
                 + (unpublished.isEmpty || deltasChecked.isEmpty ? "" : " (no delta published for \(Self.list(unpublished)))"))
         }
         return report
+    }
+
+    /// The three paths of a phone at `from`, holding synthetic records of every split after it:
+    /// the full download and the app update (the carry-over, run twice for the download) and the
+    /// delta where one is published, each leaving the records the splits say. Whether a delta
+    /// was checked.
+    private func verifyPaths(from: Int, to released: ReleasedVersion, splits: [StationSplit], olderDatabases: (ReleaseFolder, Manifest)?,
+                             copies: (downloaded: String, bundled: String), carryOver: String?, _ report: inout VerificationReport) throws -> Bool {
+        let version = released.version
+        let failuresBefore = report.failures.count
+        let base = try baseDatabase(from, olderDatabases)
+        let phone = path("phone-\(from).sqlite")
+        try? FileManager.default.removeItem(atPath: phone)
+        try FileManager.default.copyItem(atPath: base, toPath: phone)
+        let before = try SyntheticCompletions.add(to: phone, splits: splits)
+        let expected = SyntheticCompletions.expected(before, splits: splits)
+        func compare(_ records: [Int64: SyntheticCompletions.Record], _ name: String, _ report: inout VerificationReport) {
+            report.failures += SyntheticCompletions.differences(records, expected: expected, before: before)
+                .map { "\(name) from \(from): \($0)" }
+        }
+        // The carry-over leaves the phone's own file as it was: the delta runs on it afterwards.
+        if let carryOver {
+            for (name, file) in [("full download", copies.downloaded), ("app update", copies.bundled)] {
+                let first = try carry(phone, into: file, script: carryOver, name: "\(name) from \(from)", &report)
+                compare(first, name, &report)
+                if name == "full download" {
+                    let second = try carry(phone, into: file, script: carryOver, name: "\(name) from \(from), run twice", &report)
+                    if second != first { report.failures.append("\(name) from \(from): the carry-over run a second time changed the user records") }
+                }
+                try SyntheticCompletions.clear(file)
+            }
+        } else {
+            report.failures.append("version \(version) has no carry-over script: phones that download the database would lose their splits; release it again")
+        }
+        guard let delta = released.deltas.first(where: { $0.from == from }) else { return false }
+        if let records = try apply(delta, to: phone, base: base, target: released, into: &report) { compare(records, "delta", &report) }
+        if report.failures.count == failuresBefore {
+            let joined = delta.via.map { " (joined through \($0))" } ?? ""
+            report.passed.append("delta \(from) → \(version)\(joined): \(Self.deltaPassed), content as version \(version)'s, guard refuses other versions")
+        }
+        return true
     }
 
     package static let deltaPassed = "applied by sqlite3"
@@ -163,7 +174,24 @@ package struct ReleaseVerifier {
     private func apply(_ delta: ReleasedDelta, to phone: String, base: String, target: ReleasedVersion,
                        into report: inout VerificationReport) throws -> [Int64: SyntheticCompletions.Record]? {
         let name = "delta \(delta.from) → \(delta.to)"
-        // Inflated as one gzip member, as the simplest phone decoder does; a joined delta too.
+        guard let sql = checkedSQL(of: delta, name: name, &report) else { return nil }
+        let script = path("apply-\(delta.from).sql")
+        try (Data("BEGIN;\n".utf8) + sql + Data("COMMIT;\n".utf8)).write(to: URL(fileURLWithPath: script))
+        let result = try SQLiteShell.run(script: script, database: phone)
+        if result.status != 0 {
+            report.failures.append("\(name): sqlite3 failed: \(result.error.trimmingCharacters(in: .whitespacesAndNewlines))")
+            return nil
+        }
+        try compareWithTarget(phone, delta: delta, target: target, name: name, &report)
+        let records = try SyntheticCompletions.read(phone)
+        try checkTheGuardRefuses(script, at: base, delta: delta, name: name, &report)
+        return records
+    }
+
+    /// The delta's SQL, inflated as one gzip member, as the simplest phone decoder does (a joined
+    /// delta too), of the size and hashes (a joined delta's parts one after the other, each hashed;
+    /// a rendered one's SQL whole) the manifest gives; nil with a failure told.
+    private func checkedSQL(of delta: ReleasedDelta, name: String, _ report: inout VerificationReport) -> Data? {
         let sql: Data
         do {
             sql = try Gunzip.inflate(try Data(contentsOf: URL(fileURLWithPath: folder.filePath(delta.file.path))), name: delta.file.path)
@@ -175,7 +203,6 @@ package struct ReleaseVerifier {
             report.failures.append("\(name): \(delta.file.path) inflates to \(sql.count) bytes of SQL, the manifest says \(delta.sqlBytes)")
             return nil
         }
-        // A joined delta's parts one after the other, each hashed; a rendered one's SQL whole.
         guard let parts = delta.hashedSQLParts else {
             report.failures.append("\(name): \(delta.file.path): the manifest gives neither sql_sha256 nor sql_parts, so its SQL cannot be checked")
             return nil
@@ -191,13 +218,13 @@ package struct ReleaseVerifier {
             }
             start = end
         }
-        let script = path("apply-\(delta.from).sql")
-        try (Data("BEGIN;\n".utf8) + sql + Data("COMMIT;\n".utf8)).write(to: URL(fileURLWithPath: script))
-        let result = try SQLiteShell.run(script: script, database: phone)
-        if result.status != 0 {
-            report.failures.append("\(name): sqlite3 failed: \(result.error.trimmingCharacters(in: .whitespacesAndNewlines))")
-            return nil
-        }
+        return sql
+    }
+
+    /// The phone after the delta against the bundled file: its `user_version`, its schema (a
+    /// phone's queries meet the tables, columns and indexes the bundled file has), its content hash.
+    private func compareWithTarget(_ phone: String, delta: ReleasedDelta, target: ReleasedVersion, name: String,
+                                   _ report: inout VerificationReport) throws {
         let bundled = try DatabaseQueue(path: folder.filePath(target.database.path), configuration: Self.readOnly)
         let targetShape = try bundled.read { try ClientSchema.shape($0) }
         try bundled.close()
@@ -207,7 +234,6 @@ package struct ReleaseVerifier {
             if userVersion != delta.to {
                 report.failures.append("\(name): user_version is \(userVersion), expected \(delta.to)")
             }
-            // The schema too: a phone's queries meet the tables, columns and indexes the bundled file has.
             let shape = try ClientSchema.shape(db)
             if shape != targetShape {
                 let differences = Set(shape).symmetricDifference(targetShape).sorted().prefix(3).joined(separator: "; ")
@@ -220,9 +246,11 @@ package struct ReleaseVerifier {
             }
         }
         try queue.close()
-        let records = try SyntheticCompletions.read(phone)
+    }
 
-        // A phone at another version: the guard must refuse, and nothing may change.
+    /// A phone at another version: the delta's guard must refuse, and nothing may change.
+    private func checkTheGuardRefuses(_ script: String, at base: String, delta: ReleasedDelta, name: String,
+                                      _ report: inout VerificationReport) throws {
         let stranger = path("stranger-\(delta.from).sqlite")
         try? FileManager.default.removeItem(atPath: stranger)
         try FileManager.default.copyItem(atPath: base, toPath: stranger)
@@ -237,7 +265,6 @@ package struct ReleaseVerifier {
         if try FileDigest.sha256(ofFile: stranger) != strangerHash {
             report.failures.append("\(name): the refused database changed")
         }
-        return records
     }
 }
 
