@@ -60,72 +60,66 @@ package struct FieldDecoder {
     /// The field of column `index` (of those the decoder was made with).
     package func parse(_ field: UnsafeBufferPointer<UInt8>, column index: Int, line: Int) throws -> Value {
         let rule = rules[index]
-        var name: String { columns[index].name }
         let bytes = Self.trim(field)
         if bytes.isEmpty {
-            if rule.isRequired {
-                throw CSVError(file: file, line: line, message: "\(name) is empty (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))")
-            }
+            if rule.isRequired { throw problem(index, line, "is empty (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))") }
             return .null
         }
         // A number or a date that reads is ASCII, so only text is checked before it is read;
-        // a field that does not read is checked before it is refused, as before.
-        func requireUTF8() throws {
-            guard Self.isValidUTF8(bytes) else {
-                throw CSVError(
-                    file: file, line: line,
-                    message: "\(name) is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
-            }
-        }
-        func text() -> String { String(decoding: bytes, as: UTF8.self) }
-        func shown() -> String { text().quotedForMessage() }
+        // a field that does not read is checked before it is refused, as before. The messages are
+        // made by functions of their own: the common case makes no closure for them (one retained
+        // the decoder's arrays for every coordinate).
         switch rule.kind {
         case .text:
-            try requireUTF8()
+            try requireUTF8(bytes, index, line)
             guard bytes.count <= rule.maxBytes else {
-                throw CSVError(
-                    file: file, line: line,
-                    message: "\(name) is \(bytes.count) bytes long (expected at most \(rule.maxBytes) bytes of UTF-8, about \(rule.maxBytes / 3) Japanese characters; shorten it)")
+                throw problem(index, line, "is \(bytes.count) bytes long (expected at most \(rule.maxBytes) bytes of UTF-8, about \(rule.maxBytes / 3) Japanese characters; shorten it)")
             }
             return .text(bytes)
         case .integer:
             guard let value = Self.integer(bytes) else {
-                try requireUTF8()
-                throw CSVError(file: file, line: line, message: "\(name) \(shown()) is not an integer (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))")
+                try requireUTF8(bytes, index, line)
+                throw problem(index, line, "\(Self.shown(bytes)) is not an integer (expected \(rule.domain?.expectation ?? Self.expectation(rule.kind)))")
             }
-            if rule.domain?.contains(value) == false {
-                throw CSVError(file: file, line: line, message: "\(name) \(value) is out of range (expected \(rule.domain!.expectation))")
-            }
+            if rule.domain?.contains(value) == false { throw problem(index, line, "\(value) is out of range (expected \(rule.domain!.expectation))") }
             return .integer(value)
-        // A short decimal is read here, so that the common case makes no closure for the message
-        // (it retained the decoder's arrays for every coordinate).
         case .real:
-            if let value = Self.shortDecimal(bytes) { return .real(value) }
-            try requireUTF8()
-            return .real(try number(bytes, name, rule.kind, line))
+            return .real(try real(bytes, index, line))
         case .coordinate(let range):
-            let value: Double
-            if let short = Self.shortDecimal(bytes) {
-                value = short
-            } else {
-                try requireUTF8()
-                value = try number(bytes, name, rule.kind, line)
-            }
+            let value = try real(bytes, index, line)
             guard range.contains(value) else {
-                throw CSVError(
-                    file: file, line: line,
-                    message: "\(name) \(text()) is out of range (expected degrees from \(range.lowerBound) to \(range.upperBound))")
+                throw problem(index, line, "\(String(decoding: bytes, as: UTF8.self)) is out of range (expected degrees from \(range.lowerBound) to \(range.upperBound))")
             }
             return .real(value)
         case .date:
             if bytes.count == 10 && memcmp(bytes.baseAddress!, Self.unknownDate.utf8Start, 10) == 0 { return .null }
             guard Self.isValidDate(bytes) else {
-                try requireUTF8()
-                throw CSVError(file: file, line: line, message: "\(name) \(shown()) is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
+                try requireUTF8(bytes, index, line)
+                throw problem(index, line, "\(Self.shown(bytes)) is not a valid date (expected YYYY-MM-DD, or 0000-00-00 for unknown)")
             }
             return .text(bytes)
         }
     }
+
+    /// A number: a short decimal read here, else one strtod reads.
+    private func real(_ bytes: UnsafeBufferPointer<UInt8>, _ index: Int, _ line: Int) throws -> Double {
+        if let value = Self.shortDecimal(bytes) { return value }
+        try requireUTF8(bytes, index, line)
+        return try number(bytes, columns[index].name, rules[index].kind, line)
+    }
+
+    private func requireUTF8(_ bytes: UnsafeBufferPointer<UInt8>, _ index: Int, _ line: Int) throws {
+        guard Self.isValidUTF8(bytes) else {
+            throw problem(index, line, "is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(file) > converted.csv`)")
+        }
+    }
+
+    /// The error of the field of column `index` on `line`: the column's name, then `what`.
+    private func problem(_ index: Int, _ line: Int, _ what: String) -> CSVError {
+        CSVError(file: file, line: line, message: "\(columns[index].name) \(what)")
+    }
+
+    private static func shown(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self).quotedForMessage() }
 
     /// ekidata's date for "unknown", read as NULL.
     private static let unknownDate: StaticString = "0000-00-00"

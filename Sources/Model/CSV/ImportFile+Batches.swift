@@ -117,21 +117,7 @@ extension ImportFile {
                 }
                 let fieldsBefore = batch.fields.count, textBefore = batch.text.count
                 do {
-                    guard record.fieldCount == width else {
-                        throw CSVError(
-                            file: displayName, line: record.line,
-                            message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
-                    }
-                    for index in 0..<width {
-                        switch try decoder.parse(record.field(index), column: index, line: record.line) {
-                        case .null: batch.fields.append(.null)
-                        case .integer(let value): batch.fields.append(.integer(value))
-                        case .real(let value): batch.fields.append(.real(value))
-                        case .text(let bytes):
-                            batch.fields.append(.text(start: batch.text.count, count: bytes.count))
-                            batch.text.append(contentsOf: bytes)
-                        }
-                    }
+                    try appendFields(of: record, width: width, decoder: decoder, displayName: displayName, headerText: headerText, to: &batch)
                 } catch let problem as CSVError where problem.line != nil {
                     badRows.append(problem)
                     if badRows.count == BadRows.reported { throw EnoughBadRows() }
@@ -163,6 +149,26 @@ extension ImportFile {
         if !badRows.isEmpty { return badRows.count == 1 ? badRows[0] : BadRows(file: displayName, rows: badRows, readToTheEnd: true) }
         if batch.count > 0 { _ = channel.put(batch) }
         return nil
+    }
+
+    /// The record's fields, each parsed by its column's rule, appended to the batch (a text's
+    /// bytes to its text).
+    @inline(__always)
+    private static func appendFields(of record: CSVRecord, width: Int, decoder: FieldDecoder, displayName: String, headerText: String,
+                                     to batch: inout ParsedBatch) throws {
+        guard record.fieldCount == width else {
+            throw CSVError(file: displayName, line: record.line, message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
+        }
+        for index in 0..<width {
+            switch try decoder.parse(record.field(index), column: index, line: record.line) {
+            case .null: batch.fields.append(.null)
+            case .integer(let value): batch.fields.append(.integer(value))
+            case .real(let value): batch.fields.append(.real(value))
+            case .text(let bytes):
+                batch.fields.append(.text(start: batch.text.count, count: bytes.count))
+                batch.text.append(contentsOf: bytes)
+            }
+        }
     }
 }
 

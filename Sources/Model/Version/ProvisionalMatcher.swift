@@ -25,67 +25,80 @@ package struct ProvisionalMatcher {
 
     package func pairs(_ db: Database) throws -> [Adoption] {
         var found: [Adoption] = []
-        var stationPairs: [(provisional: Candidate, upstream: Candidate)] = []
-        if merged.contains(.stations) {
-            var upstream = try candidates(.stations, provisional: false, parent: "line_cd", db)
-            let provisional = upstream.isEmpty ? [] : try candidates(.stations, provisional: true, parent: "line_cd", db)
-            for station in provisional {
-                let near = upstream.enumerated()
-                    .filter { $0.element.name == station.name }
-                    .compactMap { index, other -> (Int, Double)? in
-                        guard let metres = distance(station, other) else { return nil }
-                        return metres <= radius ? (index, metres) : nil
-                    }
-                    .min { $0.1 < $1.1 }
-                guard let (index, metres) = near else { continue }
-                let other = upstream.remove(at: index)
-                stationPairs.append((station, other))
-                found.append(try adoption(.stations, station, other, reason: "the same name \(other.name), \(Int(metres.rounded())) m apart", db))
-            }
-        }
-        var linePairs: [(provisional: Candidate, upstream: Candidate)] = []
-        if merged.contains(.lines) {
-            var upstream = try candidates(.lines, provisional: false, parent: "company_cd", db)
-            let provisional = upstream.isEmpty ? [] : try candidates(.lines, provisional: true, parent: "company_cd", db)
-            for line in provisional {
-                // Where upstream puts the stations the master has on the provisional line.
-                var votes: [Int64: Int] = [:]
-                for pair in stationPairs where pair.provisional.parent == line.code {
-                    if let target = pair.upstream.parent { votes[target, default: 0] += 1 }
-                }
-                if merged.contains(.stations) {
-                    let moved = try Int64.fetchAll(db, sql: """
-                        SELECT t.line_cd FROM \(StagingTables.theirsTable(.stations)) t CROSS JOIN main.stations m ON m.station_cd = t.station_cd
-                        WHERE m.line_cd = ?
-                        """, arguments: [line.code])
-                    for target in moved { votes[target, default: 0] += 1 }
-                }
-                let byStations = votes.filter { target, _ in upstream.contains { $0.code == target } }.max { ($0.value, -$0.key) < ($1.value, -$1.key) }
-                let index = byStations.flatMap { best in upstream.firstIndex { $0.code == best.key } }
-                    ?? upstream.firstIndex { $0.name == line.name }
-                guard let index else { continue }
-                let other = upstream.remove(at: index)
-                linePairs.append((line, other))
-                let reason = byStations.map { "upstream puts \($0.value) of its stations on \(other.name)" } ?? "the same name \(other.name)"
-                found.append(try adoption(.lines, line, other, reason: reason, db))
-            }
-        }
-        if merged.contains(.companies) {
-            var upstream = try candidates(.companies, provisional: false, parent: nil, db)
-            let provisional = upstream.isEmpty ? [] : try candidates(.companies, provisional: true, parent: nil, db)
-            for company in provisional {
-                let byLine = linePairs.first { $0.provisional.parent == company.code }.flatMap { pair in
-                    upstream.firstIndex { $0.code == pair.upstream.parent }
-                }
-                guard let index = byLine ?? upstream.firstIndex(where: { $0.name == company.name }) else { continue }
-                let other = upstream.remove(at: index)
-                found.append(try adoption(.companies, company, other, reason: byLine != nil ? "upstream runs the adopted line under it" : "the same name \(other.name)", db))
-            }
-        }
+        let stationPairs = merged.contains(.stations) ? try pairStations(into: &found, db) : []
+        let linePairs = merged.contains(.lines) ? try pairLines(byStations: stationPairs, into: &found, db) : []
+        if merged.contains(.companies) { try pairCompanies(byLines: linePairs, into: &found, db) }
         func order(_ adoption: Adoption) -> (Int, Int, Int64) {
             (adoption.version ?? 0, MasterTable.all.firstIndex { $0.name == adoption.table } ?? 0, adoption.provisional)
         }
         return found.sorted { order($0) < order($1) }
+    }
+
+    private typealias Pair = (provisional: Candidate, upstream: Candidate)
+
+    /// Stations by name within the radius, the nearest first.
+    private func pairStations(into found: inout [Adoption], _ db: Database) throws -> [Pair] {
+        var pairs: [Pair] = []
+        var upstream = try candidates(.stations, provisional: false, parent: "line_cd", db)
+        let provisional = upstream.isEmpty ? [] : try candidates(.stations, provisional: true, parent: "line_cd", db)
+        for station in provisional {
+            let near = upstream.enumerated()
+                .filter { $0.element.name == station.name }
+                .compactMap { index, other -> (Int, Double)? in
+                    guard let metres = distance(station, other) else { return nil }
+                    return metres <= radius ? (index, metres) : nil
+                }
+                .min { $0.1 < $1.1 }
+            guard let (index, metres) = near else { continue }
+            let other = upstream.remove(at: index)
+            pairs.append((station, other))
+            found.append(try adoption(.stations, station, other, reason: "the same name \(other.name), \(Int(metres.rounded())) m apart", db))
+        }
+        return pairs
+    }
+
+    /// Lines by where upstream puts the stations the master has on the provisional line (the
+    /// stations paired, and those the file moves), else by name.
+    private func pairLines(byStations stationPairs: [Pair], into found: inout [Adoption], _ db: Database) throws -> [Pair] {
+        var pairs: [Pair] = []
+        var upstream = try candidates(.lines, provisional: false, parent: "company_cd", db)
+        let provisional = upstream.isEmpty ? [] : try candidates(.lines, provisional: true, parent: "company_cd", db)
+        for line in provisional {
+            var votes: [Int64: Int] = [:]
+            for pair in stationPairs where pair.provisional.parent == line.code {
+                if let target = pair.upstream.parent { votes[target, default: 0] += 1 }
+            }
+            if merged.contains(.stations) {
+                let moved = try Int64.fetchAll(db, sql: """
+                    SELECT t.line_cd FROM \(StagingTables.theirsTable(.stations)) t CROSS JOIN main.stations m ON m.station_cd = t.station_cd
+                    WHERE m.line_cd = ?
+                    """, arguments: [line.code])
+                for target in moved { votes[target, default: 0] += 1 }
+            }
+            let byStations = votes.filter { target, _ in upstream.contains { $0.code == target } }.max { ($0.value, -$0.key) < ($1.value, -$1.key) }
+            let index = byStations.flatMap { best in upstream.firstIndex { $0.code == best.key } }
+                ?? upstream.firstIndex { $0.name == line.name }
+            guard let index else { continue }
+            let other = upstream.remove(at: index)
+            pairs.append((line, other))
+            let reason = byStations.map { "upstream puts \($0.value) of its stations on \(other.name)" } ?? "the same name \(other.name)"
+            found.append(try adoption(.lines, line, other, reason: reason, db))
+        }
+        return pairs
+    }
+
+    /// Companies by the line paired under them, else by name.
+    private func pairCompanies(byLines linePairs: [Pair], into found: inout [Adoption], _ db: Database) throws {
+        var upstream = try candidates(.companies, provisional: false, parent: nil, db)
+        let provisional = upstream.isEmpty ? [] : try candidates(.companies, provisional: true, parent: nil, db)
+        for company in provisional {
+            let byLine = linePairs.first { $0.provisional.parent == company.code }.flatMap { pair in
+                upstream.firstIndex { $0.code == pair.upstream.parent }
+            }
+            guard let index = byLine ?? upstream.firstIndex(where: { $0.name == company.name }) else { continue }
+            let other = upstream.remove(at: index)
+            found.append(try adoption(.companies, company, other, reason: byLine != nil ? "upstream runs the adopted line under it" : "the same name \(other.name)", db))
+        }
     }
 
     /// The provisional rows of `table` (open, unknown to upstream, not in the file), or the rows

@@ -33,6 +33,18 @@ package struct MajorStationProposal {
 
     /// Station code → proposed weight 1–9, for the representative of every major group.
     package static func propose(_ db: Database) throws -> [Int64: Int] {
+        var groups = try openGroups(db)
+        markMunicipalMains(&groups)
+        let majors = groups.values.filter { $0.isJunction || $0.holdsLineEnd || $0.isMunicipalMain }
+            .sorted { a, b in
+                a.importance != b.importance ? a.importance > b.importance : a.representative.code < b.representative.code
+            }
+        return weights(ofMajors: majors)
+    }
+
+    /// The open stations with a place, by group: each group's lines, companies and stations, and
+    /// whether one of them ends a line.
+    private static func openGroups(_ db: Database) throws -> [Int64: Group] {
         // Cursors, not `fetchAll`: at 1M stations a GRDB row each weighed hundreds of MiB.
         var degrees: [Int64: Int] = [:]
         let connected = try Row.fetchCursor(db, sql: """
@@ -61,9 +73,13 @@ package struct MajorStationProposal {
             if degrees[station.code] == 1 { group.holdsLineEnd = true }
             groups[station.group] = group
         }
-        // Each municipality's main station: its most important group, the lowest code of equals
-        // (in code order: a dictionary's order changes from run to run, and the seed promises
-        // the same weights).
+        return groups
+    }
+
+    /// Each municipality's main station: its most important group, the lowest code of equals
+    /// (in code order: a dictionary's order changes from run to run, and the seed promises the
+    /// same weights).
+    private static func markMunicipalMains(_ groups: inout [Int64: Group]) {
         var mains: [String: Int64] = [:]
         for (code, group) in groups.sorted(by: { $0.key < $1.key }) {
             guard let town = group.representative.municipality else { continue }
@@ -72,11 +88,11 @@ package struct MajorStationProposal {
             mains[key] = code
         }
         for code in mains.values { groups[code]!.isMunicipalMain = true }
+    }
 
-        let majors = groups.values.filter { $0.isJunction || $0.holdsLineEnd || $0.isMunicipalMain }
-            .sorted { a, b in
-                a.importance != b.importance ? a.importance > b.importance : a.representative.code < b.representative.code
-            }
+    /// Weights 1–5 to the first major of each cell, coarse to fine (a prefecture, then ever
+    /// smaller squares), then 6 to the big junctions left.
+    private static func weights(ofMajors majors: [Group]) -> [Int64: Int] {
         var weights: [Int64: Int] = [:]
         let cells: [(Int, (Station) -> String)] = [
             (1, { "\($0.prefecture)" }),
