@@ -42,28 +42,7 @@ package struct ResumableDownload {
         var outcome = Outcome(resumedAt: offset)
         while offset < file.bytes {
             try Task.checkCancellation()
-            let length = min(chunkBytes, file.bytes - offset)
-            guard let handle = FileHandle(forWritingAtPath: part) else { throw StationClientError.readOnly(database: part) }
-            let writer = PartWriter(handle: handle, path: file.path, offset: offset, rangeEnd: offset + length,
-                                    fileBytes: file.bytes, progress: progress)
-            do {
-                try await source.read(SourceRequest(path: file.path, offset: offset, length: length, ifRange: validator, maximumBytes: file.bytes,
-                                                    limits: limits),
-                                      into: writer.receive)
-            } catch {
-                // What arrived is kept for the next try, synced: it is checked by hash in the end.
-                try? handle.synchronize()
-                try? handle.close()
-                if case StationClientError.sizeDiffers = error { try? FileManager.default.removeItem(atPath: part) }
-                throw StationClientError.wrapping(error, path: part)
-            }
-            let state = writer.state
-            do {
-                try handle.synchronize()
-                try handle.close()
-            } catch {
-                throw StationClientError.wrapping(error, path: part)
-            }
+            let state = try await fetchChunk(of: file, into: part, at: offset, validator: validator, progress: progress)
             if state.restarted { outcome.resumedAt = 0 }
             guard state.end > offset || state.restarted else {
                 throw StationClientError.sizeDiffers(path: file.path, actual: offset, expected: file.bytes)
@@ -84,6 +63,33 @@ package struct ResumableDownload {
         try FileManager.default.moveItem(atPath: part, toPath: destination)
         try? FileManager.default.removeItem(atPath: validatorPath)
         return outcome
+    }
+
+    /// One chunk from `offset` appended to the part file and synced; what arrived of a failed
+    /// read is kept, synced, for the next try (it is checked by hash in the end).
+    private func fetchChunk(of file: ReleaseIndex.File, into part: String, at offset: Int, validator: String?,
+                            progress: @escaping @Sendable (Int) -> Void) async throws -> PartWriter.State {
+        let length = min(chunkBytes, file.bytes - offset)
+        guard let handle = FileHandle(forWritingAtPath: part) else { throw StationClientError.readOnly(database: part) }
+        let writer = PartWriter(handle: handle, path: file.path, offset: offset, rangeEnd: offset + length,
+                                fileBytes: file.bytes, progress: progress)
+        do {
+            try await source.read(SourceRequest(path: file.path, offset: offset, length: length, ifRange: validator, maximumBytes: file.bytes,
+                                                limits: limits),
+                                  into: writer.receive)
+        } catch {
+            try? handle.synchronize()
+            try? handle.close()
+            if case StationClientError.sizeDiffers = error { try? FileManager.default.removeItem(atPath: part) }
+            throw StationClientError.wrapping(error, path: part)
+        }
+        do {
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            throw StationClientError.wrapping(error, path: part)
+        }
+        return writer.state
     }
 
     static func size(of path: String) -> Int? {
