@@ -49,7 +49,7 @@ struct MergeDecisionOptions: ParsableArguments {
 
     func decisions() throws -> MergeDecisions {
         var decisions = MergeDecisions(prefer: prefer?.side)
-        if let resolve { try decisions.read(resolve) }
+        if let resolve { decisions = try decisions.adding(resolutionFile: resolve) }
         return decisions
     }
 }

@@ -17,7 +17,7 @@ package struct CuratedRowDiff {
         let columns = table.columnNames.joined(separator: ", ")
         let firstKey = table.keyColumns[0]
 
-        let differs = table.nonKeyColumns.map { Self.differs("i.\($0.name)", "m.\($0.name)", $0.kind) }
+        let differs = table.nonKeyColumns.map { Self.differsSQL("i.\($0.name)", "m.\($0.name)", $0.kind) }
         let kind = Update.Kind.changeSQL(table, stored: "m", new: "i")
         try db.execute(sql: """
             INSERT INTO \(staged) (kind, source_line, \(columns))
@@ -31,7 +31,7 @@ package struct CuratedRowDiff {
     /// SQL that is true when two values of a column differ under the diff rules, and false
     /// (never NULL, so that `NOT` of it means "equal") otherwise: NULL-aware, and coordinates equal
     /// within `MasterTable.coordinateTolerance`. `FieldChange.differ` is the same rule in Swift.
-    package static func differs(_ new: String, _ old: String, _ kind: MasterTable.Kind) -> String {
+    package static func differsSQL(_ new: String, _ old: String, _ kind: MasterTable.Kind) -> String {
         switch kind {
         case .coordinate, .real:
             return "((\(new) IS NULL) <> (\(old) IS NULL) OR ifnull(abs(\(new) - \(old)) >= \(MasterTable.coordinateTolerance), 0))"

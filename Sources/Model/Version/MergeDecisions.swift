@@ -14,10 +14,10 @@ public struct MergeDecisions: Sendable, Equatable {
     /// One pair's decision: `true` to adopt, `false` to keep both rows.
     public var adoptions: [AdoptionID: Bool]
     /// Where the decisions came from, for an error naming the file and line of one that does not apply.
-    package var lines: [String: Int] = [:]
+    package var conflictLines: [ConflictID: Int] = [:], adoptionLines: [AdoptionID: Int] = [:]
     package var file: String?
 
-    /// Decisions made up front; a resolution file adds the rest (`read(_:)`).
+    /// Decisions made up front; a resolution file adds the rest (`adding(resolutionFile:)`).
     public init(prefer: MergeSide? = nil, adoptAll: Bool = false, conflicts: [ConflictID: MergeSide] = [:], adoptions: [AdoptionID: Bool] = [:]) {
         self.prefer = prefer
         self.adoptAll = adoptAll
@@ -40,53 +40,73 @@ public struct MergeDecisions: Sendable, Equatable {
     /// other keys (`base`, `ours`, `theirs`, as `diff --conflicts` writes them) are for the reader.
     ///
     /// - Throws: `ResolutionError` naming the file and line.
-    public mutating func read(_ path: String) throws {
+    public func adding(resolutionFile path: String) throws -> MergeDecisions {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw ResolutionError(file: path, line: nil, message: "cannot read it (expected a UTF-8 JSON Lines file of decisions)")
         }
-        file = path
+        var decisions = self
+        decisions.file = path
         for (index, raw) in text.components(separatedBy: "\n").enumerated() {
             let line = index + 1
             let content = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if content.isEmpty || content.hasPrefix("#") { continue }
-            let decoded: DecisionLine
-            do {
-                decoded = try JSONDecoder().decode(DecisionLine.self, from: Data(content.utf8))
-            } catch {
-                throw ResolutionError(file: path, line: line, message: "not a decision (expected one JSON object a line, e.g. {\"table\": \"stations\", \"key\": \"1110602\", \"column\": \"close_ymd\", \"take\": \"theirs\"})")
-            }
-            guard let table = decoded.table, !table.isEmpty else {
-                throw ResolutionError(file: path, line: line, message: "\"table\" is missing (expected a table name such as \"stations\")")
-            }
-            let take = decoded.take
-            let shownTake = take.map { "\"\($0)\"" } ?? "missing or null"
-            if decoded.provisional != nil || decoded.upstream != nil {
-                guard let provisional = decoded.provisional, let upstream = decoded.upstream else {
-                    throw ResolutionError(file: path, line: line, message: "\"provisional\" and \"upstream\" must both be codes (expected e.g. \"provisional\": 9944001, \"upstream\": 9942801)")
+            switch try Self.decision(content, file: path, line: line) {
+            case .conflict(let id, let side):
+                if let first = decisions.conflictLines[id] {
+                    throw ResolutionError(file: path, line: line, message: "this conflict is decided twice (line \(first) decides it too)")
                 }
-                guard take == "adopt" || take == "keep" else {
-                    throw ResolutionError(file: path, line: line, message: "\"take\" is \(shownTake) (expected \"adopt\" or \"keep\" for a provisional row)")
+                decisions.conflicts[id] = side
+                decisions.conflictLines[id] = line
+            case .adoption(let id, let adopt):
+                if let first = decisions.adoptionLines[id] {
+                    throw ResolutionError(file: path, line: line, message: "this pair is decided twice (line \(first) decides it too)")
                 }
-                let id = AdoptionID(table: table, provisional: provisional, upstream: upstream)
-                if adoptions[id] != nil { throw ResolutionError(file: path, line: line, message: "this pair is decided twice (line \(lines["\(id)"] ?? 0) decides it too)") }
-                adoptions[id] = take == "adopt"
-                lines["\(id)"] = line
-            } else {
-                guard let key = decoded.key else {
-                    throw ResolutionError(file: path, line: line, message: "\"key\" is missing (expected the row's key, e.g. \"1110602\" or \"11302/1130201/1130202\")")
-                }
-                guard let column = decoded.column, !column.isEmpty else {
-                    throw ResolutionError(file: path, line: line, message: "\"column\" is missing (expected the column in conflict, e.g. \"close_ymd\")")
-                }
-                guard let take, let side = MergeSide(rawValue: take) else {
-                    throw ResolutionError(file: path, line: line, message: "\"take\" is \(shownTake) (expected \"ours\" or \"theirs\")")
-                }
-                let id = ConflictID(table: table, key: key, column: column)
-                if conflicts[id] != nil { throw ResolutionError(file: path, line: line, message: "this conflict is decided twice (line \(lines["\(id)"] ?? 0) decides it too)") }
-                conflicts[id] = side
-                lines["\(id)"] = line
+                decisions.adoptions[id] = adopt
+                decisions.adoptionLines[id] = line
             }
         }
+        return decisions
+    }
+
+    /// One line's decision.
+    private enum Decision {
+        case conflict(ConflictID, MergeSide)
+        case adoption(AdoptionID, adopt: Bool)
+    }
+
+    /// The decision one line of a resolution file makes.
+    /// - Throws: `ResolutionError` naming the line and what it lacks.
+    private static func decision(_ content: String, file path: String, line: Int) throws -> Decision {
+        let decoded: DecisionLine
+        do {
+            decoded = try JSONDecoder().decode(DecisionLine.self, from: Data(content.utf8))
+        } catch {
+            throw ResolutionError(file: path, line: line, message: "not a decision (expected one JSON object a line, e.g. {\"table\": \"stations\", \"key\": \"1110602\", \"column\": \"close_ymd\", \"take\": \"theirs\"})")
+        }
+        guard let table = decoded.table, !table.isEmpty else {
+            throw ResolutionError(file: path, line: line, message: "\"table\" is missing (expected a table name such as \"stations\")")
+        }
+        let take = decoded.take
+        let shownTake = take.map { "\"\($0)\"" } ?? "missing or null"
+        if decoded.provisional != nil || decoded.upstream != nil {
+            guard let provisional = decoded.provisional, let upstream = decoded.upstream else {
+                throw ResolutionError(file: path, line: line, message: "\"provisional\" and \"upstream\" must both be codes (expected e.g. \"provisional\": 9944001, \"upstream\": 9942801)")
+            }
+            guard take == "adopt" || take == "keep" else {
+                throw ResolutionError(file: path, line: line, message: "\"take\" is \(shownTake) (expected \"adopt\" or \"keep\" for a provisional row)")
+            }
+            return .adoption(AdoptionID(table: table, provisional: provisional, upstream: upstream), adopt: take == "adopt")
+        }
+        guard let key = decoded.key else {
+            throw ResolutionError(file: path, line: line, message: "\"key\" is missing (expected the row's key, e.g. \"1110602\" or \"11302/1130201/1130202\")")
+        }
+        guard let column = decoded.column, !column.isEmpty else {
+            throw ResolutionError(file: path, line: line, message: "\"column\" is missing (expected the column in conflict, e.g. \"close_ymd\")")
+        }
+        guard let take, let side = MergeSide(rawValue: take) else {
+            throw ResolutionError(file: path, line: line, message: "\"take\" is \(shownTake) (expected \"ours\" or \"theirs\")")
+        }
+        return .conflict(ConflictID(table: table, key: key, column: column), side)
     }
 
     /// A resolution file with every decision still to take (`"take": null`), one line per pair
@@ -115,11 +135,11 @@ public struct MergeDecisions: Sendable, Equatable {
     package func checkEveryDecisionApplies(conflicts found: [MergeConflict], adoptions offered: [Adoption]) throws {
         let conflictIDs = Set(found.map(\.id)), adoptionIDs = Set(offered.map(\.id))
         for id in conflicts.keys where !conflictIDs.contains(id) {
-            throw ResolutionError(file: file ?? "resolution", line: lines["\(id)"],
+            throw ResolutionError(file: file ?? "resolution", line: conflictLines[id],
                                   message: "\(id.table) \(id.key) \(id.column) is no conflict of this merge (expected one that `diff --conflicts` lists)")
         }
         for id in adoptions.keys where !adoptionIDs.contains(id) {
-            throw ResolutionError(file: file ?? "resolution", line: lines["\(id)"],
+            throw ResolutionError(file: file ?? "resolution", line: adoptionLines[id],
                                   message: "\(id.table) \(id.provisional) → \(id.upstream) is no pair of this import (expected one that `diff --conflicts` lists)")
         }
     }

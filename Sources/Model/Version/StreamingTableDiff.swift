@@ -265,7 +265,7 @@ package struct StreamingTableDiff {
 
     /// True when a file's field and the stored column differ under the diff rules:
     /// NULL-aware, text byte for byte, coordinates equal within `MasterTable.coordinateTolerance`
-    /// (as `CuratedRowDiff.differs` says in SQL for curated batches).
+    /// (as `CuratedRowDiff.differsSQL` says in SQL for curated batches).
     fileprivate static func differs(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>,
                                 stored: SQLiteStatement, column: Int32, kind: MasterTable.Kind) -> Bool {
         let type = sqlite3_column_type(stored, column)

@@ -16,7 +16,7 @@ import StationSchema
 ///
 /// For example, base `close_ymd NULL`, ours `2017-07-05` (a curator's fix) and theirs `NULL` keep
 /// ours; theirs `2017-07-06` is a conflict; ours `NULL` takes theirs. Values are equal as
-/// `FieldChange.differ` and `CuratedRowDiff.differs` say: NULL-aware, coordinates within the
+/// `FieldChange.differ` and `CuratedRowDiff.differsSQL` say: NULL-aware, coordinates within the
 /// tolerance, text byte for byte.
 package struct ThreeWayColumn: Sendable {
     package enum Outcome: String, Sendable, CaseIterable {
@@ -91,12 +91,12 @@ package struct ThreeWayColumn: Sendable {
     private func sql(_ condition: Condition, _ sides: Expressions) -> String {
         switch condition {
         case .theirsIsBase:
-            return "NOT \(CuratedRowDiff.differs(sides.theirs, sides.base, kind))"
+            return "NOT \(CuratedRowDiff.differsSQL(sides.theirs, sides.base, kind))"
         case .oursIsBaseAndNotHeld:
-            let same = "NOT \(CuratedRowDiff.differs(sides.ours, sides.base, kind))"
+            let same = "NOT \(CuratedRowDiff.differsSQL(sides.ours, sides.base, kind))"
             return sides.oursHeldByUpstream.map { "(\(same) AND NOT (\($0)))" } ?? same
         case .oursIsTheirs:
-            return "NOT \(CuratedRowDiff.differs(sides.oursAsTheirs ?? sides.ours, sides.theirs, kind))"
+            return "NOT \(CuratedRowDiff.differsSQL(sides.oursAsTheirs ?? sides.ours, sides.theirs, kind))"
         }
     }
 }

@@ -142,8 +142,8 @@ package struct ThreeWayMerge {
             """
     }
 
-    private func differs(_ left: String, _ right: String, _ column: MasterTable.Column) -> String {
-        CuratedRowDiff.differs(left, right, column.kind)
+    private func differsSQL(_ left: String, _ right: String, _ column: MasterTable.Column) -> String {
+        CuratedRowDiff.differsSQL(left, right, column.kind)
     }
 
     /// The columns merged three ways: given by the file, known to the base, not the key.
@@ -231,7 +231,7 @@ package struct ThreeWayMerge {
         }
         let firstKey = table.keyColumns[0]
         let kind = Update.Kind.changeSQL(table, stored: "m", new: "x")
-        let changed = table.nonKeyColumns.map { differs("x.\($0.name)", "m.\($0.name)", $0) }
+        let changed = table.nonKeyColumns.map { differsSQL("x.\($0.name)", "m.\($0.name)", $0) }
         try db.execute(sql: """
             INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
             SELECT \(kind), x.source_line, \(table.columnNames.map { "x." + $0 }.joined(separator: ", "))

@@ -141,7 +141,7 @@ import Testing
                 : line.replacingOccurrences(of: "\"take\":null", with: "\"take\":\"ours\"")
         }.joined(separator: "\n").write(toFile: mixed, atomically: true, encoding: .utf8)
         var decisions = MergeDecisions()
-        try decisions.read(mixed)
+        decisions = try decisions.adding(resolutionFile: mixed)
         #expect {
             try database.revert(version: 3, decisions: decisions)
         } throws: { error in
@@ -200,7 +200,7 @@ import Testing
             line.replacingOccurrences(of: "\"take\":null", with: line.contains("\"connections\"") ? "\"take\":\"theirs\"" : "\"take\":\"ours\"")
         }.joined(separator: "\n").write(toFile: mixed, atomically: true, encoding: .utf8)
         var decisions = MergeDecisions()
-        try decisions.read(mixed)
+        decisions = try decisions.adding(resolutionFile: mixed)
         #expect {
             try database.revert(version: 2, decisions: decisions)
         } throws: { error in

@@ -109,7 +109,7 @@ import Testing
         let resolution = scratch.path("decisions.jsonl")
         try filled.write(toFile: resolution, atomically: true, encoding: .utf8)
         var decisions = MergeDecisions()
-        try decisions.read(resolution)
+        decisions = try decisions.adding(resolutionFile: resolution)
         let report = try copies[2].importSnapshot([next], options: ImportOptions(decisions: decisions))
         #expect(try values(copies[2]) == ["2017-07-01", "ムツイチカワ"])
         #expect(report.mergeNotes.map(\.outcome) == [.theirs, .ours])
@@ -124,7 +124,7 @@ import Testing
             try text.write(toFile: file, atomically: true, encoding: .utf8)
             var decisions = MergeDecisions()
             do {
-                try decisions.read(file)
+                decisions = try decisions.adding(resolutionFile: file)
                 try database.importSnapshot([next], options: ImportOptions(decisions: decisions))
             } catch let error as ResolutionError {
                 return error.localizedDescription
@@ -176,7 +176,7 @@ import Testing
         let resolution = scratch.path("adopt.jsonl")
         try skeleton.replacingOccurrences(of: "\"take\":null", with: "\"take\":\"adopt\"").write(toFile: resolution, atomically: true, encoding: .utf8)
         var decisions = MergeDecisions()
-        try decisions.read(resolution)
+        decisions = try decisions.adding(resolutionFile: resolution)
         #expect(decisions.adoptions.count == 4 && decisions.adoptions.values.allSatisfy { $0 })
         let report = try database.importSnapshot([upstream], options: ImportOptions(memo: "ekidata 2024-03-16", decisions: decisions))
         #expect(report.committed && report.conflicts.isEmpty)
