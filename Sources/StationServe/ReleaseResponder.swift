@@ -3,10 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOPosix
-import StationCheck
 import StationSignatures
-import StationDelta
-import StationLog
 import StationRelease
 import StationSchema
 import StationSupport
@@ -279,35 +276,30 @@ struct ReleaseResponder: HTTPResponder {
     /// `304 Not Modified` when the client holds `etag` already, else what `make` answers; both
     /// carry the ETag and `cacheControl`.
     static func conditional(_ request: Request, etag: String, cacheControl: String, _ make: () async throws -> Response) async rethrows -> Response {
-        let quoted = "\"\(etag)\""
-        var response: Response
-        if let held = request.headers[.ifNoneMatch],
-           held.split(separator: ",").contains(where: { tag in
-               let tag = tag.trimmingCharacters(in: .whitespaces)
-               return tag == "*" || tag == quoted || tag == "W/" + quoted
-           }) {
-            response = Response(status: .notModified)
-        } else {
-            response = try await make()
-        }
-        response.headers[.eTag] = quoted
-        response.headers[.cacheControl] = cacheControl
-        return response
+        if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
+        return tagged(try await make(), etag: etag, cacheControl: cacheControl)
     }
 
+    /// `conditional`, for an answer made without waiting.
     static func conditional(_ request: Request, etag: String, cacheControl: String, _ make: () throws -> Response) rethrows -> Response {
+        if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
+        return tagged(try make(), etag: etag, cacheControl: cacheControl)
+    }
+
+    /// `304 Not Modified`, tagged, when the request's `If-None-Match` names `etag` (weak or
+    /// strong) or `*`; nil otherwise.
+    private static func notModified(_ request: Request, etag: String, cacheControl: String) -> Response? {
         let quoted = "\"\(etag)\""
-        var response: Response
-        if let held = request.headers[.ifNoneMatch],
-           held.split(separator: ",").contains(where: { tag in
-               let tag = tag.trimmingCharacters(in: .whitespaces)
-               return tag == "*" || tag == quoted || tag == "W/" + quoted
-           }) {
-            response = Response(status: .notModified)
-        } else {
-            response = try make()
-        }
-        response.headers[.eTag] = quoted
+        guard let held = request.headers[.ifNoneMatch], held.split(separator: ",").contains(where: { tag in
+            let tag = tag.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == quoted || tag == "W/" + quoted
+        }) else { return nil }
+        return tagged(Response(status: .notModified), etag: etag, cacheControl: cacheControl)
+    }
+
+    private static func tagged(_ response: Response, etag: String, cacheControl: String) -> Response {
+        var response = response
+        response.headers[.eTag] = "\"\(etag)\""
         response.headers[.cacheControl] = cacheControl
         return response
     }
@@ -364,36 +356,5 @@ struct ReleaseResponder: HTTPResponder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value) + Data("\n".utf8)
-    }
-}
-
-/// The small files of a release folder (deltas, carry-over scripts, small databases) in memory:
-/// immutable, so keyed by their SHA-256, and bounded so that memory does not grow with history.
-final class SmallFileCache: Sendable {
-    static let largestFile = 1 << 20
-    static let budget = 24 << 20
-    private let files = Mutex<(entries: [String: Data], bytes: Int)>(([:], 0))
-
-    /// The bytes of a checked file whose SHA-256 is `sha256`, read once.
-    func bytes(sha256: String, _ read: () throws -> Data) throws -> Data {
-        try cached(sha256, read)
-    }
-
-    /// A gzip file's content, for a client that does not accept gzip.
-    func inflated(_ file: ReleasedFile, gzip: Data) throws -> Data {
-        try cached("inflated-" + file.sha256) { try Gunzip.inflate(gzip, name: file.path) }
-    }
-
-    private func cached(_ key: String, _ load: () throws -> Data) throws -> Data {
-        if let held = files.withLock({ $0.entries[key] }) { return held }
-        let data = try load()
-        files.withLock { state in
-            if state.bytes + data.count > Self.budget { state = ([:], 0) }
-            if data.count <= Self.budget {
-                state.entries[key] = data
-                state.bytes += data.count
-            }
-        }
-        return data
     }
 }

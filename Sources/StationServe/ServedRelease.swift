@@ -1,5 +1,4 @@
 import Foundation
-import StationLog
 import StationRelease
 import StationSupport
 import Synchronization
