@@ -31,7 +31,7 @@ extension MasterDatabase {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { return ReleaseReadiness(version: 0, unwaivedErrors: 0) }
-            if let tally = try Self.recordedTally(db, version: newest) {
+            if let tally = try VersionChecks.recordedTally(db, version: newest) {
                 return ReleaseReadiness(version: newest, unwaivedErrors: tally.count(.error, waived: false))
             }
             let waived = try Waivers.identities(db)

@@ -55,24 +55,28 @@ extension MasterDatabase {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             let to = to ?? newest
-            try Self.checkDeltaVersions(from: from, to: to, newest: newest)
+            try DeltaWriter.checkVersions(from: from, to: to, newest: newest)
             let writer = try DeltaWriter.prepare(db, froms: [from], to: to, newest: newest)
             defer { try? writer.finish(db) }
-            return try Self.writeDelta(db, from: from, with: writer, gzip: gzip, transaction: transaction, into: destination)
+            return try writer.write(db, from: from, gzip: gzip, transaction: transaction, into: destination)
         }
     }
+}
 
-    package static func checkDeltaVersions(from: Int, to: Int, newest: Int) throws {
+extension DeltaWriter {
+    /// - Throws: `DeltaError` for a version outside 0 to `newest`, or `from` newer than `to`.
+    package static func checkVersions(from: Int, to: Int, newest: Int) throws {
         for version in [from, to] where version < 0 || version > newest {
             throw DeltaError.noSuchVersion(requested: version, newest: newest)
         }
         if from > to { throw DeltaError.fromNewerThanTo(from: from, to: to) }
     }
 
-    /// Writes a delta inside the caller's read transaction, from statements `writer` rendered
-    /// (a release writes all of its own deltas from the one state it builds the client database from).
-    package static func writeDelta(_ db: Database, from: Int, with writer: DeltaWriter, gzip: Bool, transaction: Bool,
-                                   into destination: DeltaDestination) throws -> WrittenDelta {
+    /// Writes a delta inside the caller's read transaction, from the statements this writer
+    /// rendered (a release writes all of its own deltas from the one state it builds the client
+    /// database from) into a file (under a temporary name, renamed when complete) or a stream,
+    /// gzipped or not, measuring both forms.
+    package func write(_ db: Database, from: Int, gzip: Bool, transaction: Bool, into destination: DeltaDestination) throws -> WrittenDelta {
         var output: String?
         if case .file(let path) = destination {
             try FileChecks.requireReplaceable(path)
@@ -95,7 +99,7 @@ extension MasterDatabase {
             // Deflate runs on a second core while SQLite renders the statements.
             let compressor = BackgroundSink(next: try GzipSink(next: gzipDigest))
             let sqlDigest = DigestSink(next: gzip ? compressor : TeeSink([compressor, sink]))
-            let summary = try writer.write(from: from, transaction: transaction, db, into: sqlDigest)
+            let summary = try write(from: from, transaction: transaction, db, into: sqlDigest)
             try sqlDigest.finish()
             if let temporary, let output { try AtomicFile.moveIntoPlace(temporary, output, replacing: true) }
             return WrittenDelta(

@@ -110,7 +110,7 @@ struct ReleaseBuild {
         var checkTally: CheckTally?
         if let checks, version > 0 {
             Progress.phase("checking version \(version)")
-            let outcome = try MasterDatabase.releaseChecks(db, version: version, newest: newest, limits: checks)
+            let outcome = try VersionChecks.releaseChecks(db, version: version, newest: newest, limits: checks)
             if !outcome.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, outcome.blocking) }
             checkTally = outcome.tally
         }

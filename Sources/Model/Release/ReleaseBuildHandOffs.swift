@@ -77,8 +77,8 @@ struct DeltaRendering: Sendable {
                 if abandoned.isAbandoned { throw CancellationError() }
                 Progress.update(index)
                 let deltaPath = ReleaseLayout.delta(from: from, to: version)
-                written.append((from, deltaPath, try MasterDatabase.writeDelta(
-                    db, from: from, with: writer, gzip: true, transaction: false, into: .file(building.filePath(deltaPath)))))
+                written.append((from, deltaPath, try writer.write(
+                    db, from: from, gzip: true, transaction: false, into: .file(building.filePath(deltaPath)))))
             }
             try writer.finish(db)
         }

@@ -167,7 +167,7 @@ package struct ReviewReader {
         let writer = try DeltaWriter.prepare(db, froms: Array(1..<version), to: version, newest: newest)
         defer { try? writer.finish(db) }
         return try (1..<version).map { from in
-            let written = try MasterDatabase.writeDelta(db, from: from, with: writer, gzip: false, transaction: false, into: .stream(TeeSink([])))
+            let written = try writer.write(db, from: from, gzip: false, transaction: false, into: .stream(TeeSink([])))
             return ReviewDelta(from: from, gzipBytes: written.gzipBytes, statements: written.summary.totalStatements)
         }
     }
@@ -205,10 +205,10 @@ package struct ReviewReader {
     }
 
     package func pinMaps(_ db: Database, pins: Int) throws -> [PinMap] {
-        let open = try MasterDatabase.openPlaces(db, stations: state(.stations, version: version))
-        let spreads = MasterDatabase.mapSpread(of: open, MapExtent.examples, pins: pins)
+        let open = try MapGeometry.openPlaces(db, stations: state(.stations, version: version))
+        let spreads = MapGeometry.spread(of: open, MapExtent.examples, pins: pins)
         return MapExtent.examples.enumerated().map { index, extent in
-            let (inView, top) = MasterDatabase.pinsInView(of: open, extent, pins: pins, width: PinMap.width)
+            let (inView, top) = MapGeometry.pinsInView(of: open, extent, pins: pins, width: PinMap.width)
             return PinMap(extent: extent, spread: spreads[index], stations: inView, pins: top)
         }
     }

@@ -30,3 +30,10 @@ public struct SplitMix64: Sendable {
         return z ^ (z >> 31)
     }
 }
+
+extension SplitMix64 {
+    /// A deterministic index in 0..<count from the seed and the square alone.
+    package static func pick(seed: UInt64, square: Int, count: Int) -> Int {
+        Int(hash(seed, Int64(square)) % UInt64(count))
+    }
+}

@@ -255,7 +255,7 @@ package struct PendingVersion {
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
         if total > 0 {
-            report.setFindings(try MasterDatabase.introducedFindings(db, version: number, touchingBefore: touchingBefore, checkedAhead: checkedAhead))
+            report.setFindings(try VersionChecks.introducedFindings(db, version: number, touchingBefore: touchingBefore, checkedAhead: checkedAhead))
         }
         phases.done("findings introduced")
         try StagingTables.drop(db)

@@ -54,12 +54,21 @@ extension MasterDatabase {
     /// The client's map query (DOMAIN.md): open stations inside the extent, by weight, then by
     /// squared distance from the centre, up to `pins`; and how they spread.
     public func mapSpread(_ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) throws -> [MapSpread] {
-        try read { db in try Self.mapSpread(db, extents, pins: pins, grid: grid) }
+        try read { db in try MapGeometry.spread(db, extents, pins: pins, grid: grid) }
     }
+}
 
+/// An open station's place and weight, as the client's map query reads it.
+package struct MapPoint {
+    package let latitude: Double, longitude: Double, weight: Int
+}
+
+/// The client's map query in memory: the open stations in view of an extent, the pins it shows
+/// and how they spread over its grid (`MapSpread`).
+package enum MapGeometry {
     /// The same over `stations` (SQL of a table or a past version's rows).
-    package static func mapSpread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
-        mapSpread(of: try openPlaces(db, stations: stations), extents, pins: pins, grid: grid)
+    package static func spread(_ db: Database, _ extents: [MapExtent], pins: Int = 150, grid: Int = 8, stations: String = "stations") throws -> [MapSpread] {
+        spread(of: try openPlaces(db, stations: stations), extents, pins: pins, grid: grid)
     }
 
     /// The open stations with a place, in the table's order: read once for every extent.
@@ -86,7 +95,7 @@ extension MasterDatabase {
     }
 
     /// The same over open stations in memory (weights not committed yet).
-    package static func mapSpread(of open: [MapPoint], _ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) -> [MapSpread] {
+    package static func spread(of open: [MapPoint], _ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) -> [MapSpread] {
         extents.map { extent in
             let rows = candidates(in: extent, of: open)
             func cell(_ station: PinCandidate) -> Int {
@@ -100,10 +109,6 @@ extension MasterDatabase {
                 extent: extent.name, stationsInView: rows.count, cellsWithStations: Set(rows.map(cell)).count,
                 coveredByWeight: Set(byWeight.map(cell)).count, coveredWithoutWeights: Set(byDistance.map(cell)).count)
         }
-    }
-
-    package struct MapPoint {
-        package let latitude: Double, longitude: Double, weight: Int
     }
 
     /// Open stations in view `[lat, lon]`, thinned to the first in each cell of the pixel grid of a
@@ -121,7 +126,7 @@ extension MasterDatabase {
         return (dots, top.map { [$0.latitude, $0.longitude, Double($0.weight)] })
     }
 
-    package struct PinCandidate {
+    private struct PinCandidate {
         package let latitude: Double, longitude: Double, weight: Int, distance: Double
     }
 }

@@ -72,7 +72,7 @@ extension MasterDatabase {
             cells[StandardMesh.quarterOfSecond(latitude: lat, longitude: lon), default: []].append(code)
         }
         for (square, codes) in first {
-            weights[codes[Self.pick(seed: seed, square: square, count: codes.count)]] = MapWeight.firstOrderSample
+            weights[codes[SplitMix64.pick(seed: seed, square: square, count: codes.count)]] = MapWeight.firstOrderSample
         }
         // A cell that already shows an 11 needs no 12.
         var shown = Set<Int>()
@@ -82,7 +82,7 @@ extension MasterDatabase {
             shown.insert(StandardMesh.quarterOfSecond(latitude: lat, longitude: lon))
         }
         for (cell, codes) in cells where !shown.contains(cell) {
-            weights[codes[Self.pick(seed: seed, square: cell, count: codes.count)]] = MapWeight.secondOrderSample
+            weights[codes[SplitMix64.pick(seed: seed, square: cell, count: codes.count)]] = MapWeight.secondOrderSample
         }
         var operations: [LocatedOperation] = []
         for station in stations {
@@ -104,26 +104,21 @@ extension MasterDatabase {
         return WeightReport(
             seed: seed, stationsByWeight: byWeight, firstOrderSquares: first.count, sampleCells: cells.count,
             proposedMajors: proposed, keptHandWeights: kept,
-            spreadBefore: Self.mapSpread(of: before), spreadAfter: Self.mapSpread(of: after), change: change)
+            spreadBefore: MapGeometry.spread(of: before), spreadAfter: MapGeometry.spread(of: after), change: change)
     }
+}
 
-    /// What weighting reads of a station: 1M of these are 40 MB, 1M GRDB rows were hundreds.
-    package struct WeightedStation {
-        package let code: Int64, latitude: Double?, longitude: Double?, weight: Int, isOpen: Bool
+/// What weighting reads of a station: 1M of these are 40 MB, 1M GRDB rows were hundreds.
+package struct WeightedStation {
+    package let code: Int64, latitude: Double?, longitude: Double?, weight: Int, isOpen: Bool
 
-        package static func all(_ db: Database) throws -> [WeightedStation] {
-            var stations: [WeightedStation] = []
-            let rows = try Row.fetchCursor(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd")
-            while let row = try rows.next() {
-                stations.append(WeightedStation(code: row[0], latitude: row[1], longitude: row[2], weight: row[3],
-                                                isOpen: row[4] as Int != MasterTable.closedStatus))
-            }
-            return stations
+    package static func all(_ db: Database) throws -> [WeightedStation] {
+        var stations: [WeightedStation] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT station_cd, lat, lon, weight, e_status FROM stations ORDER BY station_cd")
+        while let row = try rows.next() {
+            stations.append(WeightedStation(code: row[0], latitude: row[1], longitude: row[2], weight: row[3],
+                                            isOpen: row[4] as Int != MasterTable.closedStatus))
         }
-    }
-
-    /// A deterministic index in 0..<count from the seed and the square alone.
-    package static func pick(seed: UInt64, square: Int, count: Int) -> Int {
-        Int(SplitMix64.hash(seed, Int64(square)) % UInt64(count))
+        return stations
     }
 }
