@@ -170,22 +170,19 @@ enum Console {
             guard !pending.isEmpty else { return }
             let batch = pending, indent = indent, first = count
             let slices = min(ProcessInfo.processInfo.activeProcessorCount, batch.count)
-            let encoded = EncodedSlices(count: slices)
-            DispatchQueue.concurrentPerform(iterations: slices) { slice in
+            let encoded = ConcurrentWork.results(count: slices) { slice in
                 let range = (batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)
-                encoded[slice] = Result {
-                    let encoder = Console.jsonEncoder()
-                    var bytes: [UInt8] = []
-                    for index in range {
-                        // The opening bracket waits for the first element: a producer that throws before it prints nothing.
-                        bytes.append(contentsOf: (first + index == 0 ? "[\n" : ",\n").utf8)
-                        bytes += indent
-                        try Self.appendIndented(encoder.encode(batch[index]), indent, to: &bytes)
-                    }
-                    return bytes
+                let encoder = Console.jsonEncoder()
+                var bytes: [UInt8] = []
+                for index in range {
+                    // The opening bracket waits for the first element: a producer that throws before it prints nothing.
+                    bytes.append(contentsOf: (first + index == 0 ? "[\n" : ",\n").utf8)
+                    bytes += indent
+                    try Self.appendIndented(encoder.encode(batch[index]), indent, to: &bytes)
                 }
+                return bytes
             }
-            for slice in 0..<slices { try encoded[slice]!.get().withUnsafeBytes { try output.write($0) } }
+            for slice in 0..<slices { try encoded[slice].get().withUnsafeBytes { try output.write($0) } }
             count += batch.count
             pending.removeAll(keepingCapacity: true)
         }
@@ -202,25 +199,6 @@ enum Console {
                 }
                 bytes.append(contentsOf: encoded[lineStart...])
             }
-        }
-    }
-
-    /// Each slice's bytes (or error), set by the thread that encoded it and read after
-    /// `concurrentPerform` returns: a slot of raw memory per thread, so no two threads touch
-    /// the same value (an array's shared buffer would be one).
-    private final class EncodedSlices: @unchecked Sendable {
-        private let slots: UnsafeMutableBufferPointer<Result<[UInt8], Error>?>
-        init(count: Int) {
-            slots = .allocate(capacity: count)
-            slots.initialize(repeating: nil)
-        }
-        deinit {
-            slots.deinitialize()
-            slots.deallocate()
-        }
-        subscript(slice: Int) -> Result<[UInt8], Error>? {
-            get { slots[slice] }
-            set { slots[slice] = newValue }
         }
     }
 

@@ -2,8 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import StationSupport
-#if canImport(Glibc)
-#endif
+import Synchronization
 
 /// `--quiet`, for the commands that show progress.
 struct ProgressOptions: ParsableArguments {
@@ -19,14 +18,18 @@ protocol ShowsProgress {
 /// Draws the phase and a progress bar with rate and time left on stderr, in place, when
 /// stderr is a terminal; clears it when the command ends. Nothing in a pipe, a file, CI
 /// (`CI` set), a dumb terminal, or with `--quiet`.
-final class TerminalProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var phase = ""
-    private var total: Int?
-    private var completed = 0
-    private var phaseStart = Date()
-    private var lastDraw = Date.distantPast
-    private var drawn = false
+final class TerminalProgress: Sendable {
+    /// What the line shows and when it was drawn, changed by whichever thread reports progress.
+    private struct Line {
+        var phase = ""
+        var total: Int?
+        var completed = 0
+        var phaseStart = Date()
+        var lastDraw = Date.distantPast
+        var drawn = false
+    }
+
+    private let line = Mutex(Line())
     private let output: Int32
 
     private init(output: Int32) { self.output = output }
@@ -45,27 +48,28 @@ final class TerminalProgress: @unchecked Sendable {
     }
 
     private func begin(_ name: String, _ total: Int?) {
-        lock.withLock {
-            phase = name
-            self.total = total
-            completed = 0
-            phaseStart = Date()
-            draw(force: true)
+        line.withLock { line in
+            line.phase = name
+            line.total = total
+            line.completed = 0
+            line.phaseStart = Date()
+            draw(&line, force: true)
         }
     }
 
     private func update(_ completed: Int) {
-        lock.withLock {
-            self.completed = completed
-            draw(force: false)
+        line.withLock { line in
+            line.completed = completed
+            draw(&line, force: false)
         }
     }
 
     /// Redraws at most ten times a second (a phase change at once).
-    private func draw(force: Bool) {
+    private func draw(_ state: inout Line, force: Bool) {
+        let (phase, total, completed, phaseStart, lastDraw) = (state.phase, state.total, state.completed, state.phaseStart, state.lastDraw)
         let now = Date()
         guard force || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
-        lastDraw = now
+        state.lastDraw = now
         let elapsed = now.timeIntervalSince(phaseStart)
         let columns = Self.columns(output)
         // The line fits the terminal: the bar grows with it, and a long phase gives way first
@@ -91,13 +95,13 @@ final class TerminalProgress: @unchecked Sendable {
             line = room >= 8 ? String(phase.prefix(room)) + "…" + stats : String(line.prefix(columns - 2)) + "…"
         }
         write("\r\u{1B}[K" + line)
-        drawn = true
+        state.drawn = true
     }
 
     private func clear() {
-        lock.withLock {
-            if drawn { write("\r\u{1B}[K") }
-            drawn = false
+        line.withLock { line in
+            if line.drawn { write("\r\u{1B}[K") }
+            line.drawn = false
         }
     }
 

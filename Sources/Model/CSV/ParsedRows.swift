@@ -36,6 +36,8 @@ package struct ParsedBatch {
 
 /// A bounded queue of batches from one producer thread to one consumer, with the
 /// producer's error (or end) after the last batch, and cancellation by the consumer.
+/// Unchecked `Sendable`: every stored value is read and written under its `NSCondition` (a
+/// condition variable, which `Mutex` has not).
 package final class BatchChannel: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [ParsedBatch] = []

@@ -88,7 +88,8 @@ package final class FirstVersionCheck: Sendable {
     }
 }
 
-/// The bytes `sqlite3_serialize` made, handed to the thread that opens them once.
+/// The bytes `sqlite3_serialize` made, handed to the thread that opens them once: unchecked
+/// `Sendable`, as a pointer is, with one owner at a time.
 private struct SerializedDatabase: @unchecked Sendable {
     let bytes: UnsafeMutablePointer<UInt8>
     let size: sqlite3_int64

@@ -38,15 +38,9 @@ struct DeltaJoiner {
         }
         let paths = JoinPaths(published: published.folder.path, building: building.path, version: version)
         // The oldest versions first: their files are the largest, so the last to end are short.
-        var joined = [Result<ReleasedDelta, Error>?](repeating: nil, count: jobs.count)
-        joined.withUnsafeMutableBufferPointer { slots in
-            let (slots, jobs) = (SlotsForConcurrentWrites(slots), jobs)
-            DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-                slots.buffer[index] = Result { try paths.join(jobs[index]) }
-            }
-        }
+        let joined = ConcurrentWork.results(count: jobs.count) { index in try paths.join(jobs[index]) }
         for (job, result) in zip(jobs, joined) {
-            answers.append((job.from, try result!.get()))
+            answers.append((job.from, try result.get()))
         }
         return answers.sorted { $0.from < $1.from }
     }
@@ -115,11 +109,4 @@ struct DeltaJoiner {
                 reason: "\(found), but \(listing) \(listed) (\(hint))")])
         }
     }
-}
-
-/// The results of `concurrentPerform`: each iteration writes only its own slot of a buffer that
-/// outlives them all.
-private struct SlotsForConcurrentWrites<Element>: @unchecked Sendable {
-    let buffer: UnsafeMutableBufferPointer<Element>
-    init(_ buffer: UnsafeMutableBufferPointer<Element>) { self.buffer = buffer }
 }

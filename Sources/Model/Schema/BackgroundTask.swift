@@ -1,6 +1,9 @@
 import Foundation
 
-/// Work started on another thread now, whose result (or error) `wait()` returns.
+/// Work started on another thread now, whose result (or error) `wait()` returns. Unchecked
+/// `Sendable`: `outcome` is written once, before the group is left, and read only after it is
+/// waited for. It lives in StationSchema to carry a test's client schema changes (a task-local
+/// value) to the thread it starts.
 package final class BackgroundTask<Result: Sendable>: @unchecked Sendable {
     private let group = DispatchGroup()
     private var outcome: Swift.Result<Result, Error>?

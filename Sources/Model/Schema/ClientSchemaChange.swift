@@ -74,8 +74,9 @@ extension ClientSchema {
     /// is the tables as `MasterTable` declares them. Add one to add a column (docs/clients.md).
     package static let shipped: [ClientSchemaChange] = []
 
-    /// A test's own changes (a test-only column), for the task that sets them.
-    @TaskLocal public static var testChanges: [ClientSchemaChange] = []
+    /// A test's own changes (a test-only column), for the task that sets them; `BackgroundTask`
+    /// carries them to the thread it starts. Not in the library's public API.
+    @TaskLocal package static var testChanges: [ClientSchemaChange] = []
 
     package static var changes: [ClientSchemaChange] { shipped + testChanges }
 

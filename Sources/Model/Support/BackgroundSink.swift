@@ -4,6 +4,8 @@ import Foundation
 /// rendering a delta) and consuming them (deflate) use two cores.
 ///
 /// Bytes are copied into chunks of about 1 MiB; at most a few chunks wait, so memory stays small.
+/// Unchecked `Sendable`: its state is guarded by an `NSCondition` (a condition variable, which
+/// `Mutex` has not), and `next` is touched only by the consuming thread.
 public final class BackgroundSink: ByteSink, @unchecked Sendable {
     private let next: ByteSink
     private var pending: [UInt8] = []

@@ -34,22 +34,17 @@ package enum ParallelGzip {
         var taken = 0
         while first < blocks {
             let count = min(round, blocks - first)
-            var results = [Result<(block: CompressedBlock, wasAhead: Bool), Error>?](repeating: nil, count: count)
-            results.withUnsafeMutableBufferPointer { slots in
-                let (slots, input, start) = (UncheckedSendable(slots), UncheckedSendable(input), first)
-                DispatchQueue.concurrentPerform(iterations: count) { offset in
-                    let index = start + offset
-                    slots.value[offset] = Result {
-                        let isLast = index == blocks - 1
-                        if !isLast, let ahead = deflatedAhead[index], ahead.isMade(from: span(of: index, in: input.value)) {
-                            return (CompressedBlock(bytes: ahead.bytes, crc: ahead.crc), true)
-                        }
-                        return (try deflateBlock(input.value, index: index, isLast: isLast, settings: settings), false)
-                    }
+            let start = first
+            let results = ConcurrentWork.results(count: count) { offset -> (block: CompressedBlock, wasAhead: Bool) in
+                let index = start + offset
+                let isLast = index == blocks - 1
+                if !isLast, let ahead = deflatedAhead[index], ahead.isMade(from: span(of: index, in: input)) {
+                    return (CompressedBlock(bytes: ahead.bytes, crc: ahead.crc), true)
                 }
+                return (try deflateBlock(input, index: index, isLast: isLast, settings: settings), false)
             }
             for (offset, result) in results.enumerated() {
-                let (block, wasAhead) = try result!.get()
+                let (block, wasAhead) = try result.get()
                 if wasAhead { taken += 1 }
                 try block.bytes.withUnsafeBytes { try sink.write($0) }
                 let range = bounds(of: first + offset, in: input.count)
@@ -147,13 +142,6 @@ package struct DeflatedBlock: Sendable {
     }
 }
 
-/// Hands a value the compiler cannot prove safe to concurrent code that uses it safely: here,
-/// the input is only read, and each iteration writes only its own slot of a buffer that
-/// outlives them all.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    package let value: Value
-    package init(_ value: Value) { self.value = value }
-}
 
 extension ParallelGzip {
     /// Gzips a file into another on every core (`compress(_:settings:into:…)`), hashing both in the same read;
