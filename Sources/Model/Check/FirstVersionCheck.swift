@@ -12,7 +12,7 @@ import StationSupport
 /// the master's pages as the writing connection sees them (`sqlite3_serialize`, a page copy,
 /// not a row read), opened in memory on its own connection: the writer pays for a copy of
 /// pages, and the rules, which read every row, run beside the log's writing. What the rules
-/// find is what `MasterDatabase.introducedFindings` finds on the master itself: the same
+/// find is what `VersionChecks.introducedFindings` finds on the master itself: the same
 /// `DataChecker` over the same pages, so nothing here is a second form of a rule.
 ///
 /// Only when every row of the version is in the master tables before the log is written (each
@@ -64,7 +64,7 @@ package final class FirstVersionCheck: Sendable {
     }
 
     /// Every row of a first version is written under the master's CHECKs: `valueOutsideDomain`
-    /// is spared, as `MasterDatabase.introducedFindings` spares it.
+    /// is spared, as `VersionChecks.introducedFindings` spares it.
     private static func check(_ copy: SerializedDatabase, waived: Set<FindingIdentity>) throws -> Outcome {
         let queue = try DatabaseQueue()
         defer { try? queue.close() }

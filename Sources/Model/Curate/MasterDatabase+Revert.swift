@@ -254,10 +254,13 @@ private struct RevertedRow {
     /// Puts what the revert changes into `batch`; returns the columns in conflict.
     func revert(into batch: inout ChangeBatch, decisions: MergeDecisions, _ db: Database) throws -> [MergeConflict] {
         let columns = table.columns
-        let origin = try ThreeWayMerge.newestChange(table, key: key, db)
-        func conflict(_ column: String, _ values: ThreeWayColumn.Values) -> MergeConflict {
+        // Where the master's value came from, read only for a row with a conflict: a revert of a
+        // large import weighs a million rows, nearly all without one.
+        var origin: (version: Int, memo: String?)??
+        func conflict(_ column: String, _ values: ThreeWayColumn.Values) throws -> MergeConflict {
+            if origin == nil { origin = .some(try ThreeWayMerge.newestChange(table, key: key, db)) }
             var conflict = MergeConflict(table: table.name, key: key, column: column, base: MergeValue(values.base), ours: MergeValue(values.ours),
-                                         theirs: MergeValue(values.theirs), oursVersion: origin?.version, oursMemo: origin?.memo)
+                                         theirs: MergeValue(values.theirs), oursVersion: origin??.version, oursMemo: origin??.memo)
             conflict.decision = decisions.side(of: conflict)
             return conflict
         }
@@ -270,7 +273,7 @@ private struct RevertedRow {
             var outcome = ThreeWayColumn(kind: .text).decide(values)
             var conflicts: [MergeConflict] = []
             if outcome == .conflict {
-                conflicts.append(conflict(Self.rowColumn, values))
+                conflicts.append(try conflict(Self.rowColumn, values))
                 outcome = conflicts[0].decision == .theirs ? .takeTheirs : .keepOurs
             }
             guard outcome == .takeTheirs, (before == nil) != (now == nil) else { return conflicts }
@@ -296,7 +299,7 @@ private struct RevertedRow {
             case .keepOurs: continue
             case .takeTheirs: target[name] = was
             case .conflict:
-                let found = conflict(name, values)
+                let found = try conflict(name, values)
                 if found.decision == .theirs { target[name] = was }
                 conflicts.append(found)
             }

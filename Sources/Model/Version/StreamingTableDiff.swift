@@ -95,6 +95,8 @@ package struct StreamingTableDiff {
         /// For each master column, the field of the file that gives it (nil: the stored value stays).
         let fieldOfColumn: [Int?]
         let keyFields: [Int]
+        /// Fields a row of the file has (its header's columns).
+        let width: Int
         let isKeyColumn: [Bool]
         let statusColumn: Int?
         /// Upstream's last file is the master but for these rows, held apart; a row it lacks has no base.
@@ -111,6 +113,7 @@ package struct StreamingTableDiff {
             columns = table.columns
             fieldOfColumn = table.columns.map { column in file.header.columns.firstIndex(of: column) }
             keyFields = table.keyColumns.map { key in file.header.columns.firstIndex { $0.name == key }! }
+            width = file.header.columns.count
             isKeyColumn = table.columns.map { table.keyColumns.contains($0.name) }
             statusColumn = table.closesByStatus ? table.columns.firstIndex { $0.name == "e_status" } : nil
             let isThreeWay = comparison == .upstream
@@ -150,7 +153,7 @@ package struct StreamingTableDiff {
 
         func stage(_ row: Int, of batch: ParsedBatch, _ text: UnsafeBufferPointer<UInt8>, scan: inout OrderedScan?,
                    lines: inout KeyLines, _ db: Database) throws {
-            let base = row * file.header.columns.count
+            let base = row * width
             let key = RowKey(count: keyFields.count) { batch.fields[base + keyFields[$0]].integerValue ?? 0 }
             try lines.recordOnce(key, line: batch.lines[row], of: file)
             let storedRow = try self.storedRow(key, in: batch, at: base, scan: &scan, db)
