@@ -7,7 +7,7 @@ let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto"
 /// Every target of the library, for the product and the tests.
 let modelTargets = ["StationSupport", "StationSchema", "StationCSV", "StationHistory", "StationLog", "StationCheck",
                     "StationVersion", "StationImport", "StationCurate", "StationWeights", "StationDelta",
-                    "StationRelease", "StationReview", "StationSynth"]
+                    "StationManifest", "StationRelease", "StationReview", "StationSynth"]
 
 /// The curator's tools (`station-admin`, `serve`) and the example app, on by default. An app that
 /// depends on this package for `StationClient` turns it off (`traits: []`) and resolves only
@@ -84,7 +84,8 @@ let package = Package(
         .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),
-        .target(name: "StationRelease", dependencies: ["StationDelta", "StationLog", "StationCheck", "StationSignatures", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
+        .target(name: "StationManifest", dependencies: ["StationSchema", "StationSignatures", grdb, grdbSQLite], path: "Sources/Model/Manifest"),
+        .target(name: "StationRelease", dependencies: ["StationManifest", "StationDelta", "StationLog", "StationCheck", "StationSignatures", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
         .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
         .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),
         // Serving release folders over HTTP: apart from Model, so that nothing in the write and
@@ -92,7 +93,7 @@ let package = Package(
         .target(
             name: "StationServe",
             dependencies: [
-                "StationRelease", "StationSignatures", "CAllocator", crypto,
+                "StationManifest", "StationSignatures", "StationSupport", "CAllocator", crypto,
                 withCuratorTools("Hummingbird", "hummingbird"),
                 withCuratorTools("ServiceLifecycle", "swift-service-lifecycle"),
                 withCuratorTools("NIOHTTP1", "swift-nio"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import StationCheck
 import StationLog
+import StationManifest
 import StationRelease
 
 struct ReleaseCommand: ParsableCommand, ShowsProgress {
@@ -53,7 +54,7 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
                 + (delta.via.map { " (joined through \($0): its delta-from-\(delta.from), then delta-from-\($0))" } ?? "")])
         }
         if let carryOver = released.carryOver {
-            table.append([CarryOverScript.fileName, "\(carryOver.bytes.formattedBytes): what a phone runs after a full download or an app update"])
+            table.append([ReleaseLayout.carryOverFileName, "\(carryOver.bytes.formattedBytes): what a phone runs after a full download or an app update"])
         }
         table.print()
         let full = released.downloads.filter { $0.kind == .full }.map { String($0.from) }

@@ -2,7 +2,7 @@ import Foundation
 
 /// What a phone reads of `manifest.json`: the newest version and, for it, the files each older
 /// version downloads, with their sizes and SHA-256. The curator's side writes the manifest
-/// (`Manifest` in StationRelease); an app reads only this much, and ignores what it does not know.
+/// (`Manifest` in StationManifest); an app reads only this much, and ignores what it does not know.
 public struct ReleaseIndex: Decodable, Sendable {
     /// A file as the manifest lists it.
     public struct File: Decodable, Sendable, Equatable {

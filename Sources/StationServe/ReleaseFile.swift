@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import StationRelease
+import StationManifest
 import StationSupport
 import Synchronization
 

@@ -3,9 +3,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOPosix
+import StationManifest
 import StationSignatures
-import StationRelease
-import StationSchema
 import StationSupport
 import Synchronization
 

@@ -4,7 +4,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
-import StationRelease
 
 /// The request context of `serve`: the client's address, for the access log.
 struct ServeContext: RequestContext {

@@ -1,5 +1,5 @@
 import Foundation
-import StationRelease
+import StationManifest
 import StationSupport
 import Synchronization
 

@@ -37,8 +37,6 @@ import StationSupport
 /// The script names no file and depends only on the splits up to V, so one script per release
 /// serves every older version, and the same version always gives the same bytes.
 public enum CarryOverScript {
-    /// The name of the script in each version's folder.
-    public static let fileName = "carry-over.sql"
     /// The schema name under which the app attaches the fresh database.
     public static let incomingSchema = "incoming"
 

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 
 /// Which deltas a release renders from the master, and which it joins from an earlier release's
 /// delta and one of its own, so that its cost does not grow with the history behind it.

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSupport
 
 /// Makes the deltas a release joins (`DeltaChainPlan.joinable`): for a version v, an older
@@ -104,9 +105,9 @@ struct DeltaJoiner {
                 ? ("this release wrote", "its build folder changed while it ran; release again")
                 : ("the manifest lists", (entryChanged ? "its entry in manifest.json changed since it was released; restore manifest.json"
                     : "the file changed since it was released; restore it") + " from a backup, or release into a new folder")
-            return ReleaseError.manifestDisagrees(published, [ManifestProblem(
+            return ReleaseError.manifest(.disagrees(published, [ManifestProblem(
                 field: "versions[\(part.to)].deltas[from \(part.from)].\(field)", file: part.file.path,
-                reason: "\(found), but \(listing) \(listed) (\(hint))")])
+                reason: "\(found), but \(listing) \(listed) (\(hint))")]))
         }
     }
 }

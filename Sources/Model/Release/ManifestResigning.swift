@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSignatures
 import StationSupport
 
@@ -18,7 +19,7 @@ public enum ManifestResigning {
             throw ReleaseError.missingManifest(folder.filePath(Manifest.fileName))
         }
         let manifest = signing.stamped(existing.manifest, after: existing.manifest)
-        let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let building = "\(ReleaseLayout.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try ReleaseError.translating(folder.path) {
             try FileManager.default.createDirectory(atPath: folder.filePath(building), withIntermediateDirectories: false)
         }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationCheck
 import StationDelta
+import StationManifest
 import StationSchema
 import StationSupport
 import Synchronization
@@ -35,7 +36,7 @@ extension MasterDatabase {
         phases.done("release folder locked")
         let step: (ReleaseStep) throws -> Void = { try options.onStep?($0) }
         let folder = locked.published.folder
-        let building = "\(ReleaseFolder.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let building = "\(ReleaseLayout.buildingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let buildFolder = ReleaseFolder(path: folder.filePath(building))
         var publishDecided = false
         defer { if !publishDecided { try? FileManager.default.removeItem(atPath: buildFolder.path) } }

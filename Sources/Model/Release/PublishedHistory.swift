@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 import StationSchema
 import StationSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationCheck
 import StationDelta
+import StationManifest
 import StationSchema
 import StationSupport
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationDelta
+import StationManifest
 import StationSchema
 import StationSupport
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationCheck
+import StationManifest
 import StationSchema
 import StationSupport
 
@@ -9,8 +10,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case noSuchVersion(requested: Int, newest: Int)
     case missingFolder(String)
     case missingManifest(String)
-    case corruptManifest(String, reason: String)
-    case manifestDisagrees(String, [ManifestProblem])
+    /// The manifest cannot be read, or its folder disagrees with it (`ManifestAudit`).
+    case manifest(ManifestError)
     case verificationFailed([String])
     case noFolderGiven
     case notAFolder(String)
@@ -52,13 +53,10 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             return MissingVersion.message(requested: requested, newest: newest, lowest: 0)
         case let .missingFolder(path):
             return "\(path): no release folder here (build one with `\(CommandHint("release", "--out", path))`)"
+        case let .manifest(error):
+            return error.errorDescription
         case let .missingManifest(path):
             return "\(path): no manifest.json: not a release folder, or an interrupted one (build it again with `\(CommandHint("release"))`)"
-        case let .corruptManifest(path, reason):
-            return "\(path): not a valid manifest (\(reason)); rebuild the folder with `\(CommandHint("release"))`"
-        case let .manifestDisagrees(path, problems):
-            return "\(path): the manifest disagrees with the release folder (rebuild it with `\(CommandHint("release"))`):\n"
-                + problems.map { "  \($0)" }.joined(separator: "\n")
         case let .verificationFailed(failures):
             return "verification failed:\n" + failures.map { "  " + $0 }.joined(separator: "\n")
         case .noFolderGiven:
@@ -90,6 +88,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             return try body()
         } catch let error as ReleaseError {
             throw error
+        } catch let error as ManifestError {
+            throw ReleaseError.manifest(error)
         } catch let error as MasterDatabaseError {
             throw error
         } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {

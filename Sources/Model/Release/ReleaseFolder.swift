@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSupport
 
 /// A release folder on disk: `manifest.json` and one folder per built version.
@@ -14,9 +15,7 @@ package struct ReleaseFolder: Sendable {
     }
 
     package var manifestPath: String { (path as NSString).appendingPathComponent(Manifest.fileName) }
-    package var intentPath: String { filePath(PublishIntent.fileName) }
-
-    package static let buildingPrefix = ".building-"
+    package var intentPath: String { filePath(ReleaseLayout.publishIntentFileName) }
 
     /// The folder `--out` names, created if missing.
     ///
@@ -55,16 +54,19 @@ package struct ReleaseFolder: Sendable {
         do {
             manifest = try Manifest.decode(data)
         } catch {
-            throw ReleaseError.corruptManifest(manifestPath, reason: Self.describe(error))
+            throw ReleaseError.manifest(.corrupt(manifestPath, reason: Self.describe(error)))
         }
         try requireAgreement(manifest, depth: depth)
         return ManifestFile(manifest: manifest, bytes: data)
     }
 
-    /// - Throws: `ReleaseError.manifestDisagrees` with every problem `ManifestAudit` finds.
+    /// - Throws: `ReleaseError.manifest(.disagrees)` with every problem `ManifestAudit` finds.
     package func requireAgreement(_ manifest: Manifest, depth: @escaping (Int) -> ManifestAudit.Depth) throws {
-        let problems = try ManifestAudit(folder: self, depth: depth).problems(manifest)
-        if !problems.isEmpty { throw ReleaseError.manifestDisagrees(manifestPath, problems) }
+        do {
+            try ManifestAudit(folder: path, depth: depth).requireAgreement(manifest)
+        } catch let error as ManifestError {
+            throw ReleaseError.manifest(error)
+        }
     }
 
     /// The manifest if there is one (checked), nil for a new folder: one that holds nothing but
@@ -122,7 +124,6 @@ package struct ReleaseFolder: Sendable {
 /// What a release is about to publish, written before its first rename: from then on the
 /// publish is decided, and any process that finds the intent completes it.
 package struct PublishIntent: Codable {
-    package static let fileName = ".publishing.json"
     /// The build folder, relative to the release folder: `.building-PID-N`.
     package var building: String
     package var version: Int
@@ -215,7 +216,7 @@ extension ReleaseFolder {
     package func completeInterruptedPublish() throws -> Int? {
         guard let data = FileManager.default.contents(atPath: intentPath) else { return nil }
         guard let intent = try? PublishIntent.decode(data) else {
-            throw ReleaseError.corruptManifest(intentPath, reason: "an unreadable publish intent; remove it and release again")
+            throw ReleaseError.manifest(.corrupt(intentPath, reason: "an unreadable publish intent; remove it and release again"))
         }
         try complete(intent) { _ in }
         return intent.version
@@ -236,9 +237,9 @@ extension ReleaseFolder {
                 try AtomicFile.moveIntoPlace(staged, target, replacing: false)
                 try onStep(.newVersionMovedIn)
             } else if !FileManager.default.fileExists(atPath: target) {
-                throw ReleaseError.manifestDisagrees(intentPath, [ManifestProblem(
+                throw ReleaseError.manifest(.disagrees(intentPath, [ManifestProblem(
                     field: "building", file: "\(intent.version)",
-                    reason: "an interrupted release lost its build folder; remove \(PublishIntent.fileName) and release again")])
+                    reason: "an interrupted release lost its build folder; remove \(ReleaseLayout.publishIntentFileName) and release again")]))
             }
             try placeManifest(of: intent)
             try onStep(.manifestWritten)
@@ -262,9 +263,9 @@ extension ReleaseFolder {
         if FileManager.default.fileExists(atPath: staged) {
             try AtomicFile.moveIntoPlace(staged, manifestPath, replacing: true)
         } else if (try? FileDigest.sha256(ofFile: manifestPath)) != intent.manifestSha256 {
-            throw ReleaseError.manifestDisagrees(intentPath, [ManifestProblem(
+            throw ReleaseError.manifest(.disagrees(intentPath, [ManifestProblem(
                 field: "manifest_sha256", file: Manifest.fileName,
-                reason: "an interrupted release lost the manifest it staged; remove \(PublishIntent.fileName) and release again")])
+                reason: "an interrupted release lost the manifest it staged; remove \(ReleaseLayout.publishIntentFileName) and release again")]))
         }
     }
 
@@ -275,7 +276,7 @@ extension ReleaseFolder {
     @discardableResult
     package func removeLeftovers() throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        let leftovers = names.filter { $0.hasPrefix(Self.buildingPrefix) || (AtomicFile.isTemporaryName($0)) }.sorted()
+        let leftovers = names.filter { $0.hasPrefix(ReleaseLayout.buildingPrefix) || (AtomicFile.isTemporaryName($0)) }.sorted()
         for name in leftovers { try? FileManager.default.removeItem(atPath: filePath(name)) }
         return leftovers
     }

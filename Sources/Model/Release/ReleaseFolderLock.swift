@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSupport
 
 /// An advisory lock on a release folder (`flock` on `DIR/.lock`): one release writes a
@@ -8,7 +9,6 @@ import StationSupport
 /// never leaves the folder locked. The holder writes its pid into the file, for the
 /// message a waiting process prints.
 package final class ReleaseFolderLock {
-    package static let fileName = ".lock"
     private let descriptor: Int32
     private let isExclusive: Bool
 
@@ -27,7 +27,7 @@ package final class ReleaseFolderLock {
     /// - Throws: `ReleaseError.folderBusy` after `timeout`; `.cannotWrite` when an exclusive lock's
     ///   file cannot be opened.
     package static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock? {
-        let path = folder.filePath(fileName)
+        let path = folder.filePath(ReleaseLayout.lockFileName)
         var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if descriptor < 0 && !exclusive {
             descriptor = open(path, O_RDONLY | O_CLOEXEC)

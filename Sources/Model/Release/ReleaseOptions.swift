@@ -1,5 +1,6 @@
 import Foundation
 import StationCheck
+import StationManifest
 
 /// How `release` runs.
 public struct ReleaseOptions: Sendable {

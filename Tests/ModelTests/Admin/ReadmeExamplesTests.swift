@@ -1,5 +1,6 @@
 import Foundation
 import StationLog
+import StationManifest
 import StationRelease
 import StationSchema
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationClient
+import StationManifest
 import StationRelease
 import StationSchema
 import StationSignatures

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationClient
 import StationLog
+import StationManifest
 import StationRelease
 import StationSchema
 import StationSignatures

@@ -1,5 +1,6 @@
 import Foundation
 import StationClient
+import StationManifest
 import StationRelease
 import StationSignatures
 import StationSupport

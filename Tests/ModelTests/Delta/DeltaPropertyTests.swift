@@ -5,6 +5,7 @@ import StationCheck
 import StationCurate
 import StationDelta
 import StationLog
+import StationManifest
 import StationRelease
 import StationReview
 import StationSchema

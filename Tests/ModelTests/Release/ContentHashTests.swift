@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationCheck
 import StationLog
+import StationManifest
 import StationRelease
 import StationReview
 import StationSchema
@@ -105,7 +106,7 @@ import Testing
         }
         try writer.close()
         #expect(try contentHash(ofDatabase: scratch.path("release/1/stations.sqlite")) == result.released.contentHash)
-        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path("release")).filter { $0.hasPrefix(ReleaseFolder.buildingPrefix) || $0.contains("hashed") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path("release")).filter { $0.hasPrefix(ReleaseLayout.buildingPrefix) || $0.contains("hashed") }
         #expect(left.isEmpty, "\(left)")
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import StationCurate
 import StationDelta
 import StationLog
+import StationManifest
 import StationRelease
 import StationSchema
 import StationSupport

@@ -2,6 +2,7 @@ import Foundation
 import StationCheck
 import StationCurate
 import StationImport
+import StationManifest
 import StationRelease
 import StationSchema
 import StationSupport

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationCurate
 import StationImport
+import StationManifest
 import StationRelease
 import StationSchema
 import StationSupport

@@ -5,6 +5,7 @@ import StationCheck
 import StationCurate
 import StationDelta
 import StationLog
+import StationManifest
 import StationRelease
 import StationReview
 import StationSchema
@@ -180,7 +181,7 @@ import Testing
             try database.release(ReleaseOptions(outputFolder: folder, version: 1))
             Issue.record("released into a disagreeing folder")
         } catch let error as ReleaseError {
-            guard case .manifestDisagrees(_, let problems) = error else { Issue.record("\(error)"); return }
+            guard case .manifest(.disagrees(_, let problems)) = error else { Issue.record("\(error)"); return }
             #expect(problems.map(\.file) == ["2/delta-from-1.sql.gz"])
         }
         #expect(throws: ReleaseError.self) { try database.verifyRelease(folder: folder) }

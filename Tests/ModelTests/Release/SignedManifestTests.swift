@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 import StationSignatures
 import StationCurate
 import StationRelease

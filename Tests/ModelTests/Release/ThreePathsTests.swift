@@ -6,6 +6,7 @@ import StationCurate
 import StationDelta
 import StationImport
 import StationLog
+import StationManifest
 import StationRelease
 import StationReview
 import StationSchema

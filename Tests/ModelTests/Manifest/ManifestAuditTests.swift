@@ -2,6 +2,7 @@ import Foundation
 import StationCSV
 import StationCurate
 import StationLog
+import StationManifest
 import StationRelease
 import StationSchema
 import StationSupport
@@ -110,7 +111,7 @@ import Testing
         }
         let manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: copy + "/manifest.json")))
         func problems(_ depth: ManifestAudit.Depth) throws -> [String] {
-            try ManifestAudit(folder: ReleaseFolder(path: copy), depth: { $0 == 2 ? depth : .sizes }).problems(manifest)
+            try ManifestAudit(folder: copy, depth: { $0 == 2 ? depth : .sizes }).problems(manifest)
                 .map { "\($0.field) \($0.file ?? "-")" }
         }
         let misplaced = "versions[2].database_gzip.path 3/stations.sqlite.gz"

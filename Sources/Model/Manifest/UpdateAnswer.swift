@@ -1,4 +1,5 @@
 import Foundation
+import StationSupport
 
 /// What a release folder answers a phone that asks for the newest data with its `user_version`
 /// (`GET /update?from=V`, the original service's one request): decided from the manifest

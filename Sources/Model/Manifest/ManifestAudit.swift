@@ -1,33 +1,7 @@
 import Foundation
-import StationSignatures
 import GRDB
 import StationSchema
 import StationSupport
-
-/// One way a manifest disagrees with its release folder, naming the field and the file:
-/// `versions[3].downloads[from 1].path "2/stations.sqlite.gz": … (expected 3/delta-from-1.sql.gz)`.
-public struct ManifestProblem: Sendable, Equatable, CustomStringConvertible {
-    /// The manifest's field (`newest`, `versions[3].rows.stations`), or `folder` for what the
-    /// folder holds that the manifest does not list.
-    public var field: String
-    /// The file or folder concerned, relative to the release folder, if any.
-    public var file: String?
-    /// What disagrees, and what was expected.
-    public var reason: String
-
-    /// `versions[3].database "3/stations.sqlite": …`
-    public var description: String { "\(field)\(file.map { " \($0.quotedForMessage())" } ?? ""): \(reason)" }
-}
-
-/// Where each file of a version lives in a release folder: the one place that names them.
-package enum ReleaseLayout {
-    package static func database(_ version: Int) -> String { "\(version)/stations.sqlite" }
-    package static func databaseGzip(_ version: Int) -> String { database(version) + ".gz" }
-    package static func delta(from: Int, to version: Int) -> String { "\(version)/delta-from-\(from).sql.gz" }
-    package static func carryOver(_ version: Int) -> String { "\(version)/\(CarryOverScript.fileName)" }
-    /// Files of the folder itself that no version lists.
-    package static let folderFiles: Set<String> = [Manifest.fileName, ManifestSignatures.fileName, ReleaseFolderLock.fileName]
-}
 
 /// Checks a manifest against the folder it describes: the contract phones, servers and CDNs
 /// rely on, since they follow `downloads` without asking anything else.
@@ -58,16 +32,26 @@ package struct ManifestAudit {
         case hashes
     }
 
-    package let folder: ReleaseFolder
+    /// The release folder's path.
+    package let folder: String
     /// How deeply each version's files are read.
     package let depth: (Int) -> Depth
     /// The version folders on the way to the files, each looked at once per audit.
     private let folderKinds = FolderKinds()
 
-    package init(folder: ReleaseFolder, depth: @escaping (Int) -> Depth) {
+    package init(folder: String, depth: @escaping (Int) -> Depth) {
         self.folder = folder
         self.depth = depth
     }
+
+    /// - Throws: `ManifestError.disagrees` with every problem found.
+    package func requireAgreement(_ manifest: Manifest) throws {
+        let problems = try problems(manifest)
+        if !problems.isEmpty { throw ManifestError.disagrees((folder as NSString).appendingPathComponent(Manifest.fileName), problems) }
+    }
+
+    /// The path of `relative` inside the folder.
+    private func filePath(_ relative: String) -> String { (folder as NSString).appendingPathComponent(relative) }
 
     package func problems(_ manifest: Manifest) throws -> [ManifestProblem] {
         var problems: [ManifestProblem] = []
@@ -184,7 +168,7 @@ package struct ManifestAudit {
     private func auditRows(_ released: ReleasedVersion, field: String, _ problem: (String, String?, String) -> Void) {
         let counts: (version: Int, rows: [String: Int])
         do {
-            counts = try Self.rows(ofDatabase: folder.filePath(released.database.path))
+            counts = try Self.rows(ofDatabase: filePath(released.database.path))
         } catch {
             problem("\(field).database", released.database.path, "not a readable SQLite database (\(error.localizedDescription))")
             return
@@ -239,9 +223,9 @@ package struct ManifestAudit {
         var prefix = ""
         for component in entry.path.split(separator: "/").dropLast() {
             prefix += (prefix.isEmpty ? "" : "/") + component
-            if folderKinds.kind(folder.filePath(prefix)) != S_IFDIR { return "\(prefix) is not a folder (expected a folder, never a link)" }
+            if folderKinds.kind(filePath(prefix)) != S_IFDIR { return "\(prefix) is not a folder (expected a folder, never a link)" }
         }
-        let full = folder.filePath(entry.path)
+        let full = filePath(entry.path)
         // One lstat for the kind and the size: a folder of 50 releases lists over 1,300 files.
         var status = stat()
         guard lstat(full, &status) == 0 else { return "the file is missing" }
@@ -279,13 +263,13 @@ package struct ManifestAudit {
         })
         var problems: [ManifestProblem] = []
         func walk(_ relative: String) {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: relative.isEmpty ? folder.path : folder.filePath(relative))) ?? []).sorted()
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: relative.isEmpty ? folder : filePath(relative))) ?? []).sorted()
             for name in names {
                 let path = relative.isEmpty ? name : relative + "/" + name
                 if relative.isEmpty, folders.contains(path), let version = Int(path), depth(version) == .listed {
                     continue
                 }
-                if Self.kind(folder.filePath(path)) == S_IFDIR && folders.contains(path) {
+                if Self.kind(filePath(path)) == S_IFDIR && folders.contains(path) {
                     walk(path)
                 } else if !listed.contains(path) && !(relative.isEmpty && Self.isLeftover(name)) {
                     problems.append(ManifestProblem(field: "folder", file: path, reason: Self.unlistedReason))
@@ -302,7 +286,7 @@ package struct ManifestAudit {
     /// The publish intent is one too while a live release completes (a reader that finds it
     /// through a dead one is told so first: `verify` refuses the folder, `release` completes it).
     package static func isLeftover(_ name: String) -> Bool {
-        name.hasPrefix(ReleaseFolder.buildingPrefix) || AtomicFile.isTemporaryName(name) || name == PublishIntent.fileName
+        name.hasPrefix(ReleaseLayout.buildingPrefix) || AtomicFile.isTemporaryName(name) || name == ReleaseLayout.publishIntentFileName
     }
 
     package static let unlistedReason =
@@ -328,25 +312,6 @@ package struct ManifestAudit {
             }
             return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1, rows)
         }
-    }
-}
-
-/// Reading a release folder from outside Model (`serve`).
-public enum ReleaseFolderReader {
-    /// A manifest's bytes, decoded and checked against its folder by `ManifestAudit`, sizes but
-    /// not hashes (the files are the ones `release` hashed as it wrote them).
-    ///
-    /// - Throws: `ReleaseError.corruptManifest` or `.manifestDisagrees`.
-    public static func checkedManifest(_ data: Data, folder path: String) throws -> Manifest {
-        let folder = ReleaseFolder(path: path)
-        let manifest: Manifest
-        do {
-            manifest = try Manifest.decode(data)
-        } catch {
-            throw ReleaseError.corruptManifest(folder.manifestPath, reason: error.localizedDescription)
-        }
-        try folder.requireAgreement(manifest, depth: { _ in .contents })
-        return manifest
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationRelease
 import StationSchema
 import Testing

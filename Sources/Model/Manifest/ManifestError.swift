@@ -1,0 +1,20 @@
+import Foundation
+import StationSupport
+
+/// A manifest that cannot be read, or that its folder contradicts.
+public enum ManifestError: Error, Equatable, LocalizedError {
+    /// Not JSON, or not a manifest's fields.
+    case corrupt(String, reason: String)
+    /// Read, and the folder disagrees with it: every problem `ManifestAudit` found.
+    case disagrees(String, [ManifestProblem])
+
+    public var errorDescription: String? {
+        switch self {
+        case let .corrupt(path, reason):
+            return "\(path): not a valid manifest (\(reason)); rebuild the folder with `\(CommandHint("release"))`"
+        case let .disagrees(path, problems):
+            return "\(path): the manifest disagrees with the release folder (rebuild it with `\(CommandHint("release"))`):\n"
+                + problems.map { "  \($0)" }.joined(separator: "\n")
+        }
+    }
+}
