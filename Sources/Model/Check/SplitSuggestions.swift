@@ -60,13 +60,15 @@ extension MasterDatabase {
     ///   - radius: metres within which a closed and an added station count as near.
     ///   - all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
     public func suggestSplits(version: Int? = nil, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false) throws -> [SplitSuggestion] {
-        try read { db in try Self.suggestSplits(db, version: version ?? Self.dataVersion(db), radius: radius, all: all) }
+        try read { db in try SplitFinder.suggest(db, version: version ?? Self.dataVersion(db), radius: radius, all: all) }
     }
+}
 
-    /// The same, inside a transaction that may not be committed yet (an import's report), with
-    /// what the caller already has (`SplitFinder.suggestions`).
-    package static func suggestSplits(_ db: Database, version: Int, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false,
-                                      changed: SplitFinder.Changed? = nil, keysBefore: KeyScan.Keys? = nil) throws -> [SplitSuggestion] {
+extension SplitFinder {
+    /// `MasterDatabase.suggestSplits`, inside a transaction that may not be committed yet (an
+    /// import's report), with what the caller already has (`suggestions`).
+    package static func suggest(_ db: Database, version: Int, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false,
+                                changed: Changed? = nil, keysBefore: KeyScan.Keys? = nil) throws -> [SplitSuggestion] {
         let candidates = try SplitFinder(version: version, radius: radius).suggestions(db, changed: changed, keysBefore: keysBefore)
         return all ? candidates : SplitFinder.assigned(candidates)
     }

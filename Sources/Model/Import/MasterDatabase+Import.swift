@@ -221,7 +221,7 @@ extension MasterDatabase {
         if importsStations {
             // A provisional station adopted has its split already: upstream's station.
             let adopted = Set(merge.splits.map(\.old))
-            report.suggestions = try Self.suggestSplits(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
+            report.suggestions = try SplitFinder.suggest(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
                 .filter { !adopted.contains($0.old) }
             phases.done("split suggestions")
         }

@@ -40,11 +40,14 @@ extension MasterDatabase {
     /// Versions committed before the `versions` table existed take their date and memo from
     /// their first `updates` row, and have no author.
     public func versions(limit: Int? = nil) throws -> [VersionSummary] {
-        try read { db in try Self.versions(db, limit: limit) }
+        try read { db in try VersionSummary.all(db, limit: limit) }
     }
+}
 
-    /// The same, in a read the caller holds; with `only`, that version alone (read by its index).
-    package static func versions(_ db: Database, limit: Int? = nil, only: Int? = nil) throws -> [VersionSummary] {
+extension VersionSummary {
+    /// `MasterDatabase.versions(limit:)` in a read the caller holds; with `only`, that version
+    /// alone (read by its index).
+    package static func all(_ db: Database, limit: Int? = nil, only: Int? = nil) throws -> [VersionSummary] {
         var recorded: [Int: Row] = [:]
         if try db.tableExists("versions") {
             for row in try Row.fetchAll(db, sql: "SELECT version, committed_at, author, memo FROM versions") {

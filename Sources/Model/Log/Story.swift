@@ -37,10 +37,12 @@ extension MasterDatabase {
     public func mergeNotes(key: String, table: String? = nil) throws -> [MergeNote] {
         try read { db in try MergeNote.notes(table: table, key: key, db) }
     }
+}
 
+extension DescribedChange {
     /// What one `updates` row changed: the columns, old → new, read from the history, and the
     /// row's name after the change; an INSERT lists the new row's non-NULL columns.
-    package static func describe(_ update: Update, _ db: Database) throws -> DescribedChange {
+    package static func reading(_ update: Update, _ db: Database) throws -> DescribedChange {
         if update.split != nil {
             return DescribedChange(table: update.subject.table, key: update.subject.key, kind: .duplicate, name: nil, fields: [])
         }

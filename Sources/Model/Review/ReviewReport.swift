@@ -162,10 +162,10 @@ extension MasterDatabase {
             guard newest > 0 else { throw ReviewError.noVersions }
             let version = requested ?? newest
             guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
-            let summary = try Self.versions(db, only: version).first!
+            let summary = try VersionSummary.all(db, only: version).first!
             let reader = ReviewReader(version: version, newest: newest)
             let overview = try reader.changes(db, counts: summary.counts, limits: limits)
-            let suggestions = try Self.suggestSplits(db, version: version)
+            let suggestions = try SplitFinder.suggest(db, version: version)
             let merge = try ReviewMerge.read(version: version, memo: summary.memo, db)
             let pinMaps = try reader.pinMaps(db, pins: pins)
             let openStations = try reader.openStations(db), fullDatabaseRows = try reader.rowCounts(db)
