@@ -3,6 +3,7 @@ import Foundation
 import StationClient
 import StationLog
 import StationSignatures
+import StationSupport
 import StationWeb
 import Synchronization
 
@@ -58,7 +59,14 @@ struct SyncPostgresCommand: ParsableCommand {
             }
         }
         sync.dryRun = dryRun
-        if let step = FaultInjection.syncStep() { sync.onStep = step }
+        let kill = FaultInjection.syncStep()
+        if PhaseLog.isOn || kill != nil {
+            let phases = Mutex(PhaseLog())
+            sync.onStep = { step in
+                phases.withLock { $0.done(step.rawValue) }
+                try kill?(step)
+            }
+        }
         let outcome = Mutex<Result<PostgresSyncReport, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task { [sync] in
@@ -96,6 +104,14 @@ struct SyncPostgresCommand: ParsableCommand {
         if report.upToDate { return "\(report.database) (schema \(report.schema)) is at version \(report.to) already: nothing to do." }
         var lines = [(report.committed ? "Brought" : "Dry run: would bring") + " \(report.database) (schema \(report.schema)) from "
             + (report.from == 0 ? "nothing" : "version \(report.from)") + " to version \(report.to)."]
+        switch report.fetched {
+        case let fetched? where fetched.kind == .delta:
+            lines.append("Downloaded the delta from version \(fetched.from ?? report.from) (\(fetched.bytes.formattedBytes)) and ran it on the client database the last sync kept.")
+        case let fetched?:
+            lines.append("Downloaded the client database (\(fetched.bytes.formattedBytes)).")
+        case nil:
+            break
+        }
         for name in ["prefectures", "companies", "lines", "stations", "connections"] {
             guard let counts = report.tables[name] else { continue }
             lines.append("  \(name): \(counts.inserted) new, \(counts.updated) changed" + (counts.removed > 0 ? ", \(counts.removed) removed" : ""))

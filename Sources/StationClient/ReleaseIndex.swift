@@ -1,4 +1,5 @@
 import Foundation
+import StationSignatures
 
 /// What a phone reads of `manifest.json`: the newest version and, for it, the files each older
 /// version downloads, with their sizes and SHA-256. The curator's side writes the manifest
@@ -39,6 +40,33 @@ public struct ReleaseIndex: Decodable, Sendable {
 
         /// The parts whose hashes the inflated SQL must match, one after the other.
         var parts: [SQLPart] { sqlParts ?? sqlSha256.map { [SQLPart(sqlBytes: sqlBytes, sqlSha256: $0)] } ?? [] }
+
+        /// The SQL of the downloaded `gzip`, inflated within the signed size and checked part by
+        /// part against the signed hashes: what a phone and the web service run.
+        ///
+        /// - Throws: `StationClientError.hashDiffers` or `.sizeDiffers`; a gzip that does not
+        ///   inflate within the signed size is removed (signed, and useless: never tried again).
+        func verifiedSQL(inflating gzip: String) throws -> Data {
+            let text: Data
+            do {
+                text = try GzipFile.inflate(gzip, limit: sqlBytes, name: file.path)
+            } catch let error as StationClientError where error.category == .untrusted {
+                try? FileManager.default.removeItem(atPath: gzip)
+                throw error
+            }
+            var offset = 0
+            for part in parts {
+                guard offset + part.sqlBytes <= text.count,
+                      ManifestSignatures.sha256(text[offset..<(offset + part.sqlBytes)]) == part.sqlSha256 else {
+                    throw StationClientError.hashDiffers(path: file.path + " (its SQL)")
+                }
+                offset += part.sqlBytes
+            }
+            guard text.count == sqlBytes, offset == text.count else {
+                throw StationClientError.sizeDiffers(path: file.path + " (its SQL)", actual: text.count, expected: sqlBytes)
+            }
+            return text
+        }
     }
 
     /// What a phone at `from` downloads.

@@ -31,6 +31,7 @@ public struct ReleaseReader: Sendable {
         let accepting = manifest.signed.map { record.accepting($0) } ?? record
         return VerifiedRelease(
             version: newest.version, database: newest.database, databaseGzip: newest.databaseGzip, splits: newest.splits ?? [],
+            deltas: newest.deltas.filter { delta in newest.downloads.contains { $0.from == delta.from && $0.kind == "delta" } },
             olderDatabases: Dictionary(manifest.index.versions.filter { $0.version != newest.version }.map { ($0.version, ($0.database, $0.databaseGzip)) },
                                        uniquingKeysWith: { first, _ in first }),
             manifestSHA256: manifest.sha256,
@@ -44,6 +45,20 @@ public struct ReleaseReader: Sendable {
     /// - Returns: the path of the client database.
     public func downloadDatabase(of release: VerifiedRelease, into folder: String) async throws -> String {
         try await download(version: release.version, database: release.database, gzip: release.databaseGzip, into: folder)
+    }
+
+    /// The SQL that brings a client database at `version` to the release, when the release
+    /// offers a delta from it (`downloads`): downloaded into `folder`, inflated and checked against
+    /// the signed hashes, as a phone checks it; nil when a phone at `version` downloads the database.
+    public func downloadDelta(from version: Int, of release: VerifiedRelease, into folder: String) async throws -> (sql: Data, gzipBytes: Int)? {
+        guard let delta = release.deltas.first(where: { $0.from == version }) else { return nil }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let gzip = (folder as NSString).appendingPathComponent("delta-\(version)-to-\(release.version).sql.gz")
+        defer { try? FileManager.default.removeItem(atPath: gzip) }
+        let downloader = ResumableDownload(source: configuration.source, chunkBytes: configuration.partBytes, limit: configuration.maximumDownloadBytes,
+                                           limits: configuration.transferLimits)
+        _ = try await downloader.fetch(delta.file, to: gzip, progress: { _ in }) { _ in }
+        return (try delta.verifiedSQL(inflating: gzip), delta.file.bytes)
     }
 
     /// The same for an older version the folder still keeps, signed by the same manifest; nil
@@ -104,6 +119,9 @@ public struct VerifiedRelease: Sendable {
     public let databaseGzip: ReleaseIndex.File
     /// Every station split through `version`, in the order recorded (manifest format 6 on).
     public let splits: [ReleaseSplit]
+    /// The deltas a client at an older version downloads (those `downloads` names), by the
+    /// version each starts from.
+    public let deltas: [ReleaseIndex.Delta]
     /// The client databases of the older versions the folder keeps, by version.
     public let olderDatabases: [Int: (database: ReleaseIndex.File, gzip: ReleaseIndex.File)]
     /// SHA-256 of the manifest's bytes.

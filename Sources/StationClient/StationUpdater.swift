@@ -233,25 +233,7 @@ public struct StationUpdater: Sendable {
         let gzip = files.download("delta-from-\(delta.from).sql.gz")
         let outcome = try await downloader.fetch(delta.file, to: gzip, progress: report.downloading(delta.file)) { _ in try step(.downloadedPart) }
         try step(.downloaded)
-        let text: Data
-        do {
-            text = try GzipFile.inflate(gzip, limit: delta.sqlBytes, name: delta.file.path)
-        } catch let error as StationClientError where error.category == .untrusted {
-            // Signed, yet it does not inflate to the signed size: useless, and never tried again.
-            try? FileManager.default.removeItem(atPath: gzip)
-            throw error
-        }
-        var offset = 0
-        for part in delta.parts {
-            guard offset + part.sqlBytes <= text.count,
-                  ManifestSignatures.sha256(text[offset..<(offset + part.sqlBytes)]) == part.sqlSha256 else {
-                throw StationClientError.hashDiffers(path: delta.file.path + " (its SQL)")
-            }
-            offset += part.sqlBytes
-        }
-        guard text.count == delta.sqlBytes, offset == text.count else {
-            throw StationClientError.sizeDiffers(path: delta.file.path + " (its SQL)", actual: text.count, expected: delta.sqlBytes)
-        }
+        let text = try delta.verifiedSQL(inflating: gzip)
         report.installing(0, of: text.count)
         let context = UpdateContext(path: .delta, from: delta.from, to: release.version, splits: release.splits(after: delta.from))
         try write { db in

@@ -50,7 +50,7 @@ struct ClientTable: Sendable {
 
     /// Which rows a batch reads (see `batch`).
     enum Selection {
-        case all, changedSincePrevious, removedSincePrevious
+        case all, changedSincePrevious, removedSincePrevious, touchedByDelta, removedByDelta
     }
 
     func createStatement(schema: String) -> String {
@@ -65,7 +65,8 @@ struct ClientTable: Sendable {
     /// the encoding's time. Every key of the client schema is an integer.
     ///
     /// - Parameter rows: which rows: all of them, those that differ from the attached
-    ///   `previous` database's (new or changed), or the keys only `previous` has (removed).
+    ///   `previous` database's (new or changed), or the keys only `previous` has (removed); or
+    ///   those of the keys the delta wrote (`TouchedKeys`), or those of its keys that are gone.
     func batch(after: [Int64]?, rows selection: Selection = .all, _ db: Database) throws -> (text: ByteBuffer, last: [Int64]?, rows: Int) {
         let order = key.map { "r." + $0 }.joined(separator: ", ")
         var conditions = after == nil ? [] : ["(\(order)) > (\(key.map { _ in "?" }.joined(separator: ", ")))"]
@@ -79,6 +80,13 @@ struct ClientTable: Sendable {
             conditions.append("NOT EXISTS (SELECT 1 FROM previous.\(name) p WHERE \(columns.map { "p.\($0.name) IS r.\($0.name)" }.joined(separator: " AND ")))")
         case .removedSincePrevious:
             source = "previous.\(name) r"
+            selected = columns.filter { key.contains($0.name) }
+            conditions.append("NOT EXISTS (SELECT 1 FROM main.\(name) m WHERE \(key.map { "m.\($0) = r.\($0)" }.joined(separator: " AND ")))")
+        case .touchedByDelta:
+            // The touched keys outside: a lookup each, never a scan of the table.
+            source = "temp.\(TouchedKeys.table(name)) k CROSS JOIN main.\(name) r ON \(key.map { "r.\($0) = k.\($0)" }.joined(separator: " AND "))"
+        case .removedByDelta:
+            source = "temp.\(TouchedKeys.table(name)) r"
             selected = columns.filter { key.contains($0.name) }
             conditions.append("NOT EXISTS (SELECT 1 FROM main.\(name) m WHERE \(key.map { "m.\($0) = r.\($0)" }.joined(separator: " AND ")))")
         }

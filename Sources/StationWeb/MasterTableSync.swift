@@ -49,10 +49,9 @@ struct MasterTableSync {
     /// Copies the release's rows in and merges them; returns what changed. Into a table this
     /// sync created, the rows go straight in: there is nothing to merge with.
     ///
-    /// With `sincePrevious`, the client connection has the client database of the version the
-    /// server holds attached as `previous` (its signed hash the one `release_state` records):
-    /// only the rows that differ from it are sent, and the connections it alone has removed.
-    func bring(from client: DatabaseQueue, _ server: ServerSession, created: Bool, sincePrevious: Bool) async throws -> PostgresSyncReport.TableCounts {
+    /// With `changes` other than `.unknown`, only the rows that differ from the version the
+    /// server holds are sent, and the connections that version alone has are removed.
+    func bring(from client: DatabaseQueue, _ server: ServerSession, created: Bool, changes: ClientChanges) async throws -> PostgresSyncReport.TableCounts {
         var counts = PostgresSyncReport.TableCounts()
         if created {
             // postgres-nio's COPY quotes the table's name whole: the schema comes from the search path.
@@ -62,7 +61,7 @@ struct MasterTableSync {
             return counts
         }
         try await server.run("staging \(table.name)", "CREATE TEMP TABLE \(incoming) (LIKE \(qualified)) ON COMMIT DROP")
-        _ = try await copy(from: client, into: incoming, rows: sincePrevious ? .changedSincePrevious : .all, server)
+        _ = try await copy(from: client, into: incoming, rows: changes.changedRows, server)
         let key = table.key.joined(separator: ", ")
         let values = table.columns.filter { !table.key.contains($0.name) }.map(\.name)
         if values.isEmpty {
@@ -73,10 +72,10 @@ struct MasterTableSync {
                 """)
             counts.inserted = try inserted[0].decode(Int.self)
             let removed: [PostgresRow]
-            if sincePrevious {
+            if let removedRows = changes.removedRows {
                 let gone = "station_removed_\(table.name)"
                 try await server.run("staging \(table.name) removed", "CREATE TEMP TABLE \(gone) (LIKE \(qualified)) ON COMMIT DROP")
-                _ = try await copy(from: client, into: gone, rows: .removedSincePrevious, server)
+                _ = try await copy(from: client, into: gone, rows: removedRows, server)
                 removed = try await server.rows("removing \(table.name) the release no longer has", """
                     WITH gone AS (DELETE FROM \(qualified) m USING \(gone) g WHERE \(table.key.map { "g.\($0) = m.\($0)" }.joined(separator: " AND ")) RETURNING 1)
                     SELECT count(*) FROM gone
@@ -107,11 +106,11 @@ struct MasterTableSync {
     /// one before; returns the rows sent.
     private func copy(from client: DatabaseQueue, into target: String, rows: ClientTable.Selection = .all, _ server: ServerSession) async throws -> Int {
         var sent = 0
-        let columns = rows == .removedSincePrevious ? table.key : table.columns.map(\.name)
+        let columns = rows == .removedSincePrevious || rows == .removedByDelta ? table.key : table.columns.map(\.name)
         try await server.copy("copying \(table.name) in", into: target, columns: columns) { writer in
             var after: [Int64]?
             repeat {
-                // Outside a transaction: the files never change, and `previous` is attached to the connection.
+                // Outside a transaction: the files never change, and `previous` and the touched keys are the connection's.
                 let batch = try client.inDatabase { [after] db in try table.batch(after: after, rows: rows, db) }
                 if batch.rows > 0 { try await writer.write(batch.text) }
                 sent += batch.rows
@@ -119,5 +118,34 @@ struct MasterTableSync {
             } while after != nil
         }
         return sent
+    }
+}
+
+/// What the client connection knows of how the release differs from the version the server holds.
+enum ClientChanges {
+    /// Nothing: every row is sent and compared on the server.
+    case unknown
+    /// The client database of the server's version is attached as `previous` (its signed hash the
+    /// one `release_state` records): the rows that differ from it are sent.
+    case sincePrevious
+    /// The release's database is that version's with the release's delta run on it by this
+    /// connection, which recorded the keys it wrote (`TouchedKeys`): those keys' rows are sent.
+    case touchedByDelta
+
+    var changedRows: ClientTable.Selection {
+        switch self {
+        case .unknown: .all
+        case .sincePrevious: .changedSincePrevious
+        case .touchedByDelta: .touchedByDelta
+        }
+    }
+
+    /// The keys gone since the server's version, where they can be told from the client connection.
+    var removedRows: ClientTable.Selection? {
+        switch self {
+        case .unknown: nil
+        case .sincePrevious: .removedSincePrevious
+        case .touchedByDelta: .removedByDelta
+        }
     }
 }

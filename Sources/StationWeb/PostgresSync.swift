@@ -71,24 +71,33 @@ public struct PostgresSync: Sendable {
                                         committed: false, upToDate: state?.version == release.version, tables: [:], splits: [], usersAffected: 0)
         if report.upToDate { return report }
 
-        let file = try await reader.downloadDatabase(of: release, into: scratchFolder)
-        defer { Self.removeDownload(file) }
         let cache = ClientDatabaseCache(folder: scratchFolder)
-        let previous = try await previousDatabase(of: state, beside: release, cache: cache)
+        let kept = state.flatMap { cache.kept(version: $0.version, sha256: $0.databaseSHA256) }
+        let made = try await clientDatabase(of: release, from: state, kept: kept)
+        report.fetched = made.fetched
+        defer { Self.removeDownload(made.file) }
+        let client = made.connection
+        defer { try? client.close() }
+        var changes = made.changes
+        var previous: (path: String?, downloaded: Bool) = (nil, false)
+        if case .unknown = changes {
+            previous = if let kept { (kept, false) } else { try await previousDatabase(of: state, beside: release) }
+            if let path = previous.path {
+                try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path]) }
+                changes = .sincePrevious
+            }
+        }
         defer { if previous.downloaded { previous.path.map(Self.removeDownload) } }
         try onStep(.downloaded)
-        let client = try DatabaseQueue(path: file, configuration: Self.readOnly)
-        defer { try? client.close() }
-        if let path = previous.path { try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path]) } }
         let (tables, clientSchema) = try await client.read { db in
             (try ClientTable.names.map { try ClientTable.read($0, db) }, try Int.fetchOne(db, sql: "SELECT version FROM client_schema"))
         }
-        // The kept database of an older client schema lacks the columns the new one added: every row is compared then.
-        let sincePrevious = previous.path != nil && clientSchema == state?.clientSchema
+        // The server's version of an older client schema lacks the columns the new one added: every row is compared then.
+        if clientSchema != state?.clientSchema { changes = .unknown }
         let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, server) }
 
         try await beginLocked(server, expecting: state)
-        report.tables = try await bring(tables, from: client, server, state: state, clientSchema: clientSchema, sincePrevious: sincePrevious)
+        report.tables = try await bring(tables, from: client, server, state: state, clientSchema: clientSchema, changes: changes)
         try await applySplits(release.splits(after: state?.version ?? 0), to: splitTables, server, into: &report)
         if let operatorSQL { try await server.script("running the operator's SQL (--then)", operatorSQL) }
         try onStep(.operatorSQLRun)
@@ -103,18 +112,51 @@ public struct PostgresSync: Sendable {
         }
         try await server.run("committing", "COMMIT")
         report.committed = true
-        cache.keep(file, version: release.version)
+        cache.keep(made.file, version: release.version, databaseSHA256: release.database.sha256)
         try onStep(.committed)
         return report
     }
 
-    /// The client database of the version the server holds, kept by the last sync or still in
-    /// the folder, with the content the server recorded: only what differs from it is sent. nil
-    /// where there is none; `downloaded` where it was fetched for this sync (and is removed after).
-    private func previousDatabase(of state: ReleaseState?, beside release: VerifiedRelease,
-                                  cache: ClientDatabaseCache) async throws -> (path: String?, downloaded: Bool) {
+    /// The release's client database in the scratch folder, open: the kept database of the
+    /// server's version with the release's delta run on a copy of it, as a phone updates (the
+    /// delta's SQL checked against the signed hashes, its guard refusing a database at another
+    /// version), the keys it wrote recorded on the connection (`TouchedKeys`), where the release
+    /// offers a delta from that version; else the whole database downloaded and checked.
+    private func clientDatabase(of release: VerifiedRelease, from state: ReleaseState?, kept: String?) async throws
+        -> (file: String, connection: DatabaseQueue, fetched: PostgresSyncReport.Fetched, changes: ClientChanges) {
+        guard let state, let kept, let delta = try await reader.downloadDelta(from: state.version, of: release, into: scratchFolder) else {
+            let downloaded = try await reader.downloadDatabase(of: release, into: scratchFolder)
+            let connection = try DatabaseQueue(path: downloaded, configuration: Self.readOnly)
+            return (downloaded, connection, .init(kind: .full, from: nil, bytes: release.databaseGzip.bytes), .unknown)
+        }
+        let file = (scratchFolder as NSString).appendingPathComponent("stations-\(release.version).sqlite")
+        Self.removeDownload(file)
+        do {
+            try FileManager.default.copyItem(atPath: kept, toPath: file)
+            let connection = try DatabaseQueue(path: file)
+            // A copy that a failed delta leaves is removed, never used: no journal, and the file
+            // is flushed once, when a committed sync keeps it (`ClientDatabaseCache.keep`).
+            try connection.inDatabase { db in
+                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+                try TouchedKeys.record(try ClientTable.names.map { name in (name, try ClientTable.read(name, db).key) }, db)
+            }
+            try await connection.write { db in
+                try db.execute(sql: String(decoding: delta.sql, as: UTF8.self))
+                let reached = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                guard reached == release.version else { throw StationClientError.wrongVersionAfterDelta(expected: release.version, actual: reached) }
+            }
+            return (file, connection, .init(kind: .delta, from: state.version, bytes: delta.gzipBytes), .touchedByDelta)
+        } catch {
+            Self.removeDownload(file)
+            throw error
+        }
+    }
+
+    /// The client database of the version the server holds, still in the folder, with the content
+    /// the server recorded, when the scratch folder kept none: only what differs from it is sent.
+    /// nil where there is none; `downloaded` where it was fetched for this sync (and is removed after).
+    private func previousDatabase(of state: ReleaseState?, beside release: VerifiedRelease) async throws -> (path: String?, downloaded: Bool) {
         guard let state else { return (nil, false) }
-        if let kept = cache.kept(version: state.version, sha256: state.databaseSHA256) { return (kept, false) }
         guard release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 else { return (nil, false) }
         return (try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder), true)
     }
@@ -132,7 +174,7 @@ public struct PostgresSync: Sendable {
 
     /// The schema and the master tables made where missing, then each table brought to the release.
     private func bring(_ tables: [ClientTable], from client: DatabaseQueue, _ server: ServerSession, state: ReleaseState?, clientSchema: Int?,
-                       sincePrevious: Bool) async throws -> [String: PostgresSyncReport.TableCounts] {
+                       changes: ClientChanges) async throws -> [String: PostgresSyncReport.TableCounts] {
         try await server.run("creating schema \(schema)", "CREATE SCHEMA IF NOT EXISTS \(schema)")
         var created: Set<String> = []
         for table in tables where try await MasterTableSync(table: table, schema: schema)
@@ -143,7 +185,7 @@ public struct PostgresSync: Sendable {
         var counts: [String: PostgresSyncReport.TableCounts] = [:]
         for table in tables {
             counts[table.name] = try await MasterTableSync(table: table, schema: schema)
-                .bring(from: client, server, created: created.contains(table.name), sincePrevious: sincePrevious)
+                .bring(from: client, server, created: created.contains(table.name), changes: changes)
         }
         try onStep(.tablesCopied)
         return counts

@@ -23,6 +23,33 @@ public struct PostgresSyncReport: Codable, Sendable, Equatable {
         public var copied: [String: Int]
     }
 
+    /// What the sync downloaded to reach the release.
+    public struct Fetched: Codable, Sendable, Equatable {
+        /// How the release's client database was made.
+        public enum Kind: String, Codable, Sendable {
+            /// The release's delta from the server's version, run on the database the last sync kept.
+            case delta
+            /// The whole database, downloaded.
+            case full
+        }
+        /// The delta, or the whole database.
+        public var kind: Kind
+        /// The version the delta starts from; nil for a full download.
+        public var from: Int?
+        /// Bytes of the gzip file downloaded.
+        public var bytes: Int
+
+        private enum CodingKeys: String, CodingKey { case kind, from, bytes }
+
+        /// Every key, `from` as null for a full download (docs/json.md: keys are always present).
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(from, forKey: .from)
+            try container.encode(bytes, forKey: .bytes)
+        }
+    }
+
     /// The database, without its password.
     public var database: String
     /// The schema of the master tables.
@@ -41,9 +68,26 @@ public struct PostgresSyncReport: Codable, Sendable, Equatable {
     public var splits: [AppliedSplit]
     /// Users whose records a split copied, over every user table.
     public var usersAffected: Int
+    /// What was downloaded; nil when the database was at the release already.
+    public var fetched: Fetched?
 
     enum CodingKeys: String, CodingKey {
-        case database, schema, from, to, committed, upToDate = "up_to_date", tables, splits, usersAffected = "users_affected"
+        case database, schema, from, to, committed, upToDate = "up_to_date", tables, splits, usersAffected = "users_affected", fetched
+    }
+
+    /// Every key, `fetched` as null when up to date (docs/json.md: keys are always present).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(database, forKey: .database)
+        try container.encode(schema, forKey: .schema)
+        try container.encode(from, forKey: .from)
+        try container.encode(to, forKey: .to)
+        try container.encode(committed, forKey: .committed)
+        try container.encode(upToDate, forKey: .upToDate)
+        try container.encode(tables, forKey: .tables)
+        try container.encode(splits, forKey: .splits)
+        try container.encode(usersAffected, forKey: .usersAffected)
+        try container.encode(fetched, forKey: .fetched)
     }
 }
 

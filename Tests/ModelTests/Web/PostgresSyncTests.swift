@@ -116,11 +116,16 @@ import Testing
         try makeCompletions(stepwise)
         try makeCompletions(atOnce)
 
+        var removedByDeltas = 0
         for version in 1...3 {
             let report = try await sync(history.copies[version]!, stepwise, keys: keys)
+            if version > 1 { removedByDeltas += report.tables["connections"]?.removed ?? 0 }
             #expect(report.committed && report.to == version && report.from == version - 1)
+            // After the first, each version is the kept database with the release's delta run on it.
+            #expect(report.fetched?.kind == (version == 1 ? .full : .delta) && report.fetched?.from == (version == 1 ? nil : version - 1))
             try expectMasterTablesEqual(stepwise, to: "\(history.copies[version]!)/\(version)/stations.sqlite")
         }
+        #expect(removedByDeltas > 0, "the deltas removed no connection: the removal of the keys a delta wrote went untested")
         let whole = try await sync(history.folder, atOnce, keys: keys)
         #expect(whole.committed && whole.from == 0 && whole.to == 3)
         try expectMasterTablesEqual(atOnce, to: "\(history.folder)/3/stations.sqlite")
@@ -149,6 +154,35 @@ import Testing
         #expect(again.upToDate && !again.committed && again.splits.isEmpty)
         #expect(try server.psql(atOnce, "SELECT count(*) FROM completions WHERE user_id = 4") == "1")
         #expect(try server.psql(atOnce, "SELECT version, dataset IS NOT NULL FROM station.release_state") == "3|t")
+    }
+
+    /// The kept database is trusted by its record only while the file is as it was kept: changed
+    /// since, the whole database is downloaded (and the server still ends equal to the release);
+    /// kept without a record (an older StationAdmin), it is trusted when its bytes hash to the release's.
+    @Test func aKeptDatabaseChangedSinceIsNotTrustedAndTheWholeDatabaseIsDownloaded() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        try await sync(history.copies[1]!, database, keys: keys)
+        let keptFirst = scratch.path("sync-scratch/kept-1.sqlite")
+        #expect(FileManager.default.fileExists(atPath: scratch.path("sync-scratch/kept-1.json")))
+        let edit = try Process.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), arguments: [keptFirst, "UPDATE stations SET station_name = 'edited' WHERE station_cd = (SELECT min(station_cd) FROM stations)"])
+        edit.waitUntilExit()
+        #expect(edit.terminationStatus == 0)
+
+        let second = try await sync(history.copies[2]!, database, keys: keys)
+        #expect(second.fetched?.kind == .full, "a kept database edited since its record: \(String(describing: second.fetched))")
+        try expectMasterTablesEqual(database, to: "\(history.copies[2]!)/2/stations.sqlite")
+
+        // The whole database downloaded is the release's, byte for byte: without its record, its hash vouches for it.
+        try FileManager.default.removeItem(atPath: scratch.path("sync-scratch/kept-2.json"))
+        let third = try await sync(history.copies[3]!, database, keys: keys)
+        #expect(third.fetched?.kind == .delta && third.fetched?.from == 2)
+        try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
+        #expect(FileManager.default.fileExists(atPath: scratch.path("sync-scratch/kept-3.json")))
+        #expect(!FileManager.default.fileExists(atPath: keptFirst))
     }
 
     @Test func anOlderReleaseAnotherDatasetATamperedFolderAndAnUnknownKeyAreRefusedUntouched() async throws {
