@@ -9,8 +9,9 @@ import StationClient
 /// A kept database is trusted by the record written beside it once it was on disk
 /// (`kept-N.json`): the SHA-256 of the release database whose content it has, and the file's
 /// device, inode, size and times as they were then. A file written, replaced or touched since is
-/// not trusted, and the database is downloaded. Hashing the file instead would cost a 1M-station
-/// sync about 0.4 s a run to prove what this process wrote, more than the delta path itself.
+/// not trusted, and the database is downloaded. Hashing the file instead would read all of it on
+/// every run, to prove what this process wrote itself; and a database a delta made never has the
+/// release file's bytes, only its content.
 /// A file without a record (kept by an older StationAdmin) is trusted when its bytes hash to the
 /// release's.
 struct ClientDatabaseCache {
