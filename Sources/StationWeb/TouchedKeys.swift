@@ -3,8 +3,8 @@ import GRDB
 /// The keys a delta wrote, recorded as it runs on the client database of the server's version:
 /// a temporary table per master table (`temp.station_touched_stations`), filled by temporary
 /// triggers on every insert, update and delete. The rows to send are then those keys' rows, and
-/// the connections removed those keys no longer present, found by looking up about 1 % of the
-/// keys where comparing two client databases read every row of both.
+/// the connections removed those keys no longer present: a lookup for each key the delta wrote,
+/// where comparing two client databases read every row of both.
 ///
 /// Temporary: on the connection that ran the delta, never in the file that is kept.
 enum TouchedKeys {
