@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "StationClient", grdb, grdbSQLite,
+                "StationClient", "StationSupport", grdb, grdbSQLite,
                 withCuratorTools("PostgresNIO", "postgres-nio"),
                 withCuratorTools("Logging", "swift-log"),
                 withCuratorTools("NIOCore", "swift-nio"),

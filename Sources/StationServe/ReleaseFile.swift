@@ -13,7 +13,7 @@ import Synchronization
 final class ReleaseFile: Sendable {
     let path: String
     let descriptor: Int32
-    let identity: ServedRelease.FileIdentity
+    let identity: FileIdentity
 
     /// Opens `listed` inside `folder`, refusing what a manifest cannot mean.
     convenience init(_ listed: ReleasedFile, in folder: String) throws(ReleaseFileError) {
@@ -53,7 +53,7 @@ final class ReleaseFile: Sendable {
             throw .sizeDiffers(relative, actual: Int(status.st_size), listed: bytes)
         }
         descriptor = opened
-        identity = ServedRelease.FileIdentity(status)
+        identity = FileIdentity(status)
     }
 
     deinit { close(descriptor) }
@@ -108,7 +108,7 @@ final class ReleaseFile: Sendable {
 final class VerifiedFiles: Sendable {
     /// Far more than a release folder's files; past it the record starts again.
     static let capacity = 4096
-    private let hashes = Mutex<[ServedRelease.FileIdentity: String]>([:])
+    private let hashes = Mutex<[FileIdentity: String]>([:])
 
     /// Throws unless `file`'s bytes hash to `listed.sha256` (hashing only when not known).
     func check(_ file: ReleaseFile, against listed: ReleasedFile) throws(ReleaseFileError) {

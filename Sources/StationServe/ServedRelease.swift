@@ -19,25 +19,6 @@ final class ServedRelease: Sendable {
         let identity: FileIdentity
     }
 
-    /// Device, inode, size and change time: a rename, or a rewrite, changes one of them.
-    struct FileIdentity: Hashable, Sendable {
-        let device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
-
-        init?(path: String) {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            self.init(status)
-        }
-
-        init(_ status: stat) {
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-            size = Int64(status.st_size)
-            seconds = status.st_ctim.tv_sec
-            nanoseconds = status.st_ctim.tv_nsec
-        }
-    }
-
     let folder: String
     private let snapshot: Mutex<Snapshot?> = Mutex(nil)
     /// Told when a published manifest is refused (the previous one stays served).

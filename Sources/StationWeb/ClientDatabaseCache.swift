@@ -1,5 +1,6 @@
 import Foundation
 import StationClient
+import StationSupport
 
 /// The client database of the version the server holds, kept in the scratch folder after a sync
 /// commits: the next sync builds the new release's database from it with the release's delta, as
@@ -8,10 +9,10 @@ import StationClient
 ///
 /// A kept database is trusted by the record written beside it once it was on disk
 /// (`kept-N.json`): the SHA-256 of the release database whose content it has, and the file's
-/// device, inode, size and times as they were then. A file written, replaced or touched since is
-/// not trusted, and the database is downloaded. Hashing the file instead would read all of it on
-/// every run, to prove what this process wrote itself; and a database a delta made never has the
-/// release file's bytes, only its content.
+/// `FileIdentity` (device, inode, size, change time) as it was then. A file written, replaced or
+/// touched since is not trusted, and the database is downloaded. Hashing the file instead would
+/// read all of it on every run, to prove what this process wrote itself; and a database a delta
+/// made never has the release file's bytes, only its content.
 /// A file without a record (kept by an older StationAdmin) is trusted when its bytes hash to the
 /// release's.
 struct ClientDatabaseCache {
@@ -23,25 +24,6 @@ struct ClientDatabaseCache {
         var file: FileIdentity
     }
 
-    /// What changes when anything writes, replaces or touches a file.
-    private struct FileIdentity: Codable, Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var bytes: Int64
-        var modifiedNanoseconds: Int64
-        var changedNanoseconds: Int64
-
-        init?(_ path: String) {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-            bytes = Int64(status.st_size)
-            modifiedNanoseconds = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-            changedNanoseconds = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
-        }
-    }
-
     private func path(_ version: Int) -> String { (folder as NSString).appendingPathComponent("kept-\(version).sqlite") }
     private func recordPath(_ version: Int) -> String { (folder as NSString).appendingPathComponent("kept-\(version).json") }
 
@@ -49,7 +31,7 @@ struct ClientDatabaseCache {
     /// SHA-256 is `sha256`.
     func kept(version: Int, sha256: String) -> String? {
         let candidate = path(version)
-        guard let identity = FileIdentity(candidate) else { return nil }
+        guard let identity = FileIdentity(path: candidate) else { return nil }
         if let data = FileManager.default.contents(atPath: recordPath(version)) {
             let record = try? JSONDecoder().decode(Record.self, from: data)
             return record == Record(version: version, databaseSHA256: sha256, file: identity) ? candidate : nil
@@ -62,16 +44,15 @@ struct ClientDatabaseCache {
     /// its record is written, so that a record never vouches for a file a power loss tore.
     func keep(_ file: String, version: Int, databaseSHA256: String) {
         let manager = FileManager.default
-        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("kept-") {
+        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("kept-") || AtomicFile.isTemporaryName(name) {
             try? manager.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
         }
         let kept = path(version)
         guard (try? manager.moveItem(atPath: file, toPath: kept)) != nil, Self.flush(kept), Self.flush(folder),
-              let identity = FileIdentity(kept),
+              let identity = FileIdentity(path: kept),
               let record = try? JSONEncoder().encode(Record(version: version, databaseSHA256: databaseSHA256, file: identity)) else { return }
-        let temporary = recordPath(version) + ".tmp"
-        guard manager.createFile(atPath: temporary, contents: record), Self.flush(temporary) else { return }
-        rename(temporary, recordPath(version))
+        // A record torn by a power loss does not decode, and vouches for nothing.
+        try? AtomicFile.write(record, to: recordPath(version))
     }
 
     private static func flush(_ path: String) -> Bool {
