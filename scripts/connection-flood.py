@@ -67,16 +67,32 @@ for index in range(COUNT):
             check(f"a normal request during the flood, after {index + 1} connections", False, f"{status} in {seconds:.2f} s")
 peak = resident_mib()
 check(f"a normal request answered within 1 s all through {COUNT} connections", slowest <= 1, f"(slowest {slowest * 1000:.0f} ms)")
-closed_by_server = 0
-for connection in held:
-    try:
-        connection.setblocking(False)
-        if connection.recv(1) == b"":
-            closed_by_server += 1
-    except BlockingIOError:
-        pass
-    except OSError:
-        closed_by_server += 1
+
+
+def closed_by_the_server(connections):
+    closed = set()
+    for connection in connections:
+        try:
+            connection.setblocking(False)
+            if connection.recv(1) == b"":
+                closed.add(connection)
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed.add(connection)
+    return closed
+
+
+# The server's last closes may still be on their way when the flood ends (a loaded machine once
+# counted 1,723 of 1,744): counted again until a count adds none, for at most 5 s.
+closed, settle_deadline = set(), time.monotonic() + 5
+while True:
+    newly = closed_by_the_server([c for c in held if c not in closed])
+    closed |= newly
+    if not newly and closed or time.monotonic() > settle_deadline:
+        break
+    time.sleep(0.2)
+closed_by_server = len(closed)
 print(f"     {len(held)} connections opened, {refused} refused, {closed_by_server} closed by the server to make room")
 for connection in held:
     connection.close()
