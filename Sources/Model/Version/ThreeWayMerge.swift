@@ -108,8 +108,9 @@ package struct ThreeWayMerge {
                                            theirs: conflict.theirs, oursVersion: conflict.oursVersion))
         }
         outcome.notes += kept
+        let decided = Set(outcome.conflicts.filter { $0.decision != nil }.map { Decided(table: $0.table, column: $0.column) })
         for merged in tables {
-            try stage(merged, db)
+            try stage(merged, decided: decided, adopted: Set(adopted.keys), db)
         }
         try adopt(&outcome, db)
         return outcome
@@ -135,8 +136,9 @@ package struct ThreeWayMerge {
 
     /// SQL for the master's value of `column` as the merge compares it with theirs: a reference to
     /// an adopted provisional row reads as upstream's code.
-    private func mapped(_ table: MasterTable, _ column: String) -> String {
-        guard let reference = MasterTable.references.first(where: { $0.child == table && $0.column == column }) else { return "m.\(column)" }
+    private func mapped(_ table: MasterTable, _ column: String, adopted: Set<String>) -> String {
+        guard let reference = MasterTable.references.first(where: { $0.child == table && $0.column == column }),
+              adopted.contains(reference.parent.name) else { return "m.\(column)" }
         return """
             COALESCE((SELECT a.upstream FROM temp.merge_adoptions a WHERE a.table_name = '\(reference.parent.name)' AND a.provisional = m.\(column)), m.\(column))
             """
@@ -211,8 +213,20 @@ package struct ThreeWayMerge {
         return (conflicts, kept)
     }
 
+    /// A column with a decision recorded for some row of its table.
+    private struct Decided: Hashable {
+        let table: String
+        let column: String
+    }
+
     /// Stages each row of theirs as merged, where it differs from the master's.
-    private func stage(_ merged: MergedTable, _ db: Database) throws {
+    ///
+    /// A column no conflict of which was decided keeps ours where the rule finds a conflict, and
+    /// a reference to a table with no adoption is the master's code: neither is looked up per row.
+    /// The merged rows are materialized: the outer query names each column several times, and
+    /// SQLite would otherwise copy each merged column's expression into every place it is named,
+    /// which took most of a small import's merge preparing them.
+    private func stage(_ merged: MergedTable, decided: Set<Decided>, adopted: Set<String>, _ db: Database) throws {
         let table = merged.table
         let values = table.columns.map { column -> String in
             let c = column.name
@@ -220,29 +234,30 @@ package struct ThreeWayMerge {
             let absent = column.defaultValue.map(String.init) ?? "NULL"
             guard merged.givenColumns.contains(c) else { return "CASE WHEN m.\(table.keyColumns[0]) IS NULL THEN \(absent) ELSE m.\(c) END" }
             guard merged.baseColumns.contains(c) else { return "t.\(c)" }
-            let decided = """
+            let conflict = !decided.contains(Decided(table: table.name, column: c)) ? "m.\(c)" : """
                 CASE WHEN (SELECT d.take FROM temp.merge_decisions d WHERE d.table_name = '\(table.name)' AND d.key_id = \(table.keyText(alias: "t"))
                            AND d.column_name = '\(c)') = 'theirs' THEN t.\(c) ELSE m.\(c) END
                 """
             let merged = ThreeWayColumn(kind: column.kind).mergedValueSQL(
-                ThreeWayColumn.Expressions(base: "b.\(c)", ours: "m.\(c)", theirs: "t.\(c)", oursAsTheirs: mapped(table, c),
-                                           oursHeldByUpstream: nil), conflict: decided)
+                ThreeWayColumn.Expressions(base: "b.\(c)", ours: "m.\(c)", theirs: "t.\(c)", oursAsTheirs: mapped(table, c, adopted: adopted),
+                                           oursHeldByUpstream: nil), conflict: conflict)
             return "CASE WHEN m.\(table.keyColumns[0]) IS NULL OR b.\(table.keyColumns[0]) IS NULL THEN t.\(c) ELSE \(merged) END"
         }
         let firstKey = table.keyColumns[0]
         let kind = Update.Kind.changeSQL(table, stored: "m", new: "x")
         let changed = table.nonKeyColumns.map { differsSQL("x.\($0.name)", "m.\($0.name)", $0) }
         try db.execute(sql: """
-            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-            SELECT \(kind), x.source_line, \(table.columnNames.map { "x." + $0 }.joined(separator: ", "))
-            FROM (
+            WITH x AS MATERIALIZED (
                 SELECT t.source_line, \(zip(values, table.columnNames).map { "\($0) AS \($1)" }.joined(separator: ", "))
                 FROM \(StagingTables.theirsTable(table)) t
                 LEFT JOIN \(StagingTables.baseTable(table)) b ON \(table.keyJoin("b", "t"))
                 LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "t"))
                 -- A row upstream had and the master lacks was removed by a curator: it stays removed.
                 WHERE NOT (b.\(firstKey) IS NOT NULL AND m.\(firstKey) IS NULL)
-            ) x
+            )
+            INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
+            SELECT \(kind), x.source_line, \(table.columnNames.map { "x." + $0 }.joined(separator: ", "))
+            FROM x
             LEFT JOIN main.\(table.name) m ON \(table.keyJoin("m", "x"))
             WHERE m.\(firstKey) IS NULL\(changed.isEmpty ? "" : " OR " + changed.joined(separator: " OR "))
             ORDER BY \(table.keyColumns.map { "x." + $0 }.joined(separator: ", "))
