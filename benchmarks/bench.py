@@ -6,7 +6,7 @@ then alternates them RUNS times; it reports the median wall time of each, their 
 the peak memory (maximum resident set, from GNU time) of ours. Work files go to
 benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and builds first.
 """
-import argparse, itertools, json, os, platform, shutil, statistics, subprocess, sys, time
+import argparse, csv, itertools, json, os, platform, shutil, statistics, subprocess, sys, time
 
 from serve_bench import serve_benchmark
 from web_bench import split_benchmark, web_benchmark
@@ -71,6 +71,28 @@ def csv_files(folder):
     def find(prefix):
         return os.path.join(folder, next(n for n in names if n.startswith(prefix)))
     return {"company": find("company"), "line": find("line"), "station": find("station"), "connection": find("join")}
+
+
+def curated_master(source, target, rows=1000):
+    """`source` with `rows` stations edited by a curator (one plan, one version), so that the next
+    import holds their upstream values apart and merges three ways: half of them stations the 1 %
+    change also changes (in other columns: the change never touches `station_name_r`), half not.
+    No edit conflicts with the change, so the import commits."""
+    def stations(folder):
+        with open(os.path.join(folder, "station.csv"), newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            next(reader)
+            return {row[0]: row for row in reader}
+    before, after = stations(path("snapshot1")), stations(path("snapshot2"))
+    changed = sorted((code for code in before if code in after and before[code] != after[code]), key=int)
+    unchanged = sorted((code for code in before if after.get(code) == before[code]), key=int)
+    chosen = changed[::max(1, len(changed) // (rows // 2))][:rows // 2] + unchanged[::max(1, len(unchanged) // (rows // 2))][:rows // 2]
+    plan = path("curated-plan.jsonl")
+    with open(plan, "w", encoding="utf-8") as f:
+        for code in chosen:
+            f.write(json.dumps({"op": "edit", "table": "stations", "key": int(code), "set": {"station_name_r": f"curated {code}"}}) + "\n")
+    shutil.copy(source, target)
+    run([ADMIN, "apply", "--db", target, plan, "--memo", f"{len(chosen)} curated romaji"])
 
 
 def sqlite_import(database, folder, keyed):
@@ -294,6 +316,7 @@ def main():
     check_status(path("synth1.sqlite"), path("snapshot1"))
     shutil.copy(path("synth1.sqlite"), path("synth2.sqlite"))
     run(admin("import", "--db", path("synth2.sqlite"), path("snapshot2")), shell=True)
+    curated_master(path("synth1.sqlite"), path("synth1-curated.sqlite"))
     run(sqlite_import(path("anchor1.sqlite"), path("snapshot1"), keyed=True), shell=True)
     run(sqlite_import(path("anchor2.sqlite"), path("snapshot2"), keyed=True), shell=True)
     # The delta's anchor diffs the client databases of versions 1 and 2: version 1 is built here,
@@ -411,6 +434,10 @@ def main():
                  admin("import", "--db", path("run.sqlite"), path("snapshot2")),
                  f"sqldiff --primarykey {path('anchor1.sqlite')} {path('anchor2.sqlite')} > {path('sqldiff.sql')}",
                  fresh("synth1.sqlite", "run.sqlite"), "sqldiff --primarykey"),
+        Scenario(f"{label} change import (1%), 1,000 curated rows held apart",
+                 admin("import", "--db", path("run.sqlite"), path("snapshot2")),
+                 f"sqldiff --primarykey {path('anchor1.sqlite')} {path('anchor2.sqlite')} > {path('sqldiff.sql')}",
+                 fresh("synth1-curated.sqlite", "run.sqlite"), "sqldiff --primarykey"),
         Scenario(f"{label} release (no verify)",
                  admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
                  release_pipeline(path("synth2.sqlite"), path("anchor-release"), path("releases/1/stations.sqlite"),
