@@ -225,7 +225,7 @@ package struct ThreeWayMerge {
     /// a reference to a table with no adoption is the master's code: neither is looked up per row.
     /// The merged rows are materialized: the outer query names each column several times, and
     /// SQLite would otherwise copy each merged column's expression into every place it is named,
-    /// which took most of a small import's merge preparing them.
+    /// to be prepared and evaluated there again.
     private func stage(_ merged: MergedTable, decided: Set<Decided>, adopted: Set<String>, _ db: Database) throws {
         let table = merged.table
         let values = table.columns.map { column -> String in
