@@ -85,6 +85,16 @@ package struct KeyLines {
         return outOfPlace.isEmpty ? nil : outOfPlace[key]
     }
 
+    /// Whether `key` was recorded, looked for from `hint` outward, not from the middle: a caller
+    /// that asks for keys near one another in key order (a file of connections, whose stations
+    /// come line after line in code order) takes a step or two a key where a binary search over
+    /// a million takes twenty, each a cache miss. `hint` is where the search ended, for the next.
+    package func contains(_ key: RowKey, near hint: inout Int) -> Bool {
+        hint = orderedIndex(of: key, near: hint)
+        if hint < ordered.count && ordered[hint].key == key { return true }
+        return !outOfPlace.isEmpty && outOfPlace[key] != nil
+    }
+
     /// Every key with its line, in no particular order.
     package func forEach(_ body: (RowKey, Int) throws -> Void) rethrows {
         for entry in ordered { try body(entry.key, Int(entry.line)) }
@@ -122,7 +132,35 @@ package struct KeyLines {
 
     /// Where `key` is or would go among the keys in order.
     private func orderedIndex(of key: RowKey) -> Int {
-        var (low, high) = (0, ordered.count)
+        orderedIndex(of: key, between: 0, and: ordered.count)
+    }
+
+    /// Where `key` is or would go, found by steps doubling away from `hint` (a galloping search)
+    /// until they pass it, then halving between the last two.
+    private func orderedIndex(of key: RowKey, near hint: Int) -> Int {
+        let start = min(max(hint, 0), ordered.count)
+        var step = 1
+        if start < ordered.count && ordered[start].key < key {
+            var low = start + 1
+            while start + step < ordered.count {
+                guard ordered[start + step].key < key else { return orderedIndex(of: key, between: low, and: start + step) }
+                low = start + step + 1
+                step *= 2
+            }
+            return orderedIndex(of: key, between: low, and: ordered.count)
+        }
+        var high = start
+        while start - step >= 0 {
+            guard !(ordered[start - step].key < key) else { return orderedIndex(of: key, between: start - step + 1, and: high) }
+            high = start - step
+            step *= 2
+        }
+        return orderedIndex(of: key, between: 0, and: high)
+    }
+
+    /// Where `key` is or would go, knowing that it is at `low` or after, and at `high` or before.
+    private func orderedIndex(of key: RowKey, between low: Int, and high: Int) -> Int {
+        var (low, high) = (low, high)
         while low < high {
             let middle = (low + high) / 2
             if ordered[middle].key < key { low = middle + 1 } else { high = middle }

@@ -196,12 +196,17 @@ package struct ImportChecks {
                                     examples: Int = 3) throws -> [String] {
         guard let file = file(for: .connections), let connections = keyLines[.connections] else { return [] }
         let (fileStations, fileLines) = (keyLines[.stations], keyLines[.lines])
-        func inFile(_ code: Int64, _ file: KeyLines?) -> Bool { file?[RowKey(count: 1) { _ in code }] != nil }
+        // Connections come line after line, their stations in code order: each lookup starts
+        // where the one before ended.
+        var (lineHint, stationHint) = (0, 0)
+        func inFile(_ code: Int64, _ file: KeyLines?, _ hint: inout Int) -> Bool {
+            file?.contains(RowKey(count: 1) { _ in code }, near: &hint) == true
+        }
         var (stationsNotInFiles, linesNotInFiles) = (Set<Int64>(), Set<Int64>())
         connections.forEach { key, _ in
-            if !inFile(key[0], fileLines) { linesNotInFiles.insert(key[0]) }
-            if !inFile(key[1], fileStations) { stationsNotInFiles.insert(key[1]) }
-            if !inFile(key[2], fileStations) { stationsNotInFiles.insert(key[2]) }
+            if !inFile(key[0], fileLines, &lineHint) { linesNotInFiles.insert(key[0]) }
+            if !inFile(key[1], fileStations, &stationHint) { stationsNotInFiles.insert(key[1]) }
+            if !inFile(key[2], fileStations, &stationHint) { stationsNotInFiles.insert(key[2]) }
         }
         let missingStations = stationsNotInFiles.subtracting(try existingInMaster(.stations, stationsNotInFiles))
         let missingLines = linesNotInFiles.subtracting(try existingInMaster(.lines, linesNotInFiles))

@@ -32,6 +32,31 @@ struct KeyLinesTests {
         #expect(listed == reference)
     }
 
+    /// A lookup that starts from the last one's place answers as the plain one, whatever the
+    /// place: keys in order and out of place, present and absent, below, between and past the
+    /// recorded ones, with a place carried over, set before the first key, past the last, or
+    /// anywhere.
+    @Test func aLookupFromAPlaceAnswersAsOneFromTheMiddle() {
+        var random = SplitMix64(seed: 11)
+        var table = KeyLines(expected: 100)
+        var code: Int64 = 100
+        for line in 1...2_000 {
+            code += Int64(random.next() % 3) + 1
+            // One key in twenty comes out of place, below the keys before it.
+            let key = line % 20 == 0 ? RowKey([code - Int64(random.next() % 200) - 1]) : RowKey([code])
+            _ = table.record(key, line: line)
+        }
+        #expect(table.hashedCount > 0)
+        var carried = 0
+        for round in 0..<20_000 {
+            let key = RowKey([Int64(random.next() % UInt64(code + 200))])
+            let start = [0, -5, table.count + 9, Int(random.next() % UInt64(table.count + 1))][round % 4]
+            var place = start
+            #expect(table.contains(key, near: &carried) == (table[key] != nil), "\(key.text) after a carried place")
+            #expect(table.contains(key, near: &place) == (table[key] != nil), "\(key.text) from place \(start)")
+        }
+    }
+
     /// A file's codes are runs of neighbours (station 1120101, 1120102, …): a million of them
     /// recorded and found again, each with its own line.
     @Test func aMillionNeighbouringCodes() {
