@@ -113,10 +113,7 @@ package struct CSVReader {
             let consumed = csv_parse(&parser, base + position, length, fieldCallback, recordCallback, context)
             if consumed != length {
                 try deliver()  // the records before this line come first, with their own problems
-                throw CSVError(
-                    file: displayName, line: line,
-                    message: "malformed CSV in field \(sink.pointee.fieldsInRecord + 1): \(Self.describe(csv_error(&parser))) "
-                        + "(expected a plain field, or a quoted one like \"a,\"\"b\"\"\" with quotes doubled inside)")
+                throw malformed(line: line, field: sink.pointee.fieldsInRecord + 1, error: csv_error(&parser))
             }
             // pstate 2 is libcsv's FIELD_BEGUN: still inside a quoted field at the end of this line.
             if parser.pstate == 2 && parser.quoted != 0 {
@@ -130,11 +127,20 @@ package struct CSVReader {
         }
         if csv_fini(&parser, fieldCallback, recordCallback, context) != 0 {
             try deliver()
-            throw CSVError(
-                file: displayName, line: quoteOpenedOnLine ?? line,
-                message: "unterminated quoted field: the quote opened on this line is never closed (expected a closing \" before the end of the file)")
+            throw unterminatedQuote(line: quoteOpenedOnLine ?? line)
         }
         try deliver()
+    }
+
+    private func malformed(line: Int, field: Int, error: Int32) -> CSVError {
+        CSVError(file: displayName, line: line,
+                 message: "malformed CSV in field \(field): \(Self.describe(error)) "
+                    + "(expected a plain field, or a quoted one like \"a,\"\"b\"\"\" with quotes doubled inside)")
+    }
+
+    private func unterminatedQuote(line: Int) -> CSVError {
+        CSVError(file: displayName, line: line,
+                 message: "unterminated quoted field: the quote opened on this line is never closed (expected a closing \" before the end of the file)")
     }
 
     /// Records handed to the body at a time: handing each line's record over on its own cost

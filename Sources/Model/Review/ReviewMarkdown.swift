@@ -7,6 +7,28 @@ import StationSupport
 public enum ReviewMarkdown {
     /// The review as Markdown.
     public static func markdown(_ report: ReviewReport) -> String {
+        var lines = summarySection(report)
+        if !report.merge.isEmpty {
+            lines += mergeSection(report.merge)
+            lines.append("")
+        }
+        lines += changesSection(report)
+        lines.append("")
+        lines += findingsSection(report)
+        if !report.suggestions.isEmpty {
+            lines += ["", "## Split suggestions", ""]
+            for suggestion in report.suggestions {
+                lines.append("- \(String(format: "%.2f", suggestion.confidence)) \(suggestion.old) \(escape(suggestion.oldName)) → "
+                    + "\(suggestion.new) \(escape(suggestion.newName)): \(escape(suggestion.reason)) `\(suggestion.planLine)`")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
+
+    /// The mark, the title, the line of totals and the table of counts by kind.
+    private static func summarySection(_ report: ReviewReport) -> [String] {
         let summary = report.summary
         var lines: [String] = [ReviewFile.markdownMark]
         lines.append("# Version \(summary.version)" + (summary.memo.map { ": " + escape($0) } ?? ""))
@@ -14,41 +36,42 @@ public enum ReviewMarkdown {
         lines.append("\(escape(summary.date)) · \(escape(summary.author ?? "unknown author")) · \(summary.changes) changes · "
             + "\(report.introducedFindings.total) new findings · \(report.suggestions.count) split suggestions")
         lines.append("")
-        let kinds: [Update.Kind] = [.insert, .update, .delete, .restore, .duplicate]
         lines.append("| table | " + kinds.map(\.rawValue).joined(separator: " | ") + " |")
         lines.append("|---|" + String(repeating: "---:|", count: kinds.count))
         for table in MasterTable.all.map(\.name) where summary.counts[table] != nil {
             lines.append("| \(table) | " + kinds.map { String(summary.counts[table]?[$0.rawValue] ?? 0) }.joined(separator: " | ") + " |")
         }
         lines.append("")
-        if !report.merge.isEmpty {
-            lines += mergeSection(report.merge)
-            lines.append("")
-        }
-        lines.append("## Changes")
+        return lines
+    }
+
+    /// The changes listed, table by table, with the command that lists those left out.
+    private static func changesSection(_ report: ReviewReport) -> [String] {
+        var lines = ["## Changes"]
         for table in MasterTable.all.map(\.name) {
             let changes = report.changes.filter { $0.table == table }
             guard !changes.isEmpty else { continue }
             let total = report.overview.counts[table]?.values.reduce(0, +) ?? changes.count
-            lines.append("")
-            lines.append("### \(table) (\(total))")
-            lines.append("")
+            lines += ["", "### \(table) (\(total))", ""]
             for change in changes {
                 lines.append("- \(change.kind.rawValue) `\(change.key)` \(escape(change.title))" + (change.words.isEmpty ? "" : ": " + escape(change.words)))
             }
             for kind in kinds where report.overview.unlisted(table: table, kind: kind) > 0 {
                 lines.append("- … and \(report.overview.unlisted(table: table, kind: kind)) more \(kind.rawValue): "
-                    + "`\(CommandHint("log", "--version", "\(summary.version)", "--table", table, "--type", kind.rawValue))`")
+                    + "`\(CommandHint("log", "--version", "\(report.summary.version)", "--table", table, "--type", kind.rawValue))`")
             }
         }
-        lines.append("")
-        lines.append("## Findings introduced by version \(summary.version) (\(report.introducedFindings.total))")
-        lines.append("")
+        return lines
+    }
+
+    /// The findings the version introduced (the first of each rule), and how many it inherited.
+    private static func findingsSection(_ report: ReviewReport) -> [String] {
+        let version = report.summary.version
+        var lines = ["## Findings introduced by version \(version) (\(report.introducedFindings.total))", ""]
         if report.introducedFindings.isEmpty { lines.append("None.") }
-        let limits = report.limits
         let shown = report.introducedFindings.listed
         if shown.count < report.introducedFindings.total {
-            lines.append("The first \(limits.findingsPerRule) of each rule; `\(CommandHint("check", "--version", "\(summary.version)", "--rule", "RULE"))` lists the rest.")
+            lines.append("The first \(report.limits.findingsPerRule) of each rule; `\(CommandHint("check", "--version", "\(version)", "--rule", "RULE"))` lists the rest.")
             lines.append("")
         }
         for finding in shown {
@@ -56,17 +79,8 @@ public enum ReviewMarkdown {
                 + escape(finding.message) + (finding.waived ? " *(waived)*" : ""))
         }
         lines.append("")
-        lines.append("\(report.inheritedFindings.total) findings were already there before (`\(CommandHint("check", "--version", "\(summary.version)"))`).")
-        if !report.suggestions.isEmpty {
-            lines.append("")
-            lines.append("## Split suggestions")
-            lines.append("")
-            for suggestion in report.suggestions {
-                lines.append("- \(String(format: "%.2f", suggestion.confidence)) \(suggestion.old) \(escape(suggestion.oldName)) → "
-                    + "\(suggestion.new) \(escape(suggestion.newName)): \(escape(suggestion.reason)) `\(suggestion.planLine)`")
-            }
-        }
-        return lines.joined(separator: "\n") + "\n"
+        lines.append("\(report.inheritedFindings.total) findings were already there before (`\(CommandHint("check", "--version", "\(version)"))`).")
+        return lines
     }
 
     /// The version's merge decisions: the revert it is, conflicts decided, adoptions, kept values.

@@ -71,19 +71,7 @@ extension MasterDatabase {
             first[StandardMesh.first(latitude: lat, longitude: lon), default: []].append(code)
             cells[StandardMesh.quarterOfSecond(latitude: lat, longitude: lon), default: []].append(code)
         }
-        for (square, codes) in first {
-            weights[codes[SplitMix64.pick(seed: seed, square: square, count: codes.count)]] = MapWeight.firstOrderSample
-        }
-        // A cell that already shows an 11 needs no 12.
-        var shown = Set<Int>()
-        for station in stations where station.isOpen {
-            guard let weight = weights[station.code], weight == MapWeight.firstOrderSample,
-                  let lat = station.latitude, let lon = station.longitude else { continue }
-            shown.insert(StandardMesh.quarterOfSecond(latitude: lat, longitude: lon))
-        }
-        for (cell, codes) in cells where !shown.contains(cell) {
-            weights[codes[SplitMix64.pick(seed: seed, square: cell, count: codes.count)]] = MapWeight.secondOrderSample
-        }
+        MapWeight.sample(into: &weights, firstOrderSquares: first, cells: cells, of: stations, seed: seed)
         var operations: [LocatedOperation] = []
         for station in stations {
             let code = station.code
@@ -105,6 +93,26 @@ extension MasterDatabase {
             seed: seed, stationsByWeight: byWeight, firstOrderSquares: first.count, sampleCells: cells.count,
             proposedMajors: proposed, keptHandWeights: kept,
             spreadBefore: MapGeometry.spread(of: before), spreadAfter: MapGeometry.spread(of: after), change: change)
+    }
+}
+
+extension MapWeight {
+    /// One station of each first-order square gets 11, then one of each cell without an 11 gets 12.
+    fileprivate static func sample(into weights: inout [Int64: Int], firstOrderSquares first: [Int: [Int64]], cells: [Int: [Int64]],
+                                   of stations: [WeightedStation], seed: UInt64) {
+        for (square, codes) in first {
+            weights[codes[SplitMix64.pick(seed: seed, square: square, count: codes.count)]] = firstOrderSample
+        }
+        // A cell that already shows an 11 needs no 12.
+        var shown = Set<Int>()
+        for station in stations where station.isOpen {
+            guard let weight = weights[station.code], weight == firstOrderSample,
+                  let lat = station.latitude, let lon = station.longitude else { continue }
+            shown.insert(StandardMesh.quarterOfSecond(latitude: lat, longitude: lon))
+        }
+        for (cell, codes) in cells where !shown.contains(cell) {
+            weights[codes[SplitMix64.pick(seed: seed, square: cell, count: codes.count)]] = secondOrderSample
+        }
     }
 }
 
