@@ -44,7 +44,7 @@ let package = Package(
         .library(name: "Model", targets: modelTargets),
         .library(name: "StationServe", targets: ["StationServe"]),
         // What a phone app embeds: no target of the curator's toolkit.
-        .library(name: "StationClient", targets: ["StationClient", "StationSignatures"]),
+        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationSignatures"]),
         // The example app on it, which the tests, scripts/demo and README use.
         .executable(name: "station-phone", targets: ["StationPhone"]),
     ],
@@ -63,13 +63,18 @@ let package = Package(
         .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
         // libcurl's easy interface for the client's HTTP on Linux, whose callbacks can stop a transfer
         // at once (URLSession there queues what arrives without limit); Apple's systems use URLSession.
-        .target(name: "CCurlTransfer", path: "Sources/CCurlTransfer", linkerSettings: [.linkedLibrary("curl")]),
+        // It loads libcurl when a transfer first needs it (dlopen), so that a tool which may never
+        // fetch over HTTP does not load it and the thirty libraries it needs at every start.
+        .target(name: "CCurlTransfer", path: "Sources/CCurlTransfer", linkerSettings: [.linkedLibrary("dl")]),
         // Signed manifests as both sides read them: the curator's release signs, the phone checks.
         .target(name: "StationSignatures", dependencies: [crypto], path: "Sources/StationSignatures"),
         // The phone's side: one call that updates an app's database by any of the three paths.
-        .target(name: "StationClient", dependencies: ["StationSignatures", "CZlib", grdb, grdbSQLite, crypto,
-                                                     .target(name: "CCurlTransfer", condition: .when(platforms: [.linux]))],
-                path: "Sources/StationClient"),
+        .target(name: "StationClientCore", dependencies: ["StationSignatures", "CZlib", grdb, grdbSQLite, crypto,
+                                                         .target(name: "CCurlTransfer", condition: .when(platforms: [.linux]))],
+                path: "Sources/StationClientCore"),
+        // What an app imports: the core, and the HTTP source made from a URLSessionConfiguration,
+        // which on Linux needs FoundationNetworking (and libcurl loaded at every start).
+        .target(name: "StationClient", dependencies: ["StationClientCore"], path: "Sources/StationClient"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
@@ -105,7 +110,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "StationClient", "StationSupport", grdb, grdbSQLite,
+                "StationClientCore", "StationSupport", grdb, grdbSQLite,
                 withCuratorTools("PostgresNIO", "postgres-nio"),
                 withCuratorTools("Logging", "swift-log"),
                 withCuratorTools("NIOCore", "swift-nio"),
@@ -115,7 +120,9 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
-                "StationServe", "StationWeb", "StationClient", "StationSignatures", "CStandardStreams",
+                // On Linux the core alone, with libcurl's transport: no FoundationNetworking.
+                "StationServe", "StationWeb", "StationClientCore", "StationSignatures", "CStandardStreams",
+                .target(name: "StationClient", condition: .when(platforms: [.macOS])),
                 withCuratorTools("ArgumentParser", "swift-argument-parser"),
             ],
             // Swift's static runtime links every executable with --export-dynamic: the tool's
@@ -132,7 +139,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelTests",
-            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationWeb", "StationSignatures", "StationClient", "StationPhone"],
+            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationWeb", "StationSignatures", "StationClient",
+                                                                   "StationClientCore", "StationPhone"],
             exclude: ["Fixtures", "Helpers/expected_counts.py"]
         ),
     ],

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+#if os(macOS)
 import StationClient
+#endif
+import StationClientCore
 import StationLog
 import StationSignatures
 import StationSupport
@@ -91,7 +94,12 @@ struct SyncPostgresCommand: ParsableCommand {
     static func source(_ from: String) throws -> any ReleaseSource {
         if from.hasPrefix("http://") || from.hasPrefix("https://") {
             guard let url = URL(string: from), url.host != nil else { throw ValidationError("--from '\(from)' is not a URL such as http://host:8080/") }
+            #if os(Linux)
+            // libcurl's transport without FoundationNetworking: the tool loads libcurl only here.
+            return HTTPReleaseSource(curlAt: url)
+            #else
             return HTTPReleaseSource(baseURL: url)
+            #endif
         }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: from, isDirectory: &isFolder), isFolder.boolValue else {

@@ -1,5 +1,5 @@
 import Foundation
-import StationClient
+import StationClientCore
 import StationSupport
 
 /// The client database of the version the server holds, kept in the scratch folder after a sync

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import NIOCore
 import PostgresNIO
-import StationClient
+import StationClientCore
 
 /// Brings the web service's PostgreSQL database to the newest release of a folder, as a phone
 /// updates (DOMAIN.md, "The web service"): the manifest verified by the same checks

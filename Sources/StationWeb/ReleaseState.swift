@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import StationClient
+import StationClientCore
 
 /// Which release the server database holds, in a table of its own (`<schema>.release_state`, one
 /// row), written in the sync's transaction: read first by the next sync, so that a rollback, a

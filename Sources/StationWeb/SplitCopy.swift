@@ -1,5 +1,5 @@
 import PostgresNIO
-import StationClient
+import StationClientCore
 
 /// A split carried out in one of the web service's tables of users' records: every user's rows of
 /// the old station copied to the new one, never over a row the user already has there, with the

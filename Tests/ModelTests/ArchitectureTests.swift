@@ -138,7 +138,7 @@ import Testing
         let declaration = try NSRegularExpression(pattern: #"^\s*(@[\w.]+(\([^)]*\))?\s+)*public\s(?!import|extension)"#)
         let requirement = try NSRegularExpression(pattern: #"var errorDescription|func encode\(to|init\(from decoder|static func [<=]|func write\(_ bytes: UnsafeRawBufferPointer\)|func finish\(\) throws|var description: String|func read\(_ request: SourceRequest"#)
         var undocumented: [String] = [], declarations = 0
-        let products = ["Model/", "StationServe/", "StationWeb/", "StationClient/", "StationSignatures/"]
+        let products = ["Model/", "StationServe/", "StationWeb/", "StationClient/", "StationClientCore/", "StationSignatures/"]
         for (path, text) in try Self.sources() where products.contains(where: path.hasPrefix) {
             let lines = text.components(separatedBy: "\n")
             for (index, line) in lines.enumerated() {

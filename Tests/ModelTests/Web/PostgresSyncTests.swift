@@ -316,6 +316,28 @@ import Testing
     }
 
 
+    /// `sync-postgres --from http://…` fetches the release through `serve` with libcurl, which the
+    /// tool loads only for that: by the dynamic loader's own account (`LD_DEBUG=libs`), a command
+    /// that fetches nothing loads no libcurl, and the sync loads it and ends equal to the release.
+    @Test func theToolLoadsLibcurlOnlyToFetchAReleaseOverHTTP() async throws {
+        let history = try history()
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        let loader = ["LD_DEBUG": "libs"]
+        let version = try CommandRunner.run(["--version"], environment: loader)
+        #expect(version.status == 0 && version.stderr.contains("libsqlite3"), "the loader said nothing: \(version.stderr.prefix(300))")
+        #expect(!version.stderr.contains("libcurl"), "`--version` loads libcurl")
+        let (serving, port) = try startServe(history.folder, ["--quiet"])
+        defer { _ = serving.stop(SIGTERM) }
+        let run = try CommandRunner.run(["sync-postgres", "--from", "http://127.0.0.1:\(port)/", "--trust", history.key.path + ".pub",
+                                         "--database", server.address(database)], environment: loader)
+        // The tool's own words, without the loader's (a process number, a colon and a tab).
+        #expect(run.status == 0, "\(run.stderr.split(separator: "\n").filter { !$0.contains(":\t") }.joined(separator: "\n"))")
+        #expect(run.stderr.contains("libcurl.so.4"), "the sync fetched without loading libcurl")
+        try expectMasterTablesEqual(database, to: "\(history.folder)/3/stations.sqlite")
+    }
+
     /// docs/web.md's tour runs as written against a database of the test server.
     @Test func theGuidesTourRunsAsWritten() throws {
         let server = try server()

@@ -5,13 +5,13 @@ import Foundation
 /// Neither `Mutex` (iOS 18) nor `NSLocking.withLock` (iOS 17) is there on the systems this
 /// library supports (iOS 15, macOS 12 on), so it holds an `NSLock` itself; the value is reached
 /// only inside `withValue`, which is what makes the `@unchecked Sendable` sound.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
@@ -19,8 +19,10 @@ final class Locked<Value>: @unchecked Sendable {
 }
 
 /// Seconds since an instant, on the monotonic clock (`ContinuousClock` needs iOS 16).
-struct Stopwatch: Sendable {
+package struct Stopwatch: Sendable {
     private let start = DispatchTime.now().uptimeNanoseconds
 
-    var seconds: Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+    package init() {}
+
+    package var seconds: Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
 }

@@ -1,9 +1,6 @@
 import Foundation
 import GRDB
 import StationSignatures
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Why an update did not happen. Whatever the case, the app's database is as it was: every
 /// table, every record, the version it had.

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Where an app reads a release folder from: an HTTP server (`station-admin serve`, nginx, a
 /// CDN) with ``HTTPReleaseSource``, or a folder on disk with ``FolderReleaseSource``.

@@ -1,9 +1,6 @@
 #if canImport(CCurlTransfer)
 import CCurlTransfer
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// libcurl's easy interface as `HTTPReleaseSource`'s transport on Linux. curl hands each part of
 /// a body to a callback on the transfer's own thread and waits for it, so a refusal (an answer
@@ -12,20 +9,18 @@ import FoundationNetworking
 /// Foundation's `URLSession` on Linux (itself on libcurl) queues every part for its delegate
 /// without limit instead: a server on the same machine sending without end filled 2 GB before
 /// a cancellation reached the transfer.
-final class CurlTransport: HTTPTransport {
-    /// No byte for this long ends a transfer (the configuration's `timeoutIntervalForRequest`).
+package final class CurlTransport: HTTPTransport {
+    /// No byte for this long ends a transfer (a `URLSessionConfiguration`'s `timeoutIntervalForRequest`).
     let idleTimeout: TimeInterval
-    /// The configuration's `httpAdditionalHeaders`, sent with every request.
+    /// Sent with every request (a `URLSessionConfiguration`'s `httpAdditionalHeaders`).
     let additionalHeaders: [(String, String)]
 
-    init(configuration: URLSessionConfiguration) {
-        idleTimeout = configuration.timeoutIntervalForRequest
-        additionalHeaders = (configuration.httpAdditionalHeaders ?? [:]).compactMap { name, value in
-            (name as? String).map { ($0, "\(value)") }
-        }
+    package init(idleTimeout: TimeInterval, additionalHeaders: [(String, String)]) {
+        self.idleTimeout = idleTimeout
+        self.additionalHeaders = additionalHeaders
     }
 
-    func get(_ url: URL, headers: [(String, String)], answer: AnswerCheck, receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws {
+    package func get(_ url: URL, headers: [(String, String)], answer: AnswerCheck, receive: @escaping @Sendable (SourceChunk) throws -> Void) async throws {
         let call = CurlCall(answer: answer, idleTimeout: idleTimeout, receive: receive)
         let lines = (additionalHeaders + headers).map { "\($0.0): \($0.1)" }
         try await withTaskCancellationHandler {
