@@ -438,6 +438,16 @@ def main():
                  admin("import", "--db", path("run.sqlite"), path("snapshot2")),
                  f"sqldiff --primarykey {path('anchor1.sqlite')} {path('anchor2.sqlite')} > {path('sqldiff.sql')}",
                  fresh("synth1-curated.sqlite", "run.sqlite"), "sqldiff --primarykey"),
+        # sqldiff only reads; the import also writes the master. This anchor writes too: sqlite3 runs
+        # sqldiff's SQL into a copy of the first snapshot's keyed tables (WAL, as a master is), in one
+        # transaction: the standard tools' floor for a change that lands in a database.
+        Scenario(f"{label} change import (1%), against a diff that is written",
+                 admin("import", "--db", path("run.sqlite"), path("snapshot2")),
+                 f"sqldiff --primarykey {path('anchor1.sqlite')} {path('anchor2.sqlite')} > {path('sqldiff.sql')} && "
+                 f"sqlite3 {path('anchor-applied.sqlite')} BEGIN '.read {path('sqldiff.sql')}' COMMIT",
+                 lambda: (shutil.copy(path("synth1.sqlite"), path("run.sqlite")), shutil.copy(path("anchor1.sqlite"), path("anchor-applied.sqlite")),
+                          run(["sqlite3", path("anchor-applied.sqlite"), "PRAGMA journal_mode = WAL"])),
+                 "sqldiff --primarykey, then sqlite3 runs its SQL"),
         Scenario(f"{label} release (no verify)",
                  admin("release", "--db", path("synth2.sqlite"), "--out", path("run-release"), "--no-verify"),
                  release_pipeline(path("synth2.sqlite"), path("anchor-release"), path("releases/1/stations.sqlite"),
