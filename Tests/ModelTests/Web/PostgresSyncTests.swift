@@ -318,7 +318,8 @@ import Testing
 
     /// `sync-postgres --from http://…` fetches the release through `serve` with libcurl, which the
     /// tool loads only for that: by the dynamic loader's own account (`LD_DEBUG=libs`), a command
-    /// that fetches nothing loads no libcurl, and the sync loads it and ends equal to the release.
+    /// that fetches nothing loads no libcurl, and the sync loads it and ends equal to the release;
+    /// where libcurl cannot be loaded, the sync says so and writes nothing.
     @Test func theToolLoadsLibcurlOnlyToFetchAReleaseOverHTTP() async throws {
         let history = try history()
         let server = try server()
@@ -336,6 +337,22 @@ import Testing
         #expect(run.status == 0, "\(run.stderr.split(separator: "\n").filter { !$0.contains(":\t") }.joined(separator: "\n"))")
         #expect(run.stderr.contains("libcurl.so.4"), "the sync fetched without loading libcurl")
         try expectMasterTablesEqual(database, to: "\(history.folder)/3/stations.sqlite")
+        // A machine without libcurl: the file the loader took, hidden by /dev/null bound over it in a
+        // mount namespace of this command alone (util-linux's unshare). A sync into a new database
+        // stops at its first fetch, names the library and what to install, and writes nothing.
+        let untouched = try server.makeDatabase()
+        try makeCompletions(untouched)
+        let library = try #require(run.stderr.split(separator: "\n").compactMap { line in
+            line.range(of: "calling init: ").map { String(line[$0.upperBound...]) }
+        }.first { $0.hasSuffix("/libcurl.so.4") })
+        let hidden = try CommandRunner.run(
+            ["--mount", "--map-root-user", "sh", "-c", "mount --bind /dev/null \"$0\" && exec \"$@\"", library, CommandRunner.executable.path,
+             "sync-postgres", "--from", "http://127.0.0.1:\(port)/", "--trust", history.key.path + ".pub", "--database", server.address(untouched)],
+            program: URL(fileURLWithPath: "/usr/bin/unshare"))
+        #expect(hidden.status == 1 && hidden.stderr.hasPrefix("manifest.json: cannot load libcurl.so.4 (")
+                && hidden.stderr.contains("): install libcurl4"), "\(hidden.stderr)")
+        #expect(try server.psql(untouched, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'station'") == "0")
+        #expect(try server.psql(untouched, "SELECT count(*) FROM completions") == "6")
     }
 
     /// docs/web.md's tour runs as written against a database of the test server.
