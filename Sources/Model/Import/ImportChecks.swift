@@ -101,13 +101,9 @@ package struct ImportChecks {
 
         package static func read(_ db: Database, tables: [MasterTable]) throws -> MasterBefore {
             let rows = try ImportChecks.rowCounts(db, tables: tables)
-            let (stations, lines) = try codes(db, [:])
-            return MasterBefore(openRows: rows.open, closedRows: rows.closed, stationCodes: stations, lineCodes: lines)
-        }
-
-        fileprivate static func codes(_ db: Database, _ keyLines: [MasterTable: KeyLines]) throws -> (stations: Set<Int64>, lines: Set<Int64>) {
-            (try ImportChecks.codes(db, "SELECT station_cd FROM main.stations", expected: keyLines[.stations]?.count ?? 0),
-             try ImportChecks.codes(db, "SELECT line_cd FROM main.lines", expected: keyLines[.lines]?.count ?? 0))
+            return MasterBefore(openRows: rows.open, closedRows: rows.closed,
+                                stationCodes: try ImportChecks.codes(db, "SELECT station_cd FROM main.stations"),
+                                lineCodes: try ImportChecks.codes(db, "SELECT line_cd FROM main.lines"))
         }
     }
 
@@ -233,9 +229,9 @@ package struct ImportChecks {
             """, arguments: [listed]))
     }
 
-    /// The codes a query lists, read straight from SQLite into a set sized for `expected`.
-    private static func codes(_ db: Database, _ sql: String, expected: Int) throws -> Set<Int64> {
-        var codes = Set<Int64>(minimumCapacity: expected)
+    /// The codes a query lists, read straight from SQLite into a set.
+    private static func codes(_ db: Database, _ sql: String) throws -> Set<Int64> {
+        var codes = Set<Int64>()
         try StatementBinding.forEachRow(try db.makeStatement(sql: sql), db) { codes.insert(sqlite3_column_int64($0, 0)) }
         return codes
     }
