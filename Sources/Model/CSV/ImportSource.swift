@@ -16,7 +16,8 @@ package struct ImportFile {
 /// A folder means every `*.csv` directly in it; a file means itself. Files are told apart
 /// by their header, so `station20210312free.csv` and `stations.csv` are the same to us.
 package enum ImportSource {
-    package static func files(from paths: [String]) throws -> [ImportFile] {
+    /// The files of `paths`, each recognised as a table of `declared`.
+    package static func files(from paths: [String], _ declared: DeclaredSchema) throws -> [ImportFile] {
         var csvPaths: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -34,7 +35,7 @@ package enum ImportSource {
         }
         var files: [ImportFile] = []
         for path in csvPaths {
-            let header = try readHeader(path)
+            let header = try readHeader(path, declared)
             if let other = files.first(where: { $0.table == header.table }) {
                 throw CSVError(
                     file: path, line: 1,
@@ -45,7 +46,7 @@ package enum ImportSource {
         return files.sorted { MasterTable.all.firstIndex(of: $0.table)! < MasterTable.all.firstIndex(of: $1.table)! }
     }
 
-    private static func readHeader(_ path: String) throws -> TableHeader {
+    private static func readHeader(_ path: String, _ declared: DeclaredSchema) throws -> TableHeader {
         var fields: [String] = []
         let found = try CSVReader(path: path, displayName: path).firstRecord { record in
             fields = try record.fields.enumerated().map { position, bytes in
@@ -57,7 +58,7 @@ package enum ImportSource {
                 return text
             }
         }
-        if found { return try TableHeader(fields: fields, file: path) }
+        if found { return try TableHeader(fields: fields, file: path, declared) }
         throw CSVError(file: path, line: nil, message: "empty file (expected a header line, then one row per record)")
     }
 }

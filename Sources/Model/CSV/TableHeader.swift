@@ -9,9 +9,10 @@ package struct TableHeader {
     /// For each field position, the column it holds.
     package let columns: [MasterTable.Column]
 
-    package init(fields: [String], file: String) throws {
+    /// The header `fields` of `file`, read as the tables `declared` declares them.
+    package init(fields: [String], file: String, _ declared: DeclaredSchema) throws {
         let names = fields.map { Self.trimmingBlanks($0).lowercased() }
-        let candidates = MasterTable.all.map { table -> (MasterTable, Int) in
+        let candidates = declared.tables.map { table -> (MasterTable, Int) in
             let known = names.filter { table.column(named: table.headerAliases[$0] ?? $0) != nil }
             return (table, Set(known).count)
         }
@@ -19,7 +20,7 @@ package struct TableHeader {
             throw CSVError(
                 file: file, line: 1,
                 message: "unknown header \(fields.joined(separator: ",").quotedForMessage()) (expected an ekidata header: "
-                    + MasterTable.all.map { $0.columnNames.filter { !["weight"].contains($0) }.joined(separator: ",") }
+                    + declared.tables.map { $0.columnNames.filter { !["weight"].contains($0) }.joined(separator: ",") }
                         .map { "\"\($0)\"" }.joined(separator: " or ") + ")")
         }
         var columns: [MasterTable.Column] = []

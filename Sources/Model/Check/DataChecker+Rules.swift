@@ -336,7 +336,7 @@ extension DataChecker {
     /// the constraints (the `checkDomains` migration kept them). Prefectures have no scope and
     /// are few: they are read whole, and their findings always found afresh.
     func valuesOutsideDomain(_ db: Database, _ out: FindingOutput) throws {
-        for table in MasterTable.all {
+        for table in declared.tables {
             let checked = table.columns.filter { $0.domainCheck != nil }
             let outside = checked.map { "NOT (\($0.domainCheck!))" }
             var scope = ""

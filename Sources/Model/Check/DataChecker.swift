@@ -43,8 +43,11 @@ package struct DataChecker {
     package let limits: CheckLimits
     /// When set (the newest version only), each rule finds what it finds on the rows in scope alone.
     package var scope: CheckScope? = nil
+    /// The tables whose columns' domains are checked.
+    package let declared: DeclaredSchema
 
-    package init(version: Int, newest: Int, limits: CheckLimits, scope: CheckScope? = nil) {
+    package init(version: Int, newest: Int, limits: CheckLimits, scope: CheckScope? = nil, _ declared: DeclaredSchema) {
+        self.declared = declared
         self.version = version
         self.newest = newest
         self.limits = limits
@@ -107,7 +110,7 @@ package struct DataChecker {
         for table in Self.stateTables {
             try db.execute(sql: """
                 DROP TABLE IF EXISTS temp.\(Self.stateTable(table));
-                CREATE TEMP TABLE \(Self.stateTable(table)) AS \(VersionedState(table: table, version: version).select());
+                CREATE TEMP TABLE \(Self.stateTable(table)) AS \(VersionedState(table: declared[table], version: version).select());
                 """)
         }
         // The lookups the rules' joins make, as the master's keys and indexes serve them at the newest version.

@@ -35,7 +35,7 @@ package final class FirstVersionCheck: Sendable {
     /// Copies the master as `db` sees it and starts the rules of the first version on the copy;
     /// nil when the copy would be larger than `largestCopy`, or cannot be made (no memory for
     /// it): the caller checks on the master then.
-    package static func start(_ db: Database) throws -> FirstVersionCheck? {
+    package static func start(_ db: Database, _ declared: DeclaredSchema) throws -> FirstVersionCheck? {
         let pages = try Int.fetchOne(db, sql: "PRAGMA main.page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096
         guard pages * pageSize <= largestCopy else { return nil }
@@ -51,7 +51,7 @@ package final class FirstVersionCheck: Sendable {
         bytes[18] = 1
         bytes[19] = 1
         let copy = SerializedDatabase(bytes: bytes, size: size)
-        return FirstVersionCheck(task: BackgroundTask { try check(copy, waived: waived) })
+        return FirstVersionCheck(task: BackgroundTask { try check(copy, declared, waived: waived) })
     }
 
     private init(task: BackgroundTask<Outcome>) {
@@ -65,7 +65,7 @@ package final class FirstVersionCheck: Sendable {
 
     /// Every row of a first version is written under the master's CHECKs: `valueOutsideDomain`
     /// is spared, as `VersionChecks.introducedFindings` spares it.
-    private static func check(_ copy: SerializedDatabase, waived: Set<FindingIdentity>) throws -> Outcome {
+    private static func check(_ copy: SerializedDatabase, _ declared: DeclaredSchema, waived: Set<FindingIdentity>) throws -> Outcome {
         let queue = try DatabaseQueue()
         defer { try? queue.close() }
         var outcome = Outcome(introduced: IntroducedFindings(), found: PackedFindings())
@@ -79,7 +79,7 @@ package final class FirstVersionCheck: Sendable {
             db.clearSchemaCache()
             var rules = Set(CheckRule.allCases)
             rules.remove(.valueOutsideDomain)
-            try DataChecker(version: 1, newest: 1, limits: CheckLimits()).forEachFinding(db, rules: rules) { row, message in
+            try DataChecker(version: 1, newest: 1, limits: CheckLimits(), declared).forEachFinding(db, rules: rules) { row, message in
                 outcome.found.append(row)
                 outcome.introduced.add(row, waived: Waivers.accept(row, among: waived), message: message)
             }

@@ -21,7 +21,7 @@ package enum VersionChecks {
     ///
     /// `touchingBefore`: see `CheckScope.build`. `checkedAhead`: a first version's rules, started
     /// on a copy before its log was written (`FirstVersionCheck`); what they found is recorded here.
-    package static func introducedFindings(_ db: Database, version: Int, touchingBefore: [CheckScope.ConnectionKey]? = nil,
+    package static func introducedFindings(_ db: Database, _ declared: DeclaredSchema, version: Int, touchingBefore: [CheckScope.ConnectionKey]? = nil,
                                            checkedAhead: FirstVersionCheck? = nil) throws -> IntroducedFindings {
         if let checkedAhead {
             precondition(version == 1, "only a first version is checked ahead")
@@ -43,7 +43,7 @@ package enum VersionChecks {
             let found = try FindingIdentityTable.temporary(db, name: "found_findings", appended: true)
             defer { try? found.drop() }
             let recorded = try FindingIdentityTable.recorded(db)
-            try DataChecker(version: version, newest: version, limits: CheckLimits(), scope: scope).forEachFinding(db) { row, message in
+            try DataChecker(version: version, newest: version, limits: CheckLimits(), scope: scope, declared).forEachFinding(db) { row, message in
                 try found.add(row)
                 if try !recorded.contains(row) { add(row, message) }
             }
@@ -53,7 +53,7 @@ package enum VersionChecks {
         // No record to start from: the version before is checked from the history, for its
         // identities alone, and this version checked whole.
         let before = version > 1
-            ? try FindingIdentityTable.gathered(db, name: "findings_before", from: DataChecker(version: version - 1, newest: version, limits: CheckLimits()))
+            ? try FindingIdentityTable.gathered(db, name: "findings_before", from: DataChecker(version: version - 1, newest: version, limits: CheckLimits(), declared))
             : nil
         defer { try? before?.drop() }
         let recording = try FindingIdentityTable.temporary(db, name: "findings_now", appended: true)
@@ -62,7 +62,7 @@ package enum VersionChecks {
         // outside its domain: that rule's scan of every column is spared.
         var rules = Set(CheckRule.allCases)
         if version == 1 { rules.remove(.valueOutsideDomain) }
-        try DataChecker(version: version, newest: version, limits: CheckLimits()).forEachFinding(db, rules: rules) { row, message in
+        try DataChecker(version: version, newest: version, limits: CheckLimits(), declared).forEachFinding(db, rules: rules) { row, message in
             try recording.add(row)
             if try before?.contains(row) != true { add(row, message) }
         }
@@ -77,7 +77,7 @@ package enum VersionChecks {
     /// default limits, and equal to a full pass: `IncrementalCheckTests`) stand for the pass
     /// when none of them blocks: the pass is a large share of a release.
     /// Anything else, and a version with a blocking finding (to name it), is checked whole.
-    package static func releaseChecks(_ db: Database, version: Int, newest: Int, limits: CheckLimits) throws -> (tally: CheckTally, blocking: [CheckFinding]) {
+    package static func releaseChecks(_ db: Database, _ declared: DeclaredSchema, version: Int, newest: Int, limits: CheckLimits) throws -> (tally: CheckTally, blocking: [CheckFinding]) {
         if version == newest, limits == CheckLimits(), let tally = try recordedTally(db, version: version),
            tally.count(.error, waived: false) == 0 {
             return (tally, [])
@@ -86,7 +86,7 @@ package enum VersionChecks {
         let waived = try Waivers.identities(db)
         var tally = CheckTally(version: version)
         var blocking: [CheckFinding] = []
-        try DataChecker(version: version, newest: newest, limits: limits).forEachFinding(db) { found, message in
+        try DataChecker(version: version, newest: newest, limits: limits, declared).forEachFinding(db) { found, message in
             let isWaived = Waivers.accept(found, among: waived)
             if found.rule.severity == .error && !isWaived {
                 blocking.append(found.finding(message()))

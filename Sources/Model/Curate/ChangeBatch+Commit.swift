@@ -22,9 +22,10 @@ extension MasterDatabase {
     /// Stages, checks and writes a batch inside the caller's transaction; the caller
     /// commits only if `report.committed`.
     package func commit(_ batch: ChangeBatch, memo: String?, dryRun: Bool, in db: Database) throws -> ChangeReport {
-        let version = try PendingVersion(db)
+        precondition(batch.declared.changes.map(\.id) == declared.changes.map(\.id), "a batch made for another schema than the master's handle")
+        let version = try PendingVersion(db, declared)
         var tables: [MasterTable] = []
-        for table in MasterTable.all {
+        for table in declared.tables {
             guard let changes = batch.changes(for: table) else { continue }
             tables.append(table)
             try version.stage(rows: changes.rows, removals: changes.removals, of: table)

@@ -8,7 +8,7 @@ import StationSchema
 /// (`INSERT`, `UPDATE`, `DELETE` for e_status → 2, `RESTORE` for e_status from 2) is
 /// decided against the current row at commit, exactly as for an import. For example:
 ///
-///     var batch = ChangeBatch()
+///     var batch = ChangeBatch(database.declared)
 ///     batch.put(.stations, ["station_cd": 9920607, …, "line_cd": 99206, "e_status": 0])
 ///     batch.duplicate(old: 1120101, new: 9920607)
 ///     try database.commit(batch, memo: "Aoimori Railway takes over Hachinohe–Aomori")
@@ -20,18 +20,21 @@ public struct ChangeBatch: Sendable {
         package var removals: [[DatabaseValue]] = []
     }
 
+    /// The tables whose columns the rows have: the master's it is committed to.
+    public let declared: DeclaredSchema
     private(set) var changes: [String: TableChanges] = [:]
     /// The splits recorded, in order: old station → new station.
     public private(set) var duplicates: [(old: Int64, new: Int64)] = []
 
-    /// An empty batch.
-    public init() {}
+    /// An empty batch of rows with `declared`'s columns.
+    public init(_ declared: DeclaredSchema = .shipped) { self.declared = declared }
 
     /// Whether the batch changes nothing and records no split.
     public var isEmpty: Bool { changes.isEmpty && duplicates.isEmpty }
 
     /// Sets a row's whole new state. Missing columns are NULL (`weight`: 13).
     public mutating func put(_ table: MasterTable, _ values: [String: DatabaseValueConvertible?]) {
+        let table = declared[table]
         for name in values.keys { precondition(table.column(named: name) != nil, "\(table.name) has no column \(name)") }
         let row = table.columns.map { column -> DatabaseValue in
             if let value = values[column.name], let value { return value.databaseValue }
@@ -53,6 +56,7 @@ public struct ChangeBatch: Sendable {
     /// (a `put` with `e_status` 2): user records point at their codes.
     public mutating func remove(_ table: MasterTable, key: [DatabaseValueConvertible]) {
         precondition(!table.closesByStatus, "\(table.name) rows are closed (e_status = 2), never removed")
+        let table = declared[table]
         let key = key.map(\.databaseValue)
         var tableChanges = changes[table.name] ?? TableChanges()
         if let position = tableChanges.positions.removeValue(forKey: key) {

@@ -55,9 +55,9 @@ extension MasterDatabase {
         try write { db in
             let newest = try Self.dataVersion(db)
             guard (1...max(newest, 1)).contains(target), newest > 0 else { throw RevertError.noSuchVersion(target, newest: newest) }
-            var batch = ChangeBatch()
+            var batch = ChangeBatch(declared)
             var conflicts: [MergeConflict] = []
-            for table in MasterTable.all {
+            for table in declared.tables {
                 let upstreamWeighs = try RevertedRow.upstreamWeighs(table, version: target, db)
                 for (keyText, _) in try UpdateLog.rows(of: table, in: target, db) {
                     let states = try RevertedRow(table: table, key: keyText, version: target, upstreamWeighs: upstreamWeighs, db)
@@ -94,7 +94,7 @@ extension MasterDatabase {
     /// station the revert moves off its line).
     fileprivate static func refuseBrokenRows(_ batch: ChangeBatch, version: Int, _ db: Database) throws {
         var broken: [String] = []
-        for table in MasterTable.all {
+        for table in batch.declared.tables {
             guard table.closesByStatus, let rows = batch.changes(for: table)?.rows,
                   let status = table.columnNames.firstIndex(of: "e_status"), let close = table.columnNames.firstIndex(of: "close_ymd") else { continue }
             let keys = table.keyColumns.compactMap { table.columnNames.firstIndex(of: $0) }
@@ -112,7 +112,7 @@ extension MasterDatabase {
     /// was there (a later version's connection to a station the reverted version moved). The
     /// connections the revert itself puts back stay, and `refuseBrokenRows` judges them.
     fileprivate static func removeConnectionsLeftBehind(_ batch: inout ChangeBatch, _ db: Database) throws {
-        let stations = MasterTable.stations, connections = MasterTable.connections
+        let stations = batch.declared.stations, connections = batch.declared.connections
         let column = { (name: String) in stations.columnNames.firstIndex(of: name)! }
         // Station → the line it leaves (nil: every line, as it closes).
         var leaving: [Int64: Int64?] = [:]
@@ -142,7 +142,7 @@ extension MasterDatabase {
     /// The connections of open lines the batch would leave with an end on another line or closed:
     /// those it puts back, and the master's that touch a station whose line or status it changes.
     private static func connectionsOffTheirLines(_ batch: ChangeBatch, _ db: Database) throws -> [String] {
-        let stations = MasterTable.stations, connections = MasterTable.connections
+        let stations = batch.declared.stations, connections = batch.declared.connections
         let column = { (table: MasterTable, name: String) in table.columnNames.firstIndex(of: name)! }
         // Each station the batch changes, as it would leave it: line and status.
         var changedStations: [Int64: (line: Int64?, open: Bool)] = [:]

@@ -17,7 +17,7 @@ extension MasterDatabase {
     public func apply(_ operations: [LocatedOperation], memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
         defer { Progress.finish() }
         return try write { db in
-            let state = WorkingState(db: db)
+            let state = WorkingState(db: db, declared)
             var applier = PlanApplier(state: state)
             Progress.phase("applying operations", total: operations.count)
             for (index, operation) in operations.enumerated() {

@@ -60,6 +60,7 @@ package struct PlanApplier {
 
         /// Values as the CSV reader reads them: the same domains, the same messages.
         package func typed(_ table: MasterTable, _ values: [String: String]) throws -> WorkingState.Values {
+            let table = state.declared[table]
             var result: WorkingState.Values = [:]
             for (name, text) in values {
                 guard let column = table.column(named: name) else {
@@ -96,6 +97,7 @@ package struct PlanApplier {
     }
 
     private func add(_ table: MasterTable, _ values: [String: String], _ context: OperationContext) throws {
+        let table = state.declared[table]
         let row = try context.typed(table, values)
         for column in table.columns where column.isRequired && (row[column.name] ?? .null).isNull {
             throw context.fail("\(column.name) is required to add a row to \(table.name)")

@@ -8,13 +8,20 @@ import StationSupport
 package final class WorkingState {
     package typealias Values = [String: DatabaseValue]
     package let db: Database
-    private(set) var batch = ChangeBatch()
+    private(set) var batch: ChangeBatch
+    /// The tables whose columns the rows have.
+    package var declared: DeclaredSchema { batch.declared }
     /// Table → key → the row as changed by the plan (nil: removed).
     private var overlay: [String: [[DatabaseValue]: Values?]] = [:]
 
-    package init(db: Database) { self.db = db }
+    /// The plan's view of `db`, whose tables `declared` declares.
+    package init(db: Database, _ declared: DeclaredSchema) {
+        self.db = db
+        batch = ChangeBatch(declared)
+    }
 
     package func row(_ table: MasterTable, key: [DatabaseValue]) throws -> Values? {
+        let table = batch.declared[table]
         if let changed = overlay[table.name]?[key] { return changed }
         let condition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
         // Read exactly (StatementBinding's text rule): the row is written back whole.
@@ -26,6 +33,7 @@ package final class WorkingState {
 
     /// Rows where `column` = `value`, the plan's changes included, in key order.
     package func rows(_ table: MasterTable, where column: String, is value: DatabaseValue) throws -> [Values] {
+        let table = batch.declared[table]
         var byKey: [[DatabaseValue]: Values] = [:]
         for row in try StatementBinding.rows(db, sql: "SELECT \(columnList(table)) FROM main.\(table.name) WHERE \(column) = ?", arguments: [value]) {
             let values = Dictionary(uniqueKeysWithValues: zip(table.columnNames, row))

@@ -70,16 +70,18 @@ package struct DeltaWriter {
     package let newest: Int
     /// The client schema phones have at `to`: the columns the statements carry.
     package let toSchema: Int
+    /// The tables and client schema changes whose columns the statements name.
+    package let declared: DeclaredSchema
 
     /// Renders, in temp tables of the caller's read transaction, the statements of the deltas
     /// to `to` from each version of `froms` (not empty). Call `finish` when done.
-    package static func prepare(_ db: Database, froms: [Int], to: Int, newest: Int) throws -> DeltaWriter {
+    package static func prepare(_ db: Database, _ declared: DeclaredSchema, froms: [Int], to: Int, newest: Int) throws -> DeltaWriter {
         precondition(!froms.isEmpty, "no delta to prepare")
         let writer = DeltaWriter(froms: Array(Set(froms)).sorted(), to: to, newest: newest,
-                                 toSchema: try ClientSchema.version(atData: to, db))
+                                 toSchema: try ClientSchema.version(atData: to, db), declared: declared)
         try writer.dropTables(db)
         if writer.froms[0] > 0 {
-            for table in MasterTable.all { try writer.renderStatements(of: table, db) }
+            for table in declared.tables { try writer.renderStatements(of: table, db) }
         }
         return writer
     }
@@ -126,9 +128,9 @@ package struct DeltaWriter {
         // after can name them (an empty database of version 0 too: it has the first schema's tables).
         let fromSchema = try ClientSchema.version(atData: from, db)
         if fromSchema < toSchema {
-            try sink.write("-- client schema \(fromSchema) → \(toSchema)\n" + ClientSchema.upgrade(from: fromSchema, to: toSchema) + "\n")
+            try sink.write("-- client schema \(fromSchema) → \(toSchema)\n" + ClientSchema.upgrade(declared, from: fromSchema, to: toSchema) + "\n")
         }
-        for table in MasterTable.all {
+        for table in declared.tables {
             let counts = from == 0 ? try writeWholeTable(table, db, sink) : try writeStatements(of: table, from: from, db, sink)
             if !counts.isEmpty { summary.statements[table.name] = counts }
         }
@@ -150,7 +152,7 @@ package struct DeltaWriter {
     private func statementsTable(_ table: MasterTable) -> String { "delta_statements_\(table.name)" }
 
     private func dropTables(_ db: Database) throws {
-        for table in MasterTable.all { try db.execute(sql: "DROP TABLE IF EXISTS temp.\(statementsTable(table))") }
+        for table in declared.tables { try db.execute(sql: "DROP TABLE IF EXISTS temp.\(statementsTable(table))") }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.delta_changes; DROP TABLE IF EXISTS temp.delta_new")
     }
 
@@ -246,7 +248,7 @@ package struct DeltaWriter {
     /// The values of the columns a phone of client schema `fromSchema` has just added, for every
     /// row that has one at `to` (not only the rows changed since its version: it had none of them).
     private func writeNewColumns(from fromSchema: Int, _ db: Database, _ sink: ByteSink) throws {
-        for table in MasterTable.all {
+        for table in declared.tables {
             let added = table.columns(clientSchema: toSchema).filter { $0.since > fromSchema }
             guard !added.isEmpty else { continue }
             let state = VersionedState(table: table, version: to, isNewest: to >= newest).select()

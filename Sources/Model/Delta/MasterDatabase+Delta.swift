@@ -56,7 +56,7 @@ extension MasterDatabase {
             let newest = try Self.dataVersion(db)
             let to = to ?? newest
             try DeltaWriter.checkVersions(from: from, to: to, newest: newest)
-            let writer = try DeltaWriter.prepare(db, froms: [from], to: to, newest: newest)
+            let writer = try DeltaWriter.prepare(db, declared, froms: [from], to: to, newest: newest)
             defer { try? writer.finish(db) }
             return try writer.write(db, from: from, gzip: gzip, transaction: transaction, into: destination)
         }

@@ -79,7 +79,7 @@ extension MasterDatabase {
     private func runImport(_ paths: [String], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?) throws -> ChangeReport {
         defer { Progress.finish() }
         var phases = PhaseLog()
-        let files = try ImportSource.files(from: paths)
+        let files = try ImportSource.files(from: paths, declared)
         phases.done("headers read")
         if let date = options.snapshotDate, !SnapshotDate.isCalendarDate(date) {
             throw ImportError.badSnapshotDate(date)
@@ -106,13 +106,13 @@ extension MasterDatabase {
         var phases = PhaseLog()
         return try write { db in
             let masterBefore = readingTheStateBeforeFirst ? try ImportChecks.MasterBefore.read(db, tables: files.map(\.table)) : nil
-            let version = try PendingVersion(db)
+            let version = try PendingVersion(db, declared)
             let compared = try Self.compare(files, options: options, into: version, phases: &phases, db)
             let merge = try Self.merge(compared.merged, options: options, commit: commit, into: version, db)
             if !compared.merged.isEmpty { phases.done("three-way merge") }
             // A first version's rules start now on a copy of the master, on another core, while
             // this connection writes the log; a failing import waits for them before it tells why.
-            let checkedAhead = try version.number == 1 && version.holdsEveryRowInTheMaster() ? FirstVersionCheck.start(db) : nil
+            let checkedAhead = try version.number == 1 && version.holdsEveryRowInTheMaster() ? FirstVersionCheck.start(db, declared) : nil
             defer { _ = try? checkedAhead?.wait() }
             phases.done("first version's copy made")
             let checks = ImportChecks(files: files, keyLines: compared.keyLines)
@@ -171,7 +171,7 @@ extension MasterDatabase {
     private static func merge(_ merged: [ThreeWayMerge.MergedTable], options: ImportOptions, commit: Bool, into version: PendingVersion,
                               _ db: Database) throws -> ThreeWayMerge.Outcome {
         guard !merged.isEmpty else { return ThreeWayMerge.Outcome() }
-        let merge = try ThreeWayMerge(version: version.number, tables: merged).run(decisions: options.decisions, db)
+        let merge = try ThreeWayMerge(version: version.number, tables: merged, declared: version.declared).run(decisions: options.decisions, db)
         if commit && (!merge.undecidedConflicts.isEmpty || !merge.undecidedAdoptions.isEmpty) {
             throw ImportError.undecided(conflicts: merge.undecidedConflicts, adoptions: merge.undecidedAdoptions)
         }

@@ -61,7 +61,7 @@ extension MasterDatabase {
     /// values (`東京: weight 13 → 2`), read from one state, one row at a time.
     public func forEachDescribedUpdate(_ filter: LogFilter = LogFilter(), _ body: (StoryEntry) throws -> Void) throws {
         try forEachUpdate(filter) { update, db in
-            try body(StoryEntry(update: update, change: try DescribedChange.reading(update, db)))
+            try body(StoryEntry(update: update, change: try DescribedChange.reading(update, declared, db)))
         }
     }
 

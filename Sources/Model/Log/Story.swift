@@ -42,11 +42,11 @@ extension MasterDatabase {
 extension DescribedChange {
     /// What one `updates` row changed: the columns, old → new, read from the history, and the
     /// row's name after the change; an INSERT lists the new row's non-NULL columns.
-    package static func reading(_ update: Update, _ db: Database) throws -> DescribedChange {
+    package static func reading(_ update: Update, _ declared: DeclaredSchema, _ db: Database) throws -> DescribedChange {
         if update.split != nil {
             return DescribedChange(table: update.subject.table, key: update.subject.key, kind: .duplicate, name: nil, fields: [])
         }
-        guard let table = MasterTable.named(update.tableName) else {
+        guard let table = declared.table(named: update.tableName) else {
             return DescribedChange(table: update.tableName, key: update.keyID, kind: update.type, name: nil, fields: [])
         }
         let before = update.type == .insert ? nil : try historyRow(table, key: update.keyID, validTo: update.userVersion, db)

@@ -16,28 +16,29 @@ import StationSupport
 /// order joined by `,`, each rendered as `quote(c)`, except text holding a NUL byte, which
 /// is `'nul-text:' || hex(CAST(c AS BLOB))`; lines end with `\n`.
 public enum ContentHash {
-    /// The content hash of a client database file, opened read-only.
-    public static func compute(ofFile path: String) throws -> String {
+    /// The content hash of a client database file, opened read-only, whose tables `declared` declares.
+    public static func compute(ofFile path: String, _ declared: DeclaredSchema) throws -> String {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
-        return try queue.read { try compute($0) }
+        return try queue.read { try compute($0, declared) }
     }
 
     /// The content hash of a client database open as `db`.
     ///
     /// - Parameters:
     ///   - db: a connection on which the client tables are in `schema`.
+    ///   - declared: the schema whose columns the client tables have (`DeclaredSchema.shipped`).
     ///   - schema: `main`, or the name the client database is attached as.
     ///   - clientSchema: whose columns are hashed; nil for the version the client
     ///     database records (`ClientSchema.recordedVersion`).
-    public static func compute(_ db: Database, schema: String = "main", clientSchema: Int? = nil) throws -> String {
+    public static func compute(_ db: Database, _ declared: DeclaredSchema, schema: String = "main", clientSchema: Int? = nil) throws -> String {
         let clientSchema = try clientSchema ?? ClientSchema.recordedVersion(db, schema: schema)
         do {
-            return try compute(db, schema: schema, clientSchema: clientSchema, renderedHere: true)
+            return try compute(db, declared, schema: schema, clientSchema: clientSchema, renderedHere: true)
         } catch is UnexpectedStorage {
-            return try compute(db, schema: schema, clientSchema: clientSchema, renderedHere: false)
+            return try compute(db, declared, schema: schema, clientSchema: clientSchema, renderedHere: false)
         }
     }
 
@@ -51,12 +52,12 @@ public enum ContentHash {
     /// go through SQLite's `quote()`, whose `%!.15g` and round-trip test are SQLite's own. At a
     /// million stations, `quote()` and the NUL test in SQL over ten million values kept one core
     /// busy for most of the release's index building.
-    private static func compute(_ db: Database, schema: String, clientSchema: Int, renderedHere: Bool) throws -> String {
+    private static func compute(_ db: Database, _ declared: DeclaredSchema, schema: String, clientSchema: Int, renderedHere: Bool) throws -> String {
         var hasher = SHA256()
         // The lines are hashed 64 KiB at a time: the digest is the same as line by line.
         var buffer: [UInt8] = []
         buffer.reserveCapacity(flushSize + 4096)
-        for table in MasterTable.all {
+        for table in declared.tables {
             buffer.append(contentsOf: "table:\(table.name)\n".utf8)
             let columns = table.columns(clientSchema: clientSchema)
             let stored: [StoredKind?] = columns.map { column in

@@ -52,7 +52,8 @@ struct ReleaseBuild {
         var phases = PhaseLog()
         try FileManager.default.createDirectory(atPath: building.path, withIntermediateDirectories: true)
         let abandoned = BuildAbandonment(), handOff = DeltaHandOff()
-        let rendering = DeltaRendering(published: published, building: building, spacing: spacing, abandoned: abandoned)
+        let rendering = DeltaRendering(published: published, building: building, spacing: spacing, abandoned: abandoned,
+                                       declared: master.declared)
         let state = try readOneState(rendering: rendering, handOff: handOff, abandoned: abandoned)
         // Nothing of this build outlives it, whatever fails from here.
         defer { _ = try? state.twin?.wait() }
@@ -89,9 +90,9 @@ struct ReleaseBuild {
     /// Step 1: in one read transaction, the version's checks, its client tables (into the scratch
     /// database attached), carry-over script and splits; the twin renders the deltas meanwhile.
     private func readOneState(rendering: DeltaRendering, handOff: DeltaHandOff, abandoned: BuildAbandonment) throws -> StateRead {
-        let requested = requested, building = building
+        let requested = requested, building = building, declared = master.declared
         return try master.readingOneState(attaching: scratchDatabase, alongside: { db -> TwinBuild in
-            try Self.buildOnTheTwin(db, requested: requested, building: building, rendering: rendering, handOff: handOff)
+            try Self.buildOnTheTwin(db, declared, requested: requested, building: building, rendering: rendering, handOff: handOff)
         }, handing: { db, twin in
             do {
                 return try read(db, twin: twin, rendering: rendering)
@@ -111,13 +112,13 @@ struct ReleaseBuild {
         var checkTally: CheckTally?
         if let checks, version > 0 {
             Progress.phase("checking version \(version)")
-            let outcome = try VersionChecks.releaseChecks(db, version: version, newest: newest, limits: checks)
+            let outcome = try VersionChecks.releaseChecks(db, master.declared, version: version, newest: newest, limits: checks)
             if !outcome.blocking.isEmpty { throw ReleaseError.checksFailed(version: version, outcome.blocking) }
             checkTally = outcome.tally
         }
         try FileManager.default.createDirectory(atPath: building.filePath("\(version)"), withIntermediateDirectories: true)
         Progress.phase("building the client database of version \(version)")
-        let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
+        let rows = try ReleaseDatabaseBuilder.fill(version: version, newest: newest, master.declared, db)
         let clientSchema = try ClientSchema.version(atData: version, db)
         try step(.clientTablesBuilt)
         // Without a twin (another writer held the master's lock a moment), the deltas are this connection's.
@@ -125,7 +126,7 @@ struct ReleaseBuild {
         return StateRead(
             version: version, rows: rows, clientSchema: clientSchema, carryOver: try Self.writeCarryOver(version, into: building, db),
             splits: try UpdateLog.splits(db, after: 0, through: version), checkTally: checkTally, ownDeltas: ownDeltas, twin: twin,
-            twinHashes: try twin != nil && Self.masterHoldsTheFilesValues(db, version: version, newest: newest))
+            twinHashes: try twin != nil && Self.masterHoldsTheFilesValues(db, master.declared, version: version, newest: newest))
     }
 
     /// Step 2: the client database moved into its version folder, indexed, hashed and gzipped on
@@ -139,11 +140,11 @@ struct ReleaseBuild {
         // Without the twin's, the hash reads a copy of the file's tables beside the indexes and
         // the gzip, which uses every core and hashes the file's bytes in the same read. The copy
         // stays outside the version folder, which is what gets published.
-        let hashing = state.twinHashes ? nil : try ReleaseDatabaseBuilder.hashInBackground(file, copyingTo: building.filePath("hashed.sqlite"))
+        let hashing = state.twinHashes ? nil : try ReleaseDatabaseBuilder.hashInBackground(file, master.declared, copyingTo: building.filePath("hashed.sqlite"))
         let deflating = DeflatingAhead(file: file, settings: .database)
         let compressed = Result {
             defer { _ = deflating.finish() }
-            try ReleaseDatabaseBuilder.complete(file, version: state.version, besideOtherWork: true)
+            try ReleaseDatabaseBuilder.complete(file, version: state.version, master.declared, besideOtherWork: true)
             return try ParallelGzip.compress(file: file, to: building.filePath(ReleaseLayout.databaseGzip(state.version)),
                                              deflatedAhead: deflating.finish())
         }
@@ -177,7 +178,7 @@ struct ReleaseBuild {
 extension ReleaseBuild {
     /// The twin's half of a build: the deltas, handed over as soon as they are written, then the
     /// content hash of the newest version, from the master's tables when they hold the file's values.
-    private static func buildOnTheTwin(_ db: Database, requested: Int?, building: ReleaseFolder, rendering: DeltaRendering,
+    private static func buildOnTheTwin(_ db: Database, _ declared: DeclaredSchema, requested: Int?, building: ReleaseFolder, rendering: DeltaRendering,
                                        handOff: DeltaHandOff) throws -> TwinBuild {
         let newest = try MasterDatabase.dataVersion(db)
         let version = requested ?? newest
@@ -192,8 +193,8 @@ extension ReleaseBuild {
         }
         // One core, SQLite rendering every row; the master's values are the file's when the master
         // declares the client's types.
-        let hash = try masterHoldsTheFilesValues(db, version: version, newest: newest)
-            ? ContentHash.compute(db, clientSchema: ClientSchema.version(atData: version, db)) : nil
+        let hash = try masterHoldsTheFilesValues(db, declared, version: version, newest: newest)
+            ? ContentHash.compute(db, declared, clientSchema: ClientSchema.version(atData: version, db)) : nil
         return TwinBuild(contentHash: hash)
     }
 
@@ -258,7 +259,7 @@ extension ReleaseBuild {
 
     /// Whether the master's tables hold the values of the client file of `version`, so that its
     /// content hash can be read from them: the newest version, with the client's types declared.
-    private static func masterHoldsTheFilesValues(_ db: Database, version: Int, newest: Int) throws -> Bool {
-        try version == newest && ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.version(atData: version, db))
+    private static func masterHoldsTheFilesValues(_ db: Database, _ declared: DeclaredSchema, version: Int, newest: Int) throws -> Bool {
+        try version == newest && ClientSchema.declaresTheMastersTypes(db, declared, clientSchema: ClientSchema.version(atData: version, db))
     }
 }

@@ -61,6 +61,7 @@ struct DeltaRendering: Sendable {
     let building: ReleaseFolder
     let spacing: Int
     let abandoned: BuildAbandonment
+    let declared: DeclaredSchema
 
     func render(_ db: Database, version: Int, newest: Int) throws -> RenderedDeltas {
         let published = (folder: published.folder, versions: try published.versions())
@@ -72,7 +73,7 @@ struct DeltaRendering: Sendable {
         func render(_ froms: [Int]) throws {
             guard !froms.isEmpty else { return }
             Progress.phase("rendering the deltas' statements")
-            let writer = try DeltaWriter.prepare(db, froms: froms, to: version, newest: newest)
+            let writer = try DeltaWriter.prepare(db, declared, froms: froms, to: version, newest: newest)
             Progress.phase("writing deltas", total: froms.count)
             for (index, from) in froms.enumerated() {
                 if abandoned.isAbandoned { throw CancellationError() }

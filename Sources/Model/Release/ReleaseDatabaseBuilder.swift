@@ -27,18 +27,19 @@ public struct BuiltDatabase: Sendable {
 /// carry-over script, the gzip and the manifest, then publishes the folder atomically):
 ///
 ///     let rows = try master.readingOneState(attaching: "building/4/stations.sqlite") { db in
-///         try ReleaseDatabaseBuilder.fill(version: 4, newest: 4, db)   // ["stations": 10_990, …]
+///         try ReleaseDatabaseBuilder.fill(version: 4, newest: 4, master.declared, db)   // ["stations": 10_990, …]
 ///     }
-///     try ReleaseDatabaseBuilder.complete("building/4/stations.sqlite", version: 4)
+///     try ReleaseDatabaseBuilder.complete("building/4/stations.sqlite", version: 4, master.declared)
 ///     // indexes built, `PRAGMA user_version = 4`, `client_schema` recorded
 package enum ReleaseDatabaseBuilder {
-    /// Fills schema `client` with the client tables of `version`; returns rows per table.
-    package static func fill(version: Int, newest: Int, _ db: Database) throws -> [String: Int] {
+    /// Fills schema `client` with the client tables of `version` as `declared` declares them;
+    /// returns rows per table.
+    package static func fill(version: Int, newest: Int, _ declared: DeclaredSchema, _ db: Database) throws -> [String: Int] {
         var phases = PhaseLog()
         var rows: [String: Int] = [:]
         let clientSchema = try ClientSchema.version(atData: version, db)
-        try ClientSchema.createTables(db, schema: "client", clientSchema: clientSchema)
-        for table in MasterTable.all {
+        try ClientSchema.createTables(db, declared, schema: "client", clientSchema: clientSchema)
+        for table in declared.tables {
             let state = VersionedState(table: table, version: version, isNewest: version >= newest)
             let columns = table.columns(clientSchema: clientSchema).map(\.name).joined(separator: ", ")
             try db.execute(sql: """
@@ -55,12 +56,12 @@ package enum ReleaseDatabaseBuilder {
     /// core. It reads a copy of the file, so that the indexes can be written meanwhile: the
     /// indexes and `user_version` change no row, so the copy's content is the finished file's.
     /// `scratch` is the copy's path, removed when the hash is done.
-    package static func hashInBackground(_ path: String, copyingTo scratch: String) throws -> BackgroundTask<String> {
+    package static func hashInBackground(_ path: String, _ declared: DeclaredSchema, copyingTo scratch: String) throws -> BackgroundTask<String> {
         try? FileManager.default.removeItem(atPath: scratch)
         try FileManager.default.copyItem(atPath: path, toPath: scratch)
         return BackgroundTask {
             defer { try? FileManager.default.removeItem(atPath: scratch) }
-            return try ContentHash.compute(ofFile: scratch)
+            return try ContentHash.compute(ofFile: scratch, declared)
         }
     }
 
@@ -70,7 +71,7 @@ package enum ReleaseDatabaseBuilder {
     /// `besideOtherWork`: the other cores are busy (a release deflates the tables' blocks and
     /// hashes meanwhile), so SQLite sorts on this thread alone: its helper threads would take
     /// turns with that work and add merging of their own, the same index bytes for more CPU.
-    package static func complete(_ path: String, version: Int, besideOtherWork: Bool = false) throws {
+    package static func complete(_ path: String, version: Int, _ declared: DeclaredSchema, besideOtherWork: Bool = false) throws {
         var phases = PhaseLog()
         let queue = try DatabaseQueue(path: path, configuration: MasterDatabase.configuration(label: "client"))
         defer { try? queue.close() }
@@ -79,7 +80,7 @@ package enum ReleaseDatabaseBuilder {
             try db.execute(sql: "PRAGMA journal_mode = OFF")
             if besideOtherWork { try db.execute(sql: "PRAGMA threads = 0") }
             try db.inTransaction {
-                for index in ClientSchema.indexes(clientSchema: try ClientSchema.recordedVersion(db)) { try db.execute(sql: index) }
+                for index in ClientSchema.indexes(declared, clientSchema: try ClientSchema.recordedVersion(db)) { try db.execute(sql: index) }
                 try db.execute(sql: "PRAGMA user_version = \(version)")
                 return .commit
             }
@@ -96,9 +97,9 @@ extension MasterDatabase {
         let rows = try readingOneState(attaching: path) { db in
             let newest = try Self.dataVersion(db)
             guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
-            return try ReleaseDatabaseBuilder.fill(version: version, newest: newest, db)
+            return try ReleaseDatabaseBuilder.fill(version: version, newest: newest, declared, db)
         }
-        try ReleaseDatabaseBuilder.complete(path, version: version)
-        return BuiltDatabase(rows: rows, contentHash: try ContentHash.compute(ofFile: path))
+        try ReleaseDatabaseBuilder.complete(path, version: version, declared)
+        return BuiltDatabase(rows: rows, contentHash: try ContentHash.compute(ofFile: path, declared))
     }
 }

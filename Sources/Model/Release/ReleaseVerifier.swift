@@ -49,7 +49,7 @@ package struct ReleaseVerifier {
         // On the other core while the paths below run (SQLite reading every row, beside the
         // copies, the inflating and sqlite3's carry-overs): told first all the same.
         let databasePath = folder.filePath(released.database.path)
-        let targetHash = BackgroundTask { try ContentHash.compute(ofFile: databasePath) }
+        let targetHash = BackgroundTask { [declared = master.declared] in try ContentHash.compute(ofFile: databasePath, declared) }
         defer { _ = try? targetHash.wait() }
         // What a phone that downloads the database gets: it must be the bundled file, byte for byte.
         let downloaded = path("downloaded-\(version).sqlite")
@@ -241,7 +241,7 @@ package struct ReleaseVerifier {
                 report.failures.append("\(name): the schema differs from version \(delta.to)'s database (\(differences))")
                 return
             }
-            let hash = try ContentHash.compute(db)
+            let hash = try ContentHash.compute(db, master.declared)
             if hash != target.contentHash {
                 report.failures.append("\(name): content hash \(hash) differs from version \(delta.to)'s \(target.contentHash)")
             }

@@ -12,9 +12,11 @@ import StationWeights
 package struct ReviewReader {
     package let version: Int
     package let newest: Int
+    /// The tables whose columns the changes are read with.
+    package let declared: DeclaredSchema
 
     func state(_ table: MasterTable, version: Int, keys: String? = nil) -> String {
-        "(\(VersionedState(table: table, version: version, isNewest: version == newest).select(restrictedTo: keys)))"
+        "(\(VersionedState(table: declared[table], version: version, isNewest: version == newest).select(restrictedTo: keys)))"
     }
 
     package func network(_ db: Database, limit: Int) throws -> NetworkDrawing {
@@ -66,7 +68,7 @@ package struct ReviewReader {
     package func changes(_ db: Database, counts: [String: [String: Int]], limits: ReviewLimits) throws -> ReviewChanges {
         let describer = try ReviewChangeWords(reader: self, db)
         var gathering = ChangeGathering(limits: limits)
-        for (tableIndex, table) in MasterTable.all.enumerated() {
+        for (tableIndex, table) in declared.tables.enumerated() {
             for kind in Update.Kind.allCases where kind != .duplicate {
                 let count = counts[table.name]?[kind.rawValue] ?? 0
                 guard count > 0 else { continue }
@@ -164,7 +166,7 @@ package struct ReviewReader {
     /// runs around it, so that the page's sizes are the published files'.
     package func deltas(_ db: Database) throws -> [ReviewDelta] {
         guard version > 1 else { return [] }
-        let writer = try DeltaWriter.prepare(db, froms: Array(1..<version), to: version, newest: newest)
+        let writer = try DeltaWriter.prepare(db, declared, froms: Array(1..<version), to: version, newest: newest)
         defer { try? writer.finish(db) }
         return try (1..<version).map { from in
             let written = try writer.write(db, from: from, gzip: false, transaction: false, into: .stream(TeeSink([])))

@@ -153,9 +153,9 @@ extension MasterDatabase {
             let newest = try Self.dataVersion(db)
             let version = requested ?? newest
             guard newest > 0, version == newest else { return nil }
-            let network = try ReviewReader(version: version, newest: newest).network(db, limit: limits.networkSegments)
+            let network = try ReviewReader(version: version, newest: newest, declared: self.declared).network(db, limit: limits.networkSegments)
             guard try version == 1 || RecordedFindings.isRecordedBefore(version - 1, db) else { return TwinReading(findings: nil, network: network) }
-            let findings = try Self.reviewFindings(db, version: version, newest: newest, limits: limits) { checks.next() }
+            let findings = try Self.reviewFindings(db, self.declared, version: version, newest: newest, limits: limits) { checks.next() }
             return TwinReading(findings: findings, network: network)
         }, handing: { db, twin in
             let newest = try Self.dataVersion(db)
@@ -163,7 +163,7 @@ extension MasterDatabase {
             let version = requested ?? newest
             guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
             let summary = try VersionSummary.all(db, only: version).first!
-            let reader = ReviewReader(version: version, newest: newest)
+            let reader = ReviewReader(version: version, newest: newest, declared: declared)
             let overview = try reader.changes(db, counts: summary.counts, limits: limits)
             let suggestions = try SplitFinder.suggest(db, version: version)
             let merge = try ReviewMerge.read(version: version, memo: summary.memo, db)
@@ -172,7 +172,7 @@ extension MasterDatabase {
             let deltas = try reader.deltas(db)
             // With a twin at work on the rules, the passes it has not taken yet one at a time;
             // alone, all of them in one pass (an older version's state is rebuilt for each).
-            var findings = try Self.reviewFindings(db, version: version, newest: newest, limits: limits,
+            var findings = try Self.reviewFindings(db, declared, version: version, newest: newest, limits: limits,
                                                    nextPass: twin == nil || version != newest ? { checks.rest() } : { checks.next() })
             let twinReading = try twin?.wait()
             let network = try twinReading?.network ?? reader.network(db, limit: limits.networkSegments)
@@ -180,7 +180,7 @@ extension MasterDatabase {
                 findings.merge(twinFindings)
             } else {
                 // The twin checked nothing: whatever it left untaken is this connection's.
-                findings.merge(try Self.reviewFindings(db, version: version, newest: newest, limits: limits) { checks.rest() })
+                findings.merge(try Self.reviewFindings(db, declared, version: version, newest: newest, limits: limits) { checks.rest() })
             }
             let (introduced, inherited) = findings.joined(limits: limits)
             return ReviewReport(
@@ -207,7 +207,7 @@ extension MasterDatabase {
     /// stream from the rules, told into those it brought and those the version before had: for
     /// the newest version, as the import recorded them; else gathered in a temp table first,
     /// from the version before rebuilt.
-    private static func reviewFindings(_ db: Database, version: Int, newest: Int, limits: ReviewLimits,
+    private static func reviewFindings(_ db: Database, _ declared: DeclaredSchema, version: Int, newest: Int, limits: ReviewLimits,
                                        nextPass: () -> Set<CheckRule>?) throws -> ReviewFindingParts {
         guard var pass = nextPass() else { return ReviewFindingParts() }
         let waived = try Waivers.identities(db)
@@ -216,12 +216,12 @@ extension MasterDatabase {
             before = try FindingIdentityTable.recordedBefore(db)
         } else {
             before = version > 1
-                ? try FindingIdentityTable.gathered(db, name: "review_findings_before", from: DataChecker(version: version - 1, newest: newest, limits: CheckLimits()))
+                ? try FindingIdentityTable.gathered(db, name: "review_findings_before", from: DataChecker(version: version - 1, newest: newest, limits: CheckLimits(), declared))
                 : nil
         }
         defer { try? before?.drop() }
         var parts = ReviewFindingParts()
-        let checker = DataChecker(version: version, newest: newest, limits: CheckLimits())
+        let checker = DataChecker(version: version, newest: newest, limits: CheckLimits(), declared)
         while true {
             try checker.forEachFinding(db, rules: pass) { row, message in
                 let isWaived = Waivers.accept(row, among: waived)

@@ -31,9 +31,9 @@ public enum ClientSchema {
 
     /// Indexes for what the apps ask (DOMAIN.md): map pins inside bounds by weight, then
     /// distance; lists by operator, line, prefecture, reading and visit date; then those the
-    /// client schema changes up to `clientSchema` added.
-    package static func indexes(schema: String = "main", clientSchema: Int = current) -> [String] {
-        (indexDefinitions + changes.filter { $0.version <= clientSchema }.flatMap(\.indexes))
+    /// client schema changes of `declared` up to `clientSchema` added.
+    package static func indexes(_ declared: DeclaredSchema, schema: String = "main", clientSchema: Int) -> [String] {
+        (indexDefinitions + declared.changes.filter { $0.version <= clientSchema }.flatMap(\.indexes))
             .map { $0.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX \(schema).") }
     }
 
@@ -49,7 +49,9 @@ public enum ClientSchema {
         "CREATE INDEX completions_by_date ON completions (date)",
     ]
 
-    package static func createTable(_ table: MasterTable, schema: String = "main", clientSchema: Int = current) -> String {
+    /// `table`'s client table at client schema `clientSchema`: pass the table of the schema
+    /// that declares its columns (`DeclaredSchema`).
+    package static func createTable(_ table: MasterTable, schema: String = "main", clientSchema: Int) -> String {
         let single = table.keyColumns.count == 1
         let columns = table.columns(clientSchema: clientSchema).map { column -> String in
             single && column.name == table.keyColumns[0] ? "\(column.name) \(column.sqlType) PRIMARY KEY" : columnDefinition(column)
@@ -62,8 +64,8 @@ public enum ClientSchema {
     /// type its client file declares (`createTable`), so that a value copied from one to the
     /// other is stored unchanged (same affinity). Read from the master alone: a connection
     /// without the client file attached (a release's twin) asks it too.
-    package static func declaresTheMastersTypes(_ db: Database, clientSchema: Int) throws -> Bool {
-        for table in MasterTable.all {
+    package static func declaresTheMastersTypes(_ db: Database, _ declared: DeclaredSchema, clientSchema: Int) throws -> Bool {
+        for table in declared.tables {
             let declared = Dictionary(uniqueKeysWithValues: try Row.fetchAll(
                 db, sql: "SELECT name, upper(type) FROM pragma_table_info(?, 'main')", arguments: [table.name]
             ).map { ($0[0] as String, $0[1] as String) })
@@ -84,15 +86,15 @@ public enum ClientSchema {
 
     /// What brings a client database from client schema `from` up to `to`: the added columns,
     /// then their indexes, then the recorded version. SQLite 3.16 runs them in a transaction.
-    package static func upgrade(from: Int, to: Int) -> String {
-        let steps = changes.filter { $0.version > from && $0.version <= to }
+    package static func upgrade(_ declared: DeclaredSchema, from: Int, to: Int) -> String {
+        let steps = declared.changes.filter { $0.version > from && $0.version <= to }
         return steps.flatMap { change in change.columns.map { "ALTER TABLE \($0.table) ADD COLUMN \(columnDefinition($0.column));\n" } }.joined()
             + steps.flatMap(\.indexes).map { $0 + ";\n" }.joined()
             + recordSchemaVersion(to) + "\n"
     }
 
-    package static func createTables(_ db: Database, schema: String = "main", clientSchema: Int = current) throws {
-        for table in MasterTable.all { try db.execute(sql: createTable(table, schema: schema, clientSchema: clientSchema)) }
+    package static func createTables(_ db: Database, _ declared: DeclaredSchema, schema: String = "main", clientSchema: Int) throws {
+        for table in declared.tables { try db.execute(sql: createTable(table, schema: schema, clientSchema: clientSchema)) }
         try db.execute(sql: completionsTable.replacingOccurrences(of: "CREATE TABLE ", with: "CREATE TABLE \(schema)."))
         try db.execute(sql: recordSchemaVersion(clientSchema, schema: schema))
     }

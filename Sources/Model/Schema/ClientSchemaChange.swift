@@ -12,9 +12,10 @@ import GRDB
 ///         columns: [(.stations, MasterTable.Column("station_name_en", .text, inCSV: false, limit: .name, since: 2))],
 ///         indexes: ["CREATE INDEX stations_by_english_name ON stations (station_name_en)"])
 ///
-/// Appended to `ClientSchema.shipped`, it adds the column to `stations` and `stations_history`
-/// in every master on its next write; the next version committed is the first whose release
-/// has the column, and a delta from any older version begins with
+/// Appended to `ClientSchema.shipped` (so to `DeclaredSchema.shipped`), it adds the column to
+/// `stations` and `stations_history` in every master on its next write; the next version
+/// committed is the first whose release has the column, and a delta from any older version
+/// begins with
 ///
 ///     ALTER TABLE stations ADD COLUMN station_name_en TEXT;
 ///     CREATE INDEX stations_by_english_name ON stations (station_name_en);
@@ -73,15 +74,6 @@ extension ClientSchema {
     /// The client schema changes of this code, oldest first. None yet: the first client schema
     /// is the tables as `MasterTable` declares them. Add one to add a column (docs/clients.md).
     package static let shipped: [ClientSchemaChange] = []
-
-    /// A test's own changes (a test-only column), for the task that sets them; `BackgroundTask`
-    /// carries them to the thread it starts. Not in the library's public API.
-    @TaskLocal package static var testChanges: [ClientSchemaChange] = []
-
-    package static var changes: [ClientSchemaChange] { shipped + testChanges }
-
-    /// The client schema version this code builds: 1 plus one per change.
-    public static var current: Int { changes.last?.version ?? 1 }
 
     /// The client schema phones have at data `version`: the newest change recorded before it.
     package static func version(atData version: Int, _ db: Database) throws -> Int {

@@ -37,9 +37,11 @@ public struct DescribedChange: Codable, Sendable, Equatable {
         try container.encode(typedFields, forKey: .fields)
     }
 
-    /// The fields as JSON gives them: numbers for codes and coordinates (`e_status` 2, not "2").
+    /// The fields as JSON gives them: numbers for codes and coordinates (`e_status` 2, not "2"),
+    /// by the kinds the shipped schema declares (`Encodable` takes no schema; a column only a
+    /// test declares is given as text).
     package var typedFields: [some Encodable] {
-        let columns = MasterTable.named(table)
+        let columns = DeclaredSchema.shipped.table(named: table)
         return fields.map { TypedFieldChange(change: $0, kind: columns?.column(named: $0.column)?.kind) }
     }
 

@@ -18,6 +18,9 @@ public final class MasterDatabase: Sendable {
     public let path: String
     /// Who commits the versions written through this handle (kept in the master, never published).
     public let author: String?
+    /// The tables and client schema changes this handle reads and writes by: `.shipped`, or a
+    /// test's own.
+    public let declared: DeclaredSchema
     package let queue: DatabaseQueue
     /// Set when migrations are pending (a master made before stamps existed is recognised
     /// by its migration ids): the first write runs them, the stamp among them.
@@ -27,9 +30,10 @@ public final class MasterDatabase: Sendable {
     /// Set while `withRollbackJournal` runs: `write` leaves the journal as it is then.
     let holdsRollbackJournal = Mutex(false)
 
-    private init(path: String, queue: DatabaseQueue, needsStamp: Bool, author: String?) {
+    private init(path: String, queue: DatabaseQueue, needsStamp: Bool, author: String?, declared: DeclaredSchema) {
         self.path = path
         self.author = author
+        self.declared = declared
         self.queue = queue
         self.needsStamp = needsStamp
     }
@@ -37,7 +41,7 @@ public final class MasterDatabase: Sendable {
     /// Creates an empty master database (version 0) at `path`, stamped with a new lineage.
     ///
     /// - Throws: `MasterDatabaseError.alreadyExists` rather than overwrite a file.
-    public static func create(at path: String, author: String? = nil) throws -> MasterDatabase {
+    public static func create(at path: String, author: String? = nil, declared: DeclaredSchema = .shipped) throws -> MasterDatabase {
         if FileManager.default.fileExists(atPath: path) { throw MasterDatabaseError.alreadyExists(path) }
         try MasterFileChecks.requireWritableFolder(of: path, for: path)
         let temporary = AtomicFile.temporaryPath(for: path)
@@ -46,12 +50,12 @@ public final class MasterDatabase: Sendable {
         }
         try MasterDatabaseError.translating(path) {
             let queue = try DatabaseQueue(path: temporary, configuration: configuration())
-            try MasterSchema.migrator.migrate(queue)
+            try MasterSchema.migrator(declared).migrate(queue)
             try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
             try queue.close()
         }
         try AtomicFile.moveIntoPlace(temporary, path, replacing: false)
-        return try open(at: path, author: author)
+        return try open(at: path, author: author, declared: declared)
     }
 
     /// Opens an existing master database; writes nothing.
@@ -60,16 +64,19 @@ public final class MasterDatabase: Sendable {
     ///   - path: the master's file, as `init` made it.
     ///   - busyTimeout: how long to wait for another process's write to finish.
     ///   - author: who commits the versions written through this handle.
+    ///   - declared: the schema this code declares; a master of an older one is migrated on
+    ///     the first write.
     /// - Throws: `MasterDatabaseError.notAMaster` for any file that is not a master database
     ///   (another application's SQLite file, a client's `stations.sqlite`, an empty file),
     ///   `.isAFolder`, `.missing`.
-    public static func open(at path: String, busyTimeout: TimeInterval = busyTimeout, author: String? = nil) throws -> MasterDatabase {
+    public static func open(at path: String, busyTimeout: TimeInterval = busyTimeout, author: String? = nil,
+                            declared: DeclaredSchema = .shipped) throws -> MasterDatabase {
         try MasterFileChecks.requireRegularFile(path)
         guard MasterStamp.hasSQLiteHeader(path) else { throw MasterDatabaseError.notAMaster(path) }
         return try MasterDatabaseError.translating(path) {
             let queue = try DatabaseQueue(path: path, configuration: configuration(busyTimeout: busyTimeout))
-            switch try queue.read(MasterStamp.recognise) {
-            case .master(let isUpToDate): return MasterDatabase(path: path, queue: queue, needsStamp: !isUpToDate, author: author)
+            switch try queue.read({ try MasterStamp.recognise($0, declared) }) {
+            case .master(let isUpToDate): return MasterDatabase(path: path, queue: queue, needsStamp: !isUpToDate, author: author, declared: declared)
             case .foreign:
                 try queue.close()
                 throw MasterDatabaseError.notAMaster(path)
@@ -192,7 +199,7 @@ public final class MasterDatabase: Sendable {
     package func stamp() throws {
         try MasterFileChecks.requireWritable(path)
         try MasterDatabaseError.translating(path) {
-            try MasterSchema.migrator.migrate(queue)
+            try MasterSchema.migrator(declared).migrate(queue)
             try queue.writeWithoutTransaction { db in
                 if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
                     try db.execute(sql: "PRAGMA journal_mode = WAL")

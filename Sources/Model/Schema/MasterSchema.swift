@@ -7,13 +7,13 @@ import GRDB
 /// state with the version that superseded it (`valid_to`), so that any past version
 /// can be rebuilt (see `VersionedState`).
 public enum MasterSchema {
-    /// Every migration of the master, oldest first; each is frozen once shipped.
-    public static var migrator: DatabaseMigrator {
+    /// Every migration of the master under `declared`, oldest first; each is frozen once shipped.
+    public static func migrator(_ declared: DeclaredSchema) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         for (identifier, migrate) in frozenMigrations {
             migrator.registerMigration(identifier, migrate: migrate)
         }
-        for change in ClientSchema.changes {
+        for change in declared.changes {
             migrator.registerMigration(change.id) { db in try change.migrate(db) }
         }
         return migrator

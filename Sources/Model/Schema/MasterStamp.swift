@@ -27,10 +27,10 @@ package enum MasterStamp {
         return header == Data("SQLite format 3\u{0}".utf8)
     }
 
-    package static func recognise(_ db: Database) throws -> Recognition {
+    package static func recognise(_ db: Database, _ declared: DeclaredSchema) throws -> Recognition {
         let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         if applicationID == Self.applicationID {
-            return .master(isUpToDate: try MasterSchema.migrator.hasCompletedMigrations(db))
+            return .master(isUpToDate: try MasterSchema.migrator(declared).hasCompletedMigrations(db))
         }
         guard applicationID == 0, try db.tableExists("grdb_migrations"), try db.tableExists("updates") else { return .foreign }
         let migrations = try Set(String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"))

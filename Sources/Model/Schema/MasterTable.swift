@@ -115,8 +115,10 @@ public struct MasterTable: Sendable, Hashable {
 
     /// The table's name in the master and on phones.
     public let name: String
-    /// The columns of the first client schema; later ones come from `ClientSchemaChange`s.
-    private let declaredColumns: [Column]
+    /// Every column: those of the first client schema, then those its `ClientSchemaChange`s
+    /// added, in the order they came. The static tables (`MasterTable.stations`) are client
+    /// schema 1's, and name a table; a `DeclaredSchema` gives its columns under the changes.
+    public let columns: [Column]
     /// The primary key's columns, in order.
     public let keyColumns: [String]
     /// `true` for companies, lines and stations: a missing row is closed (`e_status = 2`),
@@ -139,23 +141,28 @@ public struct MasterTable: Sendable, Hashable {
     /// import's diff, curated changes, the change report and the review page apply.
     public static func isSameCoordinate(_ a: Double, _ b: Double) -> Bool { abs(a - b) < coordinateTolerance }
 
-    /// Every column, those the client schema changes added last, in the order they came.
-    public var columns: [Column] {
-        let changes = ClientSchema.changes
-        if changes.isEmpty { return declaredColumns }
-        return declaredColumns + changes.flatMap { change in change.columns.filter { $0.table == name }.map(\.column) }
-    }
-
     /// The columns phones have at client schema `version`.
     public func columns(clientSchema version: Int) -> [Column] { columns.filter { $0.since <= version } }
 
     package init(name: String, columns: [Column], keyColumns: [String], closesByStatus: Bool, headerAliases: [String: String]) {
         self.name = name
-        self.declaredColumns = columns
+        self.columns = columns
         self.keyColumns = keyColumns
         self.closesByStatus = closesByStatus
         self.headerAliases = headerAliases
     }
+
+    /// This table with `added` columns after its own.
+    package func adding(_ added: [Column]) -> MasterTable {
+        added.isEmpty ? self : MasterTable(name: name, columns: columns + added, keyColumns: keyColumns,
+                                           closesByStatus: closesByStatus, headerAliases: headerAliases)
+    }
+
+    /// A table is its name: the same table under two declared schemas (one with a column
+    /// added) is one table, as in the master, whose migration adds the column in place.
+    public static func == (a: MasterTable, b: MasterTable) -> Bool { a.name == b.name }
+    /// By the name alone, as `==` compares.
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     /// The columns that are not part of the key.
     public var nonKeyColumns: [Column] { columns.filter { !keyColumns.contains($0.name) } }

@@ -11,7 +11,7 @@ extension SnapshotSynthesizer {
     @discardableResult
     public static func next(of base: String, changePercent percent: Double, seed: UInt64, into folder: String) throws -> SynthSummary {
         try prepareEmptyFolder(folder)
-        let files = try ImportSource.files(from: [base])
+        let files = try ImportSource.files(from: [base], .shipped)
         // New stations count up from the largest code of the base, so that chained next
         // snapshots never reuse a code (an offset from the old code did, two generations on).
         var changes = NextSnapshotChanges(seed: seed, threshold: UInt64(percent * 100), nextNewStation: try largestStationCode(in: files) + 1)

@@ -15,7 +15,7 @@ import StationSupport
 /// history and one `updates` row per changed key into the log, and `report` counts and
 /// describes what the version changes. For example, an import is
 ///
-///     let version = try PendingVersion(db)
+///     let version = try PendingVersion(db, master.declared)
 ///     for file in files { _ = try version.stage(file) }
 ///     try version.write(memo: nil, author: "kato")
 ///     let report = try version.report(tables: files.map(\.table), describeLimit: 20, committing: true)
@@ -24,12 +24,15 @@ import StationSupport
 package struct PendingVersion {
     /// The data version this becomes: the master's newest plus one.
     package let number: Int
+    /// The tables whose columns every row is staged and written with.
+    package let declared: DeclaredSchema
     private let db: Database
 
-    package init(_ db: Database) throws {
+    package init(_ db: Database, _ declared: DeclaredSchema) throws {
         self.db = db
+        self.declared = declared
         number = try MasterDatabase.dataVersion(db) + 1
-        try StagingTables.create(db)
+        try StagingTables.create(db, declared)
     }
 
     // MARK: Staging
@@ -126,6 +129,7 @@ package struct PendingVersion {
     /// Stages a curated table: `rows` are whole new states (what equals the stored row stages
     /// nothing), `removals` keys of rows to remove; rows the batch does not name stay.
     package func stage(rows: [[DatabaseValue]], removals: [[DatabaseValue]], of table: MasterTable) throws {
+        let table = declared[table]
         let columns = table.columnNames.joined(separator: ", ")
         try StagingTables.createImportTable(table, db)
         let insert = try db.makeStatement(sql: """
@@ -182,7 +186,7 @@ package struct PendingVersion {
     ///   files, `recordUpstream`); the base of every other imported table keeps what this version
     ///   overwrites.
     package func write(memo: String?, author: String?, settingUpstreamOf upstreamTables: Set<MasterTable> = []) throws {
-        try VersionWriter(version: number, memo: memo, author: author, upstreamTables: upstreamTables).write(db)
+        try VersionWriter(version: number, memo: memo, author: author, upstreamTables: upstreamTables, declared: declared).write(db)
         try SplitRules.checkNewStationsExist(try stagedSplits(), db)
     }
 
@@ -235,7 +239,9 @@ package struct PendingVersion {
         let splits = try stagedSplits().map {
             DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
         }
-        let counted = splits.isEmpty || tables.contains(.stations) ? tables : tables + [.stations]
+        // Described with every column of the schema the version is written under.
+        let tables = tables.map { declared[$0] }
+        let counted = splits.isEmpty || tables.contains(.stations) ? tables : tables + [declared.stations]
         var phases = PhaseLog()
         let describer = ChangeDescriber(version: number)
         let counts = try describer.counts(db, tables: counted)
@@ -255,7 +261,7 @@ package struct PendingVersion {
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
         if total > 0 {
-            report.setFindings(try VersionChecks.introducedFindings(db, version: number, touchingBefore: touchingBefore, checkedAhead: checkedAhead))
+            report.setFindings(try VersionChecks.introducedFindings(db, declared, version: number, touchingBefore: touchingBefore, checkedAhead: checkedAhead))
         }
         phases.done("findings introduced")
         try StagingTables.drop(db)

@@ -20,9 +20,9 @@ package enum StagingTables {
 
     /// The staged tables, empty. The import tables only curated changes fill are made when
     /// they are (`createImportTable`): each table created costs an import a schema reload.
-    package static func create(_ db: Database) throws {
+    package static func create(_ db: Database, _ declared: DeclaredSchema) throws {
         try dropLoadedViews(db)
-        for table in MasterTable.all {
+        for table in declared.tables {
             try db.execute(sql: """
                 DROP TABLE IF EXISTS \(importTable(table));
                 DROP TABLE IF EXISTS \(stagedTable(table));

@@ -34,10 +34,13 @@ package struct ThreeWayMerge {
 
     package let version: Int
     package let tables: [MergedTable]
+    /// The tables whose columns rows are merged and copied with.
+    package let declared: DeclaredSchema
 
-    package init(version: Int, tables: [MergedTable]) {
+    package init(version: Int, tables: [MergedTable], declared: DeclaredSchema) {
         self.version = version
         self.tables = tables
+        self.declared = declared
     }
 
     /// What the merge found: every conflict and adoption, decided or not.
@@ -272,7 +275,7 @@ package struct ThreeWayMerge {
         guard !adopted.isEmpty else { return }
         let events = Set(outcome.adoptions.filter { $0.adopted == true }.compactMap(\.version))
         let eventDate = try Self.closingDate(ofEvents: events, db)
-        for table in [MasterTable.companies, .lines, .stations] {
+        for table in [declared.companies, declared.lines, declared.stations] {
             // A provisional station closes on the day upstream's opens, when upstream gives a
             // date; else on the day its event closed other stations (the plan's `close … date`).
             let columns = table.columns.map { column -> String in
@@ -295,7 +298,7 @@ package struct ThreeWayMerge {
                   AND p.\(table.keyColumns[0]) IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = '\(table.name)')
                 """)
         }
-        let connections = MasterTable.connections
+        let connections = declared.connections
         try db.execute(sql: """
             INSERT OR IGNORE INTO \(StagingTables.stagedTable(connections)) (kind, source_line, \(connections.columnNames.joined(separator: ", ")))
             SELECT 'DELETE', NULL, \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")) FROM main.connections c
@@ -307,14 +310,14 @@ package struct ThreeWayMerge {
         try closeSupersededConnections(ofEvents: events, &outcome, db)
         for row in adopted {
             let (table, provisional, upstream): (String, Int64, Int64) = (row[0], row[1], row[2])
-            if let master = MasterTable.named(table) { outcome.adoptionTables.insert(master) }
+            if let master = declared.table(named: table) { outcome.adoptionTables.insert(master) }
             outcome.notes.append(MergeNote(version: version, table: table, key: String(provisional), column: master(table)?.keyColumns[0] ?? "",
                                            outcome: .adopted, base: .null, ours: .integer(provisional), theirs: .integer(upstream), oursVersion: nil))
             if table == MasterTable.stations.name { outcome.splits.append((provisional, upstream)) }
         }
     }
 
-    private func master(_ name: String) -> MasterTable? { MasterTable.named(name) }
+    private func master(_ name: String) -> MasterTable? { declared.table(named: name) }
 
     /// Where upstream now describes a line anew (the file brings connections of it that its last
     /// file lacked), the connections the adopted event added to that line and the file lacks are
@@ -322,7 +325,7 @@ package struct ThreeWayMerge {
     /// plan connected directly): each is removed, with an `adopted` note naming the line.
     private func closeSupersededConnections(ofEvents events: Set<Int>, _ outcome: inout Outcome, _ db: Database) throws {
         guard !events.isEmpty else { return }
-        let connections = MasterTable.connections
+        let connections = declared.connections
         let superseded = try Row.fetchAll(db, sql: """
             SELECT \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")), \(connections.keyText(alias: "c")) AS key_id
             FROM main.\(connections.upstreamTable) o CROSS JOIN main.connections c ON \(connections.keyJoin("c", "o"))

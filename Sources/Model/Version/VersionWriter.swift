@@ -17,9 +17,13 @@ package struct VersionWriter {
     package let date: String
     /// The tables whose upstream base the version sets itself (an import's files).
     package let upstreamTables: Set<MasterTable>
+    /// The tables whose columns the rows are written with.
+    package let declared: DeclaredSchema
 
-    package init(version: Int, memo: String?, author: String?, date: Date = Date(), upstreamTables: Set<MasterTable> = []) {
+    package init(version: Int, memo: String?, author: String?, date: Date = Date(), upstreamTables: Set<MasterTable> = [],
+                 declared: DeclaredSchema) {
         self.version = version
+        self.declared = declared
         self.memo = memo
         self.author = author
         self.date = UTCTimestamp.text(date)
@@ -32,7 +36,7 @@ package struct VersionWriter {
             "INSERT INTO versions (version, committed_at, author, memo) VALUES (?, ?, ?, ?)", [version, date, author, memo], db)
         let loaded = try StagingTables.loadedTables(db)
         let imported = Set(try String.fetchAll(db, sql: "SELECT DISTINCT table_name FROM upstream_imports"))
-        for table in MasterTable.all {
+        for table in declared.tables {
             if imported.contains(table.name) && !upstreamTables.contains(table) { try keepUpstreamBase(table, db) }
             try write(table, loaded: loaded.contains(table), db)
         }

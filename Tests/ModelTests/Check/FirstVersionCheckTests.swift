@@ -19,7 +19,7 @@ import Testing
             // Uncommitted, so no other connection of the master sees them; the copy must.
             try db.execute(sql: "UPDATE stations SET lat = 60.5 WHERE station_cd = 1120101")
             try db.execute(sql: "UPDATE stations SET open_ymd = '2001-01-01', close_ymd = '1999-01-01' WHERE station_cd = 1120102")
-            let check = try #require(try FirstVersionCheck.start(db))
+            let check = try #require(try FirstVersionCheck.start(db, database.declared))
             return (try check.wait(), false)
         }
         var found: [String] = []

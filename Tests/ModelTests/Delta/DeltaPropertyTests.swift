@@ -81,12 +81,13 @@ import Testing
         }
         try commitUntil(min(schemaChange, versions))
         let changes = schemaChange <= versions ? [ClientSchemaChangeTests.stationNameEN] : []
-        try ClientSchema.$testChanges.withValue(changes) {
+        do {
             if !changes.isEmpty {
                 // The binary with the change opens the master: its next write migrates it.
-                database = try MasterDatabase.open(at: path)
-                history.state = RandomHistory.withCurrentColumns(history.state)
-                snapshots = snapshots.mapValues(RandomHistory.withCurrentColumns)
+                database = try MasterDatabase.open(at: path, declared: .shipped(plus: changes))
+                history.declared = database.declared
+                history.state = history.withCurrentColumns(history.state)
+                snapshots = snapshots.mapValues(history.withCurrentColumns)
             }
             try commitUntil(versions)
             try checkReleases(seed: seed, database, snapshots, schemaChange: schemaChange, scratch)
@@ -97,7 +98,7 @@ import Testing
     private func checkReleases(seed: UInt64, _ database: MasterDatabase, _ snapshots: [Int: RandomHistory.State],
                                schemaChange: Int, _ scratch: Scratch) throws {
         func expectedHash(_ version: Int) throws -> String {
-            try RandomHistory.contentHash(of: snapshots[version]!, clientSchema: version >= schemaChange ? 2 : 1)
+            try RandomHistory.contentHash(of: snapshots[version]!, database.declared, clientSchema: version >= schemaChange ? 2 : 1)
         }
         let newest = try database.dataVersion()
         #expect(newest == snapshots.count - 1)
@@ -132,7 +133,7 @@ import Testing
             let phone = try scratch.phone(from: scratch.path("v\(from).sqlite"), name: "phone-\(from).sqlite", completions: [])
             let applied = try scratch.apply(delta: path, to: phone)
             #expect(applied.status == 0, "seed \(seed): delta from \(from): \(applied.error)")
-            #expect(try contentHash(ofDatabase: phone) == result.released.contentHash, "seed \(seed): delta from \(from)")
+            #expect(try contentHash(ofDatabase: phone, database.declared) == result.released.contentHash, "seed \(seed): delta from \(from)")
         }
     }
 }
@@ -143,6 +144,8 @@ struct RandomHistory {
     typealias State = [String: [[DatabaseValue]: [DatabaseValue]]]
 
     var state: State = [:]
+    /// The schema the master is under: the shipped one, then the test's change.
+    var declared = DeclaredSchema.shipped
     private var random: SplitMix64
     private var nextStationCode: Int64 = 1_000_001
     private var version = 0
@@ -169,6 +172,7 @@ struct RandomHistory {
     }
 
     private mutating func put(_ table: MasterTable, _ values: [String: DatabaseValueConvertible?], into batch: inout ChangeBatch) {
+        let table = declared[table]
         batch.put(table, values)
         let row = table.columns.map { column -> DatabaseValue in
             if let value = values[column.name], let value { return value.databaseValue }
@@ -183,12 +187,12 @@ struct RandomHistory {
     }
 
     /// Whether the stations have the test-only column of client schema 2 (`ClientSchemaChangeTests`).
-    private var hasEnglishName: Bool { MasterTable.stations.column(named: "station_name_en") != nil }
+    private var hasEnglishName: Bool { declared.stations.column(named: "station_name_en") != nil }
 
     /// After a client schema change: every row of a model's state gets the new columns, NULL.
-    static func withCurrentColumns(_ state: State) -> State {
+    func withCurrentColumns(_ state: State) -> State {
         var state = state
-        for table in MasterTable.all {
+        for table in declared.tables {
             let width = table.columns.count
             state[table.name] = state[table.name]?.mapValues { $0 + Array(repeating: .null, count: max(0, width - $0.count)) }
         }
@@ -212,7 +216,7 @@ struct RandomHistory {
     }
 
     mutating func nextBatch() -> ChangeBatch {
-        var batch = ChangeBatch()
+        var batch = ChangeBatch(declared)
         version += 1
         if version == 1 {
             put(.prefectures, ["pref_cd": 2, "pref_name": "青森県"], into: &batch)
@@ -298,11 +302,11 @@ struct RandomHistory {
     }
 
     /// The content hash of a client database holding exactly `state`, built apart from Model's builder.
-    static func contentHash(of state: State, clientSchema: Int = ClientSchema.current) throws -> String {
+    static func contentHash(of state: State, _ declared: DeclaredSchema, clientSchema: Int) throws -> String {
         let queue = try DatabaseQueue()
         return try queue.write { db in
-            try ClientSchema.createTables(db, clientSchema: clientSchema)
-            for table in MasterTable.all {
+            try ClientSchema.createTables(db, declared, clientSchema: clientSchema)
+            for table in declared.tables {
                 // A client schema's columns are the first of the table's (later ones are appended).
                 let columns = table.columns(clientSchema: clientSchema)
                 let statement = try db.makeStatement(sql: """
@@ -314,7 +318,7 @@ struct RandomHistory {
                     try StatementBinding.step(statement, db)
                 }
             }
-            return try ContentHash.compute(db)
+            return try ContentHash.compute(db, declared)
         }
     }
 }

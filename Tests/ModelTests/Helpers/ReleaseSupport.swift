@@ -32,10 +32,10 @@ extension Scratch {
     }
 }
 
-func contentHash(ofDatabase path: String) throws -> String {
+func contentHash(ofDatabase path: String, _ declared: DeclaredSchema = .shipped) throws -> String {
     let queue = try DatabaseQueue(path: path)
     defer { try? queue.close() }
-    return try queue.read { try ContentHash.compute($0) }
+    return try queue.read { try ContentHash.compute($0, declared) }
 }
 
 func completions(ofDatabase path: String) throws -> [Int64: [String?]] {

@@ -26,15 +26,14 @@ import Testing
         return database
     }
 
-    private func underSchema2<T>(_ body: () throws -> T) rethrows -> T {
-        try ClientSchema.$testChanges.withValue([Self.stationNameEN], operation: body)
-    }
+    /// What the binary with the change declares.
+    static let schema2 = DeclaredSchema.shipped(plus: [stationNameEN])
 
     @Test func phonesOfEveryOlderVersionTakeTheNewColumnThroughTheirDelta() throws {
         let path = try history().path
-        try underSchema2 {
-            #expect(ClientSchema.current == 2)
-            let database = try MasterDatabase.open(at: path)
+        do {
+            #expect(Self.schema2.clientSchema == 2)
+            let database = try MasterDatabase.open(at: path, declared: Self.schema2)
             // The first write migrates the master: the column, its CHECK, its history twin.
             try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["station_name_en": "Test Central"]))])
             try database.apply([
@@ -71,7 +70,7 @@ import Testing
             let bundled = try DatabaseQueue(path: scratch.path("release/4/stations.sqlite"))
             let updated = try DatabaseQueue(path: phone)
             #expect(try updated.read { try ClientSchema.shape($0) } == (try bundled.read { try ClientSchema.shape($0) }))
-            #expect(try updated.read { try ContentHash.compute($0) } == result.released.contentHash)
+            #expect(try updated.read { try ContentHash.compute($0, Self.schema2) } == result.released.contentHash)
             #expect(try updated.read { try String.fetchOne($0, sql: "SELECT station_name_en FROM stations WHERE station_cd = 9900101") } == "Test Central")
             // A phone's query on the new column uses its index, as on the bundled file.
             let plan = try updated.read { try Row.fetchAll($0, sql: "EXPLAIN QUERY PLAN SELECT * FROM stations WHERE station_name_en = 'x'") }

@@ -76,17 +76,17 @@ import Testing
     /// client file's only when both declare the same types.
     @Test func theMasterDeclaresTheClientsTypesAndADifferenceIsSeen() throws {
         let database = try scratch.baseDatabase()
-        #expect(try database.queue.read { try ClientSchema.declaresTheMastersTypes($0, clientSchema: ClientSchema.current) })
+        #expect(try database.queue.read { try ClientSchema.declaresTheMastersTypes($0, .shipped, clientSchema: 1) })
         // Tables declared as a client file's are; one column of another type is not.
         let other = try DatabaseQueue(path: scratch.path("other.sqlite"))
         try other.write { db in
-            try ClientSchema.createTables(db, schema: "main")
-            #expect(try ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.current))
-            let linesWithATextOperator = ClientSchema.createTable(.lines, schema: "main").replacingOccurrences(of: "company_cd INTEGER", with: "company_cd TEXT")
+            try ClientSchema.createTables(db, .shipped, schema: "main", clientSchema: 1)
+            #expect(try ClientSchema.declaresTheMastersTypes(db, .shipped, clientSchema: 1))
+            let linesWithATextOperator = ClientSchema.createTable(.lines, schema: "main", clientSchema: 1).replacingOccurrences(of: "company_cd INTEGER", with: "company_cd TEXT")
             #expect(linesWithATextOperator.contains("company_cd TEXT"))
             try db.execute(sql: "DROP TABLE lines")
             try db.execute(sql: linesWithATextOperator)
-            #expect(try !ClientSchema.declaresTheMastersTypes(db, clientSchema: ClientSchema.current))
+            #expect(try !ClientSchema.declaresTheMastersTypes(db, .shipped, clientSchema: 1))
         }
         try other.close()
         // The release's hash, made from the master, is the file's.
@@ -111,7 +111,7 @@ import Testing
     }
 
     private func hash(_ path: String, _ queue: DatabaseQueue) throws -> String {
-        try queue.read { try ContentHash.compute($0) }
+        try queue.read { try ContentHash.compute($0, .shipped) }
     }
 
     /// The definition in `ContentHash`'s documentation, written out for the shell.

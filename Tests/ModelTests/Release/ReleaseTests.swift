@@ -38,7 +38,7 @@ import Testing
         try queue.read { db in
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             #expect(tables == ["client_schema", "companies", "completions", "connections", "lines", "prefectures", "stations"])
-            #expect(try Int.fetchAll(db, sql: "SELECT version FROM client_schema") == [ClientSchema.current])
+            #expect(try Int.fetchAll(db, sql: "SELECT version FROM client_schema") == [DeclaredSchema.shipped.clientSchema])
             #expect(try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'completions'")
                 == "CREATE TABLE completions (station_cd INTEGER PRIMARY KEY, date TEXT, memo TEXT, updated_at INTEGER)")
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == 2)

@@ -303,7 +303,7 @@ import Testing
     @Test func theLogRebuiltForItsCheckKeepsRowsIdsAndSequence() throws {
         let path = scratch.path("old-log.sqlite")
         let queue = try DatabaseQueue(path: path)
-        try MasterSchema.migrator.migrate(queue, upTo: "recordFindings")
+        try MasterSchema.migrator(.shipped).migrate(queue, upTo: "recordFindings")
         let written: [[String]] = [
             ["1", "INSERT", "stations", "9900101", "1", "2026-01-01T00:00:00Z", "first"],
             ["2", "DUPLICATE", "9900101", "9900102", "1", "2026-01-01T00:00:00Z", ""],
