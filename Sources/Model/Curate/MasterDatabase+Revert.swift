@@ -59,8 +59,10 @@ extension MasterDatabase {
             var conflicts: [MergeConflict] = []
             for table in declared.tables {
                 let upstreamWeighs = try RevertedRow.upstreamWeighs(table, version: target, db)
+                let upstreamGave = upstreamWeighs ? Set(try UpstreamImport.newest(of: table, db)?.columns ?? []) : []
                 for (keyText, _) in try UpdateLog.rows(of: table, in: target, db) {
-                    let states = try RevertedRow(table: table, key: keyText, version: target, upstreamWeighs: upstreamWeighs, db)
+                    let states = try RevertedRow(table: table, key: keyText, version: target, upstreamWeighs: upstreamWeighs,
+                                                 upstreamGave: upstreamGave, db)
                     conflicts += try states.revert(into: &batch, decisions: decisions, db)
                 }
             }
@@ -213,6 +215,9 @@ private struct RevertedRow {
     /// Whether upstream weighs at all (`upstreamWeighs(_:version:_:)`): for a connection, a nil
     /// `upstream` then says upstream lacks it.
     let upstreamWeighs: Bool
+    /// The columns upstream's newest file of the table gave: upstream holds no value of another
+    /// (`weight`, a column only curators fill), so undoing one never goes against upstream.
+    let upstreamGave: Set<String>
 
     /// The column a conflict over a connection's existence names, and its two values.
     static let rowColumn = "row", present = "present", absent = "absent"
@@ -228,8 +233,9 @@ private struct RevertedRow {
         return (imports["later"] as Int) > 0 && (imports["this"] as Int) == 0
     }
 
-    init(table: MasterTable, key: String, version: Int, upstreamWeighs: Bool, _ db: Database) throws {
+    init(table: MasterTable, key: String, version: Int, upstreamWeighs: Bool, upstreamGave: Set<String>, _ db: Database) throws {
         self.table = table
+        self.upstreamGave = upstreamGave
         self.key = key
         self.version = version
         self.upstreamWeighs = upstreamWeighs
@@ -294,7 +300,8 @@ private struct RevertedRow {
             let was: DatabaseValue = before.map { $0[name] as DatabaseValue } ?? (name == status ? MasterTable.closedStatus.databaseValue : now[name])
             let wrote: DatabaseValue = then.map { $0[name] as DatabaseValue } ?? now[name]
             let values = ThreeWayColumn.Values(base: wrote, ours: now[name], theirs: was,
-                                               oursHeldByUpstream: upstream.map { !FieldChange.differ($0[name] as DatabaseValue, wrote, column.kind) } ?? false)
+                                               oursHeldByUpstream: upstreamGave.contains(name)
+                                                   && upstream.map { !FieldChange.differ($0[name] as DatabaseValue, wrote, column.kind) } ?? false)
             switch ThreeWayColumn(kind: column.kind).decide(values) {
             case .keepOurs: continue
             case .takeTheirs: target[name] = was

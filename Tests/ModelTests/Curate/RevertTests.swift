@@ -48,6 +48,23 @@ import Testing
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9944001") == 0)
     }
 
+    /// Upstream's files never carry `weight`: a curator's weight is undone by reverting its
+    /// version, whatever imports of the table came after (one that changed the same row among
+    /// them), and no conflict says upstream holds it.
+    @Test func aColumnUpstreamNeverGivesIsRevertedWithoutAConflict() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"])),
+                            LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "3"]))])
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "9900101,9900101,テスト中央,", with: "9900101,9900101,テスト中央駅,")
+        #expect(try database.importSnapshot([snapshot.path]).committed)
+        let report = try database.revert(version: 2)
+        #expect(report.committed && report.conflicts.isEmpty)
+        #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 9900101") == 13)
+        #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 9900102") == 13)
+        #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 9900101") == "テスト中央駅")
+    }
+
     @Test func revertingASplitClosesTheNewStation() throws {
         let database = try scratch.baseDatabase()
         try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))], memo: "Aoimori")

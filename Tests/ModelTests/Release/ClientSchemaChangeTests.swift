@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationCurate
+import StationImport
 import StationLog
 import StationRelease
 import StationReview
@@ -82,5 +83,38 @@ import Testing
             _ = try database.buildClientDatabase(version: 2, at: old)
             #expect(try DatabaseQueue(path: old).read { try $0.columns(in: "stations").map(\.name) }.contains("station_name_en") == false)
         }
+    }
+
+    /// A column no CSV carries is the curators': an import over its rows (a change of another
+    /// column, a row closed for being absent, through the three-way merge) keeps it, the log
+    /// tells its changes, and reverting the version that set it takes it back alone. Each step
+    /// reads the table's columns from the schema the master was opened with.
+    @Test func anImportKeepsTheNewColumnAndARevertTakesItBack() throws {
+        let database = try MasterDatabase.open(at: try scratch.baseDatabase().path, declared: Self.schema2)
+        try database.apply([
+            LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["station_name_en": "Test Central"])),
+            LocatedOperation(.edit(table: .stations, key: ["9900107"], values: ["station_name_en": "Test New"])),
+        ])
+        let snapshot = try scratch.snapshot()
+        try snapshot.replace("station.csv", "9900101,9900101,テスト中央,", with: "9900101,9900101,テスト中央駅,")
+        try snapshot.removeLine("station.csv", containing: "9900107,9900107")
+        try snapshot.removeLine("join.csv", containing: "99001,9900105,9900107")
+        #expect(try database.importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true)).committed)
+        func english(_ code: Int) throws -> String? { try database.value("SELECT station_name_en FROM stations WHERE station_cd = ?", [code]) }
+        #expect(try english(9900101) == "Test Central")
+        #expect(try english(9900107) == "Test New")
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9900107") == 2)
+        #expect(try database.value("SELECT station_name_en FROM stations_history WHERE station_cd = 9900107 AND valid_to = 3") == "Test New")
+
+        var told: [String] = []
+        try database.forEachDescribedUpdate(LogFilter(version: 2)) { entry in
+            told += entry.change.fields.map { "\(entry.update.keyID) \($0.column) \($0.new ?? "NULL")" }
+        }
+        #expect(told == ["9900101 station_name_en Test Central", "9900107 station_name_en Test New"])
+
+        #expect(try database.revert(version: 2).committed)
+        #expect(try english(9900101) == nil && english(9900107) == nil)
+        #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 9900101") == "テスト中央駅")
+        #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9900107") == 2)
     }
 }
