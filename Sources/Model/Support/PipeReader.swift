@@ -24,13 +24,9 @@ public enum PipeReader {
     /// Reads two pipes at once (one on another thread), so that a child filling one while
     /// we wait on the other never blocks.
     public static func readBoth(_ first: FileHandle, _ second: FileHandle) -> (Data, Data) {
-        // Written by the other thread only, read only after the group is waited for.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let box = Box()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { box.data = readAll(second) }
+        let other = BackgroundTask { readAll(second) }
         let data = readAll(first)
-        group.wait()
-        return (data, box.data)
+        // `readAll` throws nothing: the work's outcome is its bytes.
+        return (data, (try? other.wait()) ?? Data())
     }
 }
