@@ -20,7 +20,7 @@ package struct TableHeader {
             throw CSVError(
                 file: file, line: 1,
                 message: "unknown header \(fields.joined(separator: ",").quotedForMessage()) (expected an ekidata header: "
-                    + declared.tables.map { $0.columnNames.filter { !["weight"].contains($0) }.joined(separator: ",") }
+                    + declared.tables.map { $0.columns.filter(\.isInCSV).map(\.name).joined(separator: ",") }
                         .map { "\"\($0)\"" }.joined(separator: " or ") + ")")
         }
         var columns: [MasterTable.Column] = []

@@ -46,7 +46,7 @@ package struct DataChecker {
     /// The tables whose columns' domains are checked.
     package let declared: DeclaredSchema
 
-    package init(version: Int, newest: Int, limits: CheckLimits, scope: CheckScope? = nil, _ declared: DeclaredSchema) {
+    package init(version: Int, newest: Int, limits: CheckLimits, scope: CheckScope? = nil, declared: DeclaredSchema) {
         self.declared = declared
         self.version = version
         self.newest = newest

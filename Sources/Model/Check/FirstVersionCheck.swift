@@ -79,7 +79,7 @@ package final class FirstVersionCheck: Sendable {
             db.clearSchemaCache()
             var rules = Set(CheckRule.allCases)
             rules.remove(.valueOutsideDomain)
-            try DataChecker(version: 1, newest: 1, limits: CheckLimits(), declared).forEachFinding(db, rules: rules) { row, message in
+            try DataChecker(version: 1, newest: 1, limits: CheckLimits(), declared: declared).forEachFinding(db, rules: rules) { row, message in
                 outcome.found.append(row)
                 outcome.introduced.add(row, waived: Waivers.accept(row, among: waived), message: message)
             }

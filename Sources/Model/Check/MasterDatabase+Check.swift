@@ -34,7 +34,7 @@ extension MasterDatabase {
             }
             let waivers = try Waivers.identities(db)
             var outcome = CheckOutcome(tally: CheckTally(version: version), rules: rules)
-            try DataChecker(version: version, newest: newest, limits: limits, declared).forEachFinding(db, rules: rules) { found, message in
+            try DataChecker(version: version, newest: newest, limits: limits, declared: declared).forEachFinding(db, rules: rules) { found, message in
                 var finding = found.finding(message())
                 finding.waived = Waivers.accept(found, among: waivers)
                 if finding.waived { outcome.waiversMet.insert(found.identity) }

@@ -36,7 +36,7 @@ extension MasterDatabase {
             }
             let waived = try Waivers.identities(db)
             var unwaivedErrors = 0
-            try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared).forEachFinding(db) { found, _ in
+            try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared: declared).forEachFinding(db) { found, _ in
                 if found.rule.severity == .error && !Waivers.accept(found, among: waived) { unwaivedErrors += 1 }
             }
             return ReleaseReadiness(version: newest, unwaivedErrors: unwaivedErrors)

@@ -43,7 +43,7 @@ package enum VersionChecks {
             let found = try FindingIdentityTable.temporary(db, name: "found_findings", appended: true)
             defer { try? found.drop() }
             let recorded = try FindingIdentityTable.recorded(db)
-            try DataChecker(version: version, newest: version, limits: CheckLimits(), scope: scope, declared).forEachFinding(db) { row, message in
+            try DataChecker(version: version, newest: version, limits: CheckLimits(), scope: scope, declared: declared).forEachFinding(db) { row, message in
                 try found.add(row)
                 if try !recorded.contains(row) { add(row, message) }
             }
@@ -53,7 +53,7 @@ package enum VersionChecks {
         // No record to start from: the version before is checked from the history, for its
         // identities alone, and this version checked whole.
         let before = version > 1
-            ? try FindingIdentityTable.gathered(db, name: "findings_before", from: DataChecker(version: version - 1, newest: version, limits: CheckLimits(), declared))
+            ? try FindingIdentityTable.gathered(db, name: "findings_before", from: DataChecker(version: version - 1, newest: version, limits: CheckLimits(), declared: declared))
             : nil
         defer { try? before?.drop() }
         let recording = try FindingIdentityTable.temporary(db, name: "findings_now", appended: true)
@@ -62,7 +62,7 @@ package enum VersionChecks {
         // outside its domain: that rule's scan of every column is spared.
         var rules = Set(CheckRule.allCases)
         if version == 1 { rules.remove(.valueOutsideDomain) }
-        try DataChecker(version: version, newest: version, limits: CheckLimits(), declared).forEachFinding(db, rules: rules) { row, message in
+        try DataChecker(version: version, newest: version, limits: CheckLimits(), declared: declared).forEachFinding(db, rules: rules) { row, message in
             try recording.add(row)
             if try before?.contains(row) != true { add(row, message) }
         }
@@ -86,7 +86,7 @@ package enum VersionChecks {
         let waived = try Waivers.identities(db)
         var tally = CheckTally(version: version)
         var blocking: [CheckFinding] = []
-        try DataChecker(version: version, newest: newest, limits: limits, declared).forEachFinding(db) { found, message in
+        try DataChecker(version: version, newest: newest, limits: limits, declared: declared).forEachFinding(db) { found, message in
             let isWaived = Waivers.accept(found, among: waived)
             if found.rule.severity == .error && !isWaived {
                 blocking.append(found.finding(message()))

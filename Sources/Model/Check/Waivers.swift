@@ -134,7 +134,7 @@ extension MasterDatabase {
                 guard exists else { throw WaiverError.noSuchRow(table: table, key: key) }
                 let newest = try Self.dataVersion(db)
                 var found = false
-                try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared).forEachFinding(db, rules: [rule]) { row, _ in
+                try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared: declared).forEachFinding(db, rules: [rule]) { row, _ in
                     if row.identity == identity { found = true }
                 }
                 guard found else { throw WaiverError.notFound(identity) }

@@ -216,12 +216,12 @@ extension MasterDatabase {
             before = try FindingIdentityTable.recordedBefore(db)
         } else {
             before = version > 1
-                ? try FindingIdentityTable.gathered(db, name: "review_findings_before", from: DataChecker(version: version - 1, newest: newest, limits: CheckLimits(), declared))
+                ? try FindingIdentityTable.gathered(db, name: "review_findings_before", from: DataChecker(version: version - 1, newest: newest, limits: CheckLimits(), declared: declared))
                 : nil
         }
         defer { try? before?.drop() }
         var parts = ReviewFindingParts()
-        let checker = DataChecker(version: version, newest: newest, limits: CheckLimits(), declared)
+        let checker = DataChecker(version: version, newest: newest, limits: CheckLimits(), declared: declared)
         while true {
             try checker.forEachFinding(db, rules: pass) { row, message in
                 let isWaived = Waivers.accept(row, among: waived)
