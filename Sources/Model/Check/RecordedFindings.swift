@@ -32,13 +32,21 @@ package enum RecordedFindings {
     /// How many findings of each rule `version`'s recorded set holds, waived (by today's
     /// waivers) or not, counted in SQL: a million findings are never read into memory (as a set
     /// of identities they would be hundreds of MiB). Nil as `identities`.
+    ///
+    /// Grouped by rule alone, the waived ones summed: the set's key starts with the rule, so the
+    /// rows come grouped already. Grouped by rule and waived, SQLite sorted every finding (at a
+    /// million stations, 42,592 of them: two sorter threads and their temporary files, after
+    /// every import).
     package static func counts(_ db: Database, version: Int) throws -> [(rule: String, waived: Bool, count: Int)]? {
         guard try isRecorded(version, db) else { return nil }
         let waived = try db.tableExists("waivers")
             ? "EXISTS (SELECT 1 FROM waivers w WHERE w.rule = r.rule AND w.table_name = r.table_name AND w.key_id = r.key_id)"
             : "0"
-        return try Row.fetchAll(db, sql: "SELECT r.rule, \(waived), COUNT(*) FROM recorded_findings r GROUP BY 1, 2")
-            .map { (rule: $0[0], waived: $0[1], count: $0[2]) }
+        return try Row.fetchAll(db, sql: "SELECT r.rule, SUM(\(waived)), COUNT(*) FROM recorded_findings r GROUP BY r.rule ORDER BY r.rule")
+            .flatMap { row -> [(rule: String, waived: Bool, count: Int)] in
+                let rule: String = row[0], waived: Int = row[1], all: Int = row[2]
+                return [(rule, false, all - waived), (rule, true, waived)].filter { $0.count > 0 }
+            }
     }
 
     /// Whether the recorded set is `version`'s, made under this binary's rules.
