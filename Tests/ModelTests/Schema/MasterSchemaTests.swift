@@ -162,6 +162,12 @@ import Testing
         let finding = "stations 9900101: value-outside-domain: weight 0 (expected \(MapWeight.expectation)); mend it: station-admin edit stations 9900101 weight=…"
         #expect(try reopened.check().findings.map(\.line).contains(finding))
         #expect(try reopened.releaseReadiness().unwaivedErrors == 1)
+        // A version checked in its scope, which reads no unchanged station's domain, carries the
+        // finding forward.
+        let scoped = try reopened.apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "4"]))])
+        #expect(try reopened.read { try RecordedFindings.identities($0, version: scoped.version) }?
+            .contains(FindingIdentity(rule: CheckRule.valueOutsideDomain.rawValue, table: "stations", key: "9900101")) == true)
+        #expect(try reopened.releaseReadiness().unwaivedErrors == 1)
         #expect(try reopened.read { try Int.fetchOne($0, sql: "SELECT weight FROM stations WHERE station_cd = 9900101") } == 0, "the row is kept")
         let check = try CommandRunner.run(["check", "--db", database.path])
         #expect(check.status == 1 && check.stdout.contains(finding), "\(check.stdout)")
