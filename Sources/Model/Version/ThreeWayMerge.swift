@@ -62,6 +62,12 @@ package struct ThreeWayMerge {
     /// `temp.staged_<table>`. An undecided conflict keeps ours and an undecided pair both rows,
     /// so that a diff shows the rest; an import refuses while `Outcome` lists any undecided.
     package func run(decisions: MergeDecisions, _ db: Database) throws -> Outcome {
+        // No row of the files held apart, and no provisional row to adopt: the diff with the
+        // master was the merge, and the merge's statements (mostly their compiling) are spared.
+        guard try tables.contains(where: { try Self.holdsRowsToMerge($0.table, db) }) else {
+            try decisions.checkEveryDecisionApplies(conflicts: [], adoptions: [])
+            return Outcome()
+        }
         var outcome = Outcome()
         try db.execute(sql: """
             DROP TABLE IF EXISTS temp.merge_adoptions;
@@ -117,6 +123,16 @@ package struct ThreeWayMerge {
         }
         try adopt(&outcome, db)
         return outcome
+    }
+
+    /// Whether `table` has a row of the file held apart (`theirs`) or a provisional row (one
+    /// upstream lacks, which a row the file brings may adopt): without either, the merge of the
+    /// table stages nothing, finds no conflict and pairs nothing.
+    private static func holdsRowsToMerge(_ table: MasterTable, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM \(StagingTables.theirsTable(table)))
+                OR EXISTS (SELECT 1 FROM main.\(table.upstreamTable) WHERE upstream_lacks)
+            """) ?? true
     }
 
     /// Upstream's last values of theirs' rows: the row held apart in `<table>_upstream`, else the

@@ -212,6 +212,31 @@ import Testing
     /// 金沢, which the plan connected directly, and gives its new stations no opening date.
     /// Adopting the event removes the plan's connection for upstream's two, and closes the
     /// provisional stations on the plan's day.
+    /// A provisional station alone: no row of upstream's file is held apart, and its own station
+    /// of the same name beside it is still offered for adoption (the merge is not skipped for
+    /// having no row of the file to merge).
+    @Test func aProvisionalStationIsOfferedWhenNothingElseIsHeldApart() throws {
+        let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
+        try database.apply([LocatedOperation(.add(table: .stations, values: [
+            "station_cd": "9911101", "station_g_cd": "9911101", "station_name": "函館新駅", "line_cd": "11101", "pref_cd": "1",
+            "lon": "140.7300", "lat": "41.7750", "e_status": "0",
+        ]))], memo: "opens next month")
+        let upstream = try UpstreamSnapshots.from2021(into: scratch.path("upstream"), date: "20210401", appended: [
+            "station20210401free.csv": ["1110199,1110199,函館新駅,,,11101,1,,,140.730100,41.775100,0000-00-00,0000-00-00,0,1110199"],
+        ])
+        let before = try database.settledSHA256()
+        #expect {
+            try database.importSnapshot([upstream])
+        } throws: { error in
+            guard case let ImportError.undecided(conflicts, adoptions) = error else { return false }
+            return conflicts.isEmpty && adoptions.map(\.description) == ["stations 9911101 函館新駅 → 1110199 函館新駅"]
+        }
+        #expect(try database.settledSHA256() == before)
+        let adopted = try database.importSnapshot([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
+        #expect(adopted.committed && adopted.count("stations", .duplicate) == 1)
+    }
+
     @Test func adoptingAnEventCoversItsConnectionsAndDates() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
