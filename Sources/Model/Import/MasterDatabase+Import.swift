@@ -27,6 +27,12 @@ public struct ImportOptions: Sendable {
     /// little, and a first import that fails leaves the file byte for byte as it was (a journal's
     /// switch and switch back advance the file's change counter). Tests lower it.
     package var rollbackJournalFromBytes = 64 << 20
+    /// A committed import that changes this many stations or more is checked after its commit
+    /// (`MasterDatabase.checkAfterCommit`); tests set it to 0, or to `Int.max`.
+    package var checksAfterCommitFromStations = 1_000
+    /// A test's seam: runs between such an import's commit and its checks, where another
+    /// process may commit a version, or the process be killed.
+    package var afterCommit: (@Sendable () throws -> Void)? = nil
 
     /// Options for `importSnapshot` and `diff`; nil `describeLimit` describes every change.
     public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20, decisions: MergeDecisions = MergeDecisions(),
@@ -101,8 +107,36 @@ extension MasterDatabase {
     /// what the checks compare with is read on this connection before anything is staged, not
     /// on a second one beside it (which a rollback journal would keep out once this one writes
     /// pages).
+    ///
+    /// A large version is checked after its commit instead (`checkAfterCommit`), while its pages
+    /// are copied from the write-ahead log into the master.
     private func importing(_ files: [ImportFile], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?,
                            readingTheStateBeforeFirst: Bool) throws -> ChangeReport {
+        var heldCheckpoints: Int?
+        defer { if let heldCheckpoints { try? resumeAutomaticCheckpoints(heldCheckpoints) } }
+        let (report, checksAfterCommit) = try writingVersion(
+            files, options: options, commit: commit, everyChange: everyChange,
+            readingTheStateBeforeFirst: readingTheStateBeforeFirst, holdingCheckpoints: { heldCheckpoints = $0 })
+        guard let checksAfterCommit else { return report }
+        return try checkAfterCommit(report, checksAfterCommit, options: options)
+    }
+
+    /// What a version checked after its commit needs from the transaction that wrote it.
+    private struct ChecksAfterCommit {
+        /// `ImportChecks.StateBefore.Counts.touchingChangedStations`, for the scope.
+        let touchingBefore: [CheckScope.ConnectionKey]?
+        /// The import brought stations: their split suggestions are found.
+        let suggestsSplits: Bool
+        /// The provisional stations adopted, whose split is upstream's station already.
+        let adopted: Set<Int64>
+    }
+
+    /// `importing`'s transaction. A version of `checksAfterCommitFromStations` stations or more
+    /// whose version before has its findings recorded is committed unchecked, with `db`'s
+    /// automatic checkpoints held (`holdingCheckpoints` is handed the setting to restore), and
+    /// returned with what `checkAfterCommit` needs.
+    private func writingVersion(_ files: [ImportFile], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?,
+                                readingTheStateBeforeFirst: Bool, holdingCheckpoints: (Int) -> Void) throws -> (ChangeReport, ChecksAfterCommit?) {
         var phases = PhaseLog()
         return try write { db in
             let masterBefore = readingTheStateBeforeFirst ? try ImportChecks.MasterBefore.read(db, tables: files.map(\.table)) : nil
@@ -116,10 +150,12 @@ extension MasterDatabase {
             defer { _ = try? checkedAhead?.wait() }
             phases.done("first version's copy made")
             let checks = ImportChecks(files: files, keyLines: compared.keyLines)
-            let before = try masterBefore.map { checks.stateBefore(from: $0) }
-                ?? checks.readStateBefore(of: self, changedStations: try version.stagedStationCodes())
+            let changedStations = masterBefore == nil ? try version.stagedStationCodes() : nil
+            let before = try masterBefore.map { checks.stateBefore(from: $0) } ?? checks.readStateBefore(of: self, changedStations: changedStations)
             // An error ends the import only once the second connection is done.
             defer { before.finish() }
+            let checkingAfterCommit = try commit && version.number > 1 && (changedStations?.count ?? 0) >= options.checksAfterCommitFromStations
+                && RecordedFindings.isRecorded(version.number - 1, db)
             Progress.phase("writing version \(version.number)")
             try version.write(memo: options.memo, author: author, settingUpstreamOf: Set(files.map(\.table)))
             let upstreamChanged = try version.recordUpstream(compared.upstreamFiles, notes: merge.notes)
@@ -127,12 +163,78 @@ extension MasterDatabase {
             let counts = try Self.checkClosuresAndReferences(version, checks: checks, before: before, options: options, phases: &phases)
             var report = try reportAndSuggestions(
                 of: version, files: files, merge: merge, options: options, commit: commit, everyChange: everyChange,
-                before: before, counts: counts, checkedAhead: checkedAhead, phases: &phases, db)
+                before: before, counts: counts, checkedAhead: checkedAhead, checkingAfterCommit: checkingAfterCommit, phases: &phases, db)
             report.warnings = try before.connectionWarnings.wait()
             // Nothing changed in the master, but upstream's files did: they are kept, without a version.
             let keepsUpstream = commit && !report.committed && upstreamChanged
             if keepsUpstream { try version.keepUpstreamAlone() }
-            return (report, report.committed || keepsUpstream)
+            guard checkingAfterCommit && report.committed else { return ((report, nil), report.committed || keepsUpstream) }
+            holdingCheckpoints(try holdAutomaticCheckpoints(db))
+            let after = ChecksAfterCommit(touchingBefore: counts.touchingChangedStations, suggestsSplits: files.contains { $0.table == .stations },
+                                          adopted: Set(merge.splits.map(\.old)))
+            return ((report, after), true)
+        }
+    }
+
+    /// Step 5, for a large version: its checks after its commit. The findings it introduces are
+    /// found and recorded in a second transaction, while another connection copies the version's
+    /// pages from the write-ahead log into the master (the checkpoint, which a commit would
+    /// otherwise make, and wait for, by itself) and a third finds the split suggestions. The
+    /// version is in the master whatever happens here: a version committed meanwhile by another
+    /// process (which then found its own findings from the history) or a failure leaves the
+    /// findings unrecorded, and the next import or plan checks the version again, whole; the
+    /// report says so in a warning.
+    private func checkAfterCommit(_ committed: ChangeReport, _ after: ChecksAfterCommit, options: ImportOptions) throws -> ChangeReport {
+        var report = committed, phases = PhaseLog()
+        let version = report.version
+        Progress.phase("checking version \(version)")
+        let checkpoint = checkpointInBackground()
+        let suggestions = after.suggestsSplits ? splitSuggestionsInBackground(of: version, adopted: after.adopted) : nil
+        defer {
+            _ = try? suggestions?.wait()
+            _ = try? checkpoint.wait()
+        }
+        try options.afterCommit?()
+        do {
+            let introduced = try write(checkingDamage: false) { db -> (IntroducedFindings?, Bool) in
+                guard try Self.dataVersion(db) == version, try RecordedFindings.isRecorded(version - 1, db) else { return (nil, false) }
+                return (try VersionChecks.introducedFindings(db, declared, version: version, touchingBefore: after.touchingBefore), true)
+            }
+            var anotherVersionCameFirst = introduced == nil
+            if let introduced { report.setFindings(introduced) }
+            if let suggestions {
+                if let suggested = try suggestions.wait() { report.suggestions = suggested } else { anotherVersionCameFirst = true }
+            }
+            if anotherVersionCameFirst {
+                report.warnings.append("""
+                    version \(version) is committed, but another version was committed before its checks ran: they were not made \
+                    (see them: station-admin check --version \(version))
+                    """)
+            }
+        } catch {
+            report.warnings.append("version \(version) is committed, but its checks failed: \(error.localizedDescription) (see them: station-admin check --version \(version))")
+        }
+        phases.done("checked after the commit")
+        do { try checkpoint.wait() } catch {
+            report.warnings.append("version \(version) is committed, but its pages were not copied into the master yet: \(error.localizedDescription)")
+        }
+        phases.done("checkpoint waited for")
+        return report
+    }
+
+    /// The split suggestions of `version`, the newest, on a connection of its own; nil when
+    /// another version has been committed since.
+    private func splitSuggestionsInBackground(of version: Int, adopted: Set<Int64>) -> BackgroundTask<[SplitSuggestion]?> {
+        let path = path
+        return BackgroundTask {
+            var configuration = Self.configuration(label: "split suggestions")
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            return try queue.read { db in
+                guard try Self.dataVersion(db) == version else { return nil }
+                // A provisional station adopted has its split already: upstream's station.
+                return try SplitFinder.suggest(db, version: version).filter { !adopted.contains($0.old) }
+            }
         }
     }
 
@@ -196,11 +298,11 @@ extension MasterDatabase {
     /// and the split suggestions of an import of stations.
     private func reportAndSuggestions(of version: PendingVersion, files: [ImportFile], merge: ThreeWayMerge.Outcome, options: ImportOptions,
                                       commit: Bool, everyChange: DescribedChangeFile?, before: ImportChecks.StateBefore,
-                                      counts: ImportChecks.StateBefore.Counts, checkedAhead: FirstVersionCheck?,
+                                      counts: ImportChecks.StateBefore.Counts, checkedAhead: FirstVersionCheck?, checkingAfterCommit: Bool,
                                       phases: inout PhaseLog, _ db: Database) throws -> ChangeReport {
         // The split suggestions' scan of every station, on the second connection while the
         // version is checked: the stations the version changed are looked at again after.
-        let importsStations = files.contains(where: { $0.table == .stations })
+        let importsStations = !checkingAfterCommit && files.contains(where: { $0.table == .stations })
         let splits = importsStations ? try SplitFinder(version: version.number).changed(db) : nil
         let keysBefore = splits.flatMap { changed -> BackgroundTask<KeyScan.Keys>? in
             guard before.changesFewStations else { return nil }
@@ -213,7 +315,7 @@ extension MasterDatabase {
         var report = try version.report(
             tables: tables + MasterTable.all.filter { merge.adoptionTables.contains($0) && !tables.contains($0) },
             describeLimit: options.describeLimit, listingEveryChangeIn: everyChange, committing: commit,
-            touchingBefore: counts.touchingChangedStations, checkedAhead: checkedAhead)
+            touchingBefore: counts.touchingChangedStations, checkedAhead: checkedAhead, checkingFindings: !checkingAfterCommit)
         report.conflicts = merge.conflicts
         report.adoptions = merge.adoptions
         report.mergeNotes = merge.notes

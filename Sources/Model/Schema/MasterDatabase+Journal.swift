@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import StationSupport
 
 extension MasterDatabase {
     /// Runs `body`, whose writes go through `write`, with the master in SQLite's rollback
@@ -27,6 +28,36 @@ extension MasterDatabase {
             try? restoreWriteAheadLog()
         }
         return try body()
+    }
+
+    /// Stops `db`, this handle's connection, from copying the write-ahead log into the master by
+    /// itself after a commit (SQLite's automatic checkpoint, past 1,000 pages): the commit then
+    /// returns as soon as its pages are in the log, and the caller copies them
+    /// (`checkpointInBackground`) while it goes on. Returns the setting, for
+    /// `resumeAutomaticCheckpoints`.
+    package func holdAutomaticCheckpoints(_ db: Database) throws -> Int {
+        let pages = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000
+        try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+        return pages
+    }
+
+    /// Gives this handle's connection back its automatic checkpoints (`pages`, as
+    /// `holdAutomaticCheckpoints` returned it).
+    package func resumeAutomaticCheckpoints(_ pages: Int) throws {
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
+    }
+
+    /// Copies the write-ahead log's pages into the master on a connection of its own (SQLite's
+    /// passive checkpoint, what a commit does by itself): this handle may read and write
+    /// meanwhile, as may other processes, for a checkpoint takes no write lock.
+    package func checkpointInBackground() -> BackgroundTask<Void> {
+        let path = path
+        return BackgroundTask {
+            try MasterDatabaseError.translating(path) {
+                let queue = try DatabaseQueue(path: path, configuration: Self.configuration(label: "checkpoint"))
+                try queue.writeWithoutTransaction { _ = try Row.fetchAll($0, sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+            }
+        }
     }
 
     /// Puts the master back in WAL if it is not (a process died inside `withRollbackJournal`).

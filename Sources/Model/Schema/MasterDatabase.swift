@@ -129,7 +129,10 @@ public final class MasterDatabase: Sendable {
     /// The file's writability is checked first, so a read-only master fails before any
     /// work; an unstamped master made by an older StationAdmin is stamped.
     /// SQLite's busy and full-disk errors become `MasterDatabaseError`s naming the file.
-    package func write<T>(_ body: (Database) throws -> (result: T, commit: Bool)) throws -> T {
+    ///
+    /// - Parameter checkingDamage: refuse a damaged master before committing (`refuseDamage`);
+    ///   false only for a transaction that follows one of this handle's own, which checked it.
+    package func write<T>(checkingDamage: Bool = true, _ body: (Database) throws -> (result: T, commit: Bool)) throws -> T {
         try MasterFileChecks.requireWritable(path)
         return try MasterDatabaseError.translating(path) {
             if needsStamp { try stamp() }
@@ -137,7 +140,7 @@ public final class MasterDatabase: Sendable {
             var result: T?
             let besideAWriteAheadLog = !holdsRollbackJournal.withLock({ $0 })
             try queue.inTransaction(.immediate) { db in
-                let damageCheck = try checkDamage(db, besideTheWriter: besideAWriteAheadLog)
+                let damageCheck = checkingDamage ? try checkDamage(db, besideTheWriter: besideAWriteAheadLog) : nil
                 let outcome: (result: T, commit: Bool)
                 do {
                     outcome = try body(db)

@@ -233,9 +233,11 @@ package struct PendingVersion {
     ///   - touchingBefore: the connections that touched a station of `stagedStationCodes` before
     ///     the version (`CheckScope.build`); nil to find them here.
     ///   - checkedAhead: the first version's rules, started before `write` (`FirstVersionCheck`).
+    ///   - checkingFindings: false when the caller checks the version after its commit
+    ///     (`VersionChecks.introducedFindings`): the report then has no findings yet.
     package func report(tables: [MasterTable], describeLimit: Int?, listingEveryChangeIn everyChange: DescribedChangeFile? = nil,
                         committing: Bool, touchingBefore: [CheckScope.ConnectionKey]? = nil,
-                        checkedAhead: FirstVersionCheck? = nil) throws -> ChangeReport {
+                        checkedAhead: FirstVersionCheck? = nil, checkingFindings: Bool = true) throws -> ChangeReport {
         let splits = try stagedSplits().map {
             DescribedChange(table: MasterTable.stations.name, key: "\($0.old) → \($0.new)", kind: .duplicate, name: nil, fields: [])
         }
@@ -260,7 +262,7 @@ package struct PendingVersion {
         var report = ChangeReport(
             version: number, committed: committing && total > 0, counts: counts, warnings: [],
             changes: shown + splits.prefix(describeLimit ?? splits.count), totalChanges: total)
-        if total > 0 {
+        if total > 0 && checkingFindings {
             report.setFindings(try VersionChecks.introducedFindings(db, declared, version: number, touchingBefore: touchingBefore, checkedAhead: checkedAhead))
         }
         phases.done("findings introduced")

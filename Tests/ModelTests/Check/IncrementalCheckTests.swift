@@ -42,8 +42,10 @@ import Testing
     /// whose scope takes the connections of the changed stations as a second connection read them
     /// before the version (`ImportChecks.readStateBefore`), not from the version written; and whose
     /// split suggestions, found from that connection's scan of the stations before, must be those
-    /// `suggest` finds from the version committed.
-    @Test func importsCarryForwardFindingsEqualToAFullCheck() throws {
+    /// `suggest` finds from the version committed. The same again with every version checked
+    /// after its commit (`ImportOptions.checksAfterCommitFromStations`, a large import's way).
+    @Test(arguments: [false, true])
+    func importsCarryForwardFindingsEqualToAFullCheck(checkedAfterCommit: Bool) throws {
         var reached: Set<CheckRule> = []
         var suggested = 0
         for seed in UInt64(0)..<6 {
@@ -55,7 +57,10 @@ import Testing
                 let next = scratch.path("next-\(generation)")
                 try SnapshotSynthesizer.next(of: snapshot, changePercent: 25, seed: seed &* 100 &+ UInt64(generation), into: next)
                 snapshot = next
-                let report = try database.importSnapshot([next], options: ImportOptions(allowMassClose: true))
+                var options = ImportOptions(allowMassClose: true)
+                options.checksAfterCommitFromStations = checkedAfterCommit ? 0 : .max
+                let report = try database.importSnapshot([next], options: options)
+                #expect(report.warnings.allSatisfy { !$0.contains("is committed, but") }, "\(report.warnings)")
                 guard report.committed else { continue }
                 let full = try database.check()
                 let now = Set(full.findings.map(\.identity))

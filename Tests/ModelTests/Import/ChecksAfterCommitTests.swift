@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import StationCheck
+import StationCurate
+import StationImport
+import StationSchema
+import StationSynth
+import Testing
+
+/// A large import is checked after its commit (`ImportOptions.checksAfterCommitFromStations`):
+/// its version is in the master whatever happens between the two transactions, and what
+/// happens there never leaves a wrong set of findings recorded. `IncrementalCheckTests` holds the
+/// checks made so to a full check; these tests stop or cut in between, through the seam
+/// `ImportOptions.afterCommit`.
+@Suite struct ChecksAfterCommitTests {
+    let scratch = Scratch()
+
+    struct Killed: Error {}
+
+    /// The base fixture and a next snapshot changing a quarter of it, imported to be checked
+    /// after its commit.
+    private func baseAndNext() throws -> (MasterDatabase, String, ImportOptions) {
+        let database = try scratch.baseDatabase()
+        let next = scratch.path("next")
+        try SnapshotSynthesizer.next(of: Fixtures.base.path, changePercent: 25, seed: 7, into: next)
+        var options = ImportOptions(allowMassClose: true)
+        options.checksAfterCommitFromStations = 0
+        return (database, next, options)
+    }
+
+    private func recorded(_ database: MasterDatabase) throws -> Set<FindingIdentity>? {
+        try database.read { db in try RecordedFindings.identities(db, version: try MasterDatabase.dataVersion(db)) }
+    }
+
+    /// Killed after the commit: the version is in the master, no findings are recorded as its,
+    /// and the next import, finding none, checks the version before from the history: what it
+    /// records and reports is what full checks find.
+    @Test func killedBetweenTheCommitAndTheChecksTheNextImportChecksWhole() throws {
+        var (database, next, options) = try baseAndNext()
+        options.afterCommit = { throw Killed() }
+        #expect(throws: Killed.self) { try database.importSnapshot([next], options: options) }
+        #expect(try database.dataVersion() == 2, "the version is committed")
+        #expect(try database.read { try RecordedFindings.isRecorded(2, $0) } == false)
+        #expect(try database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1000, "the handle checkpoints again")
+
+        let before = Set(try database.check().findings.map(\.identity))
+        let following = scratch.path("following")
+        try SnapshotSynthesizer.next(of: next, changePercent: 25, seed: 8, into: following)
+        let report = try database.importSnapshot([following], options: options)
+        #expect(report.committed && report.version == 3 && report.warnings.allSatisfy { !$0.contains("is committed, but") })
+        let full = try database.check().findings
+        #expect(try recorded(database) == Set(full.map(\.identity)))
+        let introduced = IntroducedFindings(full.filter { !before.contains($0.identity) })
+        #expect(report.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }))
+    }
+
+    /// Another process commits a version between the import's commit and its checks: that
+    /// version's own checks recorded the findings (from the history, finding none recorded for
+    /// the import's); the import leaves them as they are and says its checks were not made.
+    @Test func aVersionCommittedInBetweenKeepsItsOwnFindings() throws {
+        var (database, next, options) = try baseAndNext()
+        let path = database.path
+        options.afterCommit = {
+            let other = try MasterDatabase.open(at: path)
+            try other.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "テスト"]))], memo: "meanwhile")
+        }
+        let report = try database.importSnapshot([next], options: options)
+        #expect(report.committed && report.version == 2)
+        #expect(report.warnings.contains { $0.contains("version 2 is committed, but another version was committed before its checks ran") },
+                "\(report.warnings)")
+        #expect(report.totalFindings == 0, "no findings are claimed for a version not checked")
+        #expect(try database.dataVersion() == 3)
+        #expect(try recorded(database) == Set(try database.check().findings.map(\.identity)))
+        #expect(try database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1000)
+    }
+}
