@@ -208,11 +208,14 @@ extension MasterDatabase {
             if anotherVersionCameFirst {
                 report.warnings.append("""
                     version \(version) is committed, but another version was committed before its checks ran: they were not made \
-                    (see them: station-admin check --version \(version))
+                    (see them: \(CommandHint("check", "--version", "\(version)")))
                     """)
             }
         } catch {
-            report.warnings.append("version \(version) is committed, but its checks failed: \(error.localizedDescription) (see them: station-admin check --version \(version))")
+            report.warnings.append("""
+                version \(version) is committed, but its checks failed: \(error.localizedDescription) \
+                (see them: \(CommandHint("check", "--version", "\(version)")))
+                """)
         }
         phases.done("checked after the commit")
         do { try checkpoint.wait() } catch {
