@@ -67,10 +67,14 @@ extension MasterDatabase {
 extension SplitFinder {
     /// `MasterDatabase.suggestSplits`, inside a transaction that may not be committed yet (an
     /// import's report), with what the caller already has (`suggestions`).
+    ///
+    /// - Parameter adopted: the provisional stations an import adopted: each has its split
+    ///   already (upstream's station), and no pair from it is suggested.
     package static func suggest(_ db: Database, version: Int, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false,
-                                changed: Changed? = nil, keysBefore: KeyScan.Keys? = nil) throws -> [SplitSuggestion] {
+                                changed: Changed? = nil, keysBefore: KeyScan.Keys? = nil,
+                                leavingOut adopted: Set<Int64> = []) throws -> [SplitSuggestion] {
         let candidates = try SplitFinder(version: version, radius: radius).suggestions(db, changed: changed, keysBefore: keysBefore)
-        return all ? candidates : SplitFinder.assigned(candidates)
+        return (all ? candidates : SplitFinder.assigned(candidates)).filter { !adopted.contains($0.old) }
     }
 }
 

@@ -200,15 +200,20 @@ extension MasterDatabase {
                 guard try Self.dataVersion(db) == version, try RecordedFindings.isRecorded(version - 1, db) else { return (nil, false) }
                 return (try VersionChecks.introducedFindings(db, declared, version: version, touchingBefore: after.touchingBefore), true)
             }
-            var anotherVersionCameFirst = introduced == nil
-            if let introduced { report.setFindings(introduced) }
-            if let suggestions {
-                if let suggested = try suggestions.wait() { report.suggestions = suggested } else { anotherVersionCameFirst = true }
+            // Either may have come after another process's version, and is then not made.
+            var notMade: [String] = []
+            if let introduced { report.setFindings(introduced) } else {
+                notMade.append("its findings (see them: \(CommandHint("check", "--version", "\(version)")))")
             }
-            if anotherVersionCameFirst {
+            if let suggestions {
+                if let suggested = try suggestions.wait() { report.suggestions = suggested } else {
+                    notMade.append("its split suggestions (see them: \(CommandHint("suggest", "--version", "\(version)")))")
+                }
+            }
+            if !notMade.isEmpty {
                 report.warnings.append("""
-                    version \(version) is committed, but another version was committed before its checks ran: they were not made \
-                    (see them: \(CommandHint("check", "--version", "\(version)")))
+                    version \(version) is committed, but another version was committed before its checks ran: \
+                    \(notMade.joined(separator: " and ")) were not made
                     """)
             }
         } catch {
@@ -235,8 +240,7 @@ extension MasterDatabase {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             return try queue.read { db in
                 guard try Self.dataVersion(db) == version else { return nil }
-                // A provisional station adopted has its split already: upstream's station.
-                return try SplitFinder.suggest(db, version: version).filter { !adopted.contains($0.old) }
+                return try SplitFinder.suggest(db, version: version, leavingOut: adopted)
             }
         }
     }
@@ -324,10 +328,8 @@ extension MasterDatabase {
         report.mergeNotes = merge.notes
         phases.done("described and checked")
         if importsStations {
-            // A provisional station adopted has its split already: upstream's station.
-            let adopted = Set(merge.splits.map(\.old))
-            report.suggestions = try SplitFinder.suggest(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait())
-                .filter { !adopted.contains($0.old) }
+            report.suggestions = try SplitFinder.suggest(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait(),
+                                                         leavingOut: Set(merge.splits.map(\.old)))
             phases.done("split suggestions")
         }
         return report
