@@ -6,7 +6,7 @@ then alternates them RUNS times; it reports the median wall time of each, their 
 the peak memory (maximum resident set, from GNU time) of ours. Work files go to
 benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and builds first.
 """
-import argparse, csv, itertools, json, os, platform, shutil, statistics, subprocess, sys, time
+import argparse, csv, itertools, json, os, platform, shutil, sqlite3, statistics, subprocess, sys, time
 
 from serve_bench import serve_benchmark
 from web_bench import split_benchmark, web_benchmark
@@ -103,35 +103,36 @@ def sqlite_import(database, folder, keyed):
     return f"rm -f {database} && sqlite3 {database} <<'SQL'\n{script}\nSQL"
 
 
-# The master's column types and keys, for an anchor whose tables compare as the master's do:
-# `135.60` and `135.6` one number, an empty field or `0000-00-00` NULL (ekidata's files changed
-# from the one to the other between snapshots, and a text diff sees every station change).
-TYPED_TABLES = {
-    "company": (["company_cd"], "company_cd INTEGER, rr_cd INTEGER, company_name TEXT, company_name_k TEXT, company_name_h TEXT, "
-                                "company_name_r TEXT, company_url TEXT, company_type INTEGER, e_status INTEGER, e_sort INTEGER"),
-    "line": (["line_cd"], "line_cd INTEGER, company_cd INTEGER, line_name TEXT, line_name_k TEXT, line_name_h TEXT, line_color_c TEXT, "
-                          "line_color_t TEXT, line_type INTEGER, lon REAL, lat REAL, zoom INTEGER, e_status INTEGER, e_sort INTEGER"),
-    "station": (["station_cd"], "station_cd INTEGER, station_g_cd INTEGER, station_name TEXT, station_name_k TEXT, station_name_r TEXT, "
-                                "line_cd INTEGER, pref_cd INTEGER, post TEXT, address TEXT, lon REAL, lat REAL, open_ymd TEXT, close_ymd TEXT, "
-                                "e_status INTEGER, e_sort INTEGER"),
-    "connection": (["line_cd", "station_cd1", "station_cd2"], "line_cd INTEGER, station_cd1 INTEGER, station_cd2 INTEGER"),
-}
+# The master's table of each anchor table: its column types and keys are the normalized anchor's.
+MASTER_TABLES = {"company": "companies", "line": "lines", "station": "stations", "connection": "connections"}
 
 
-def sqlite_normalized_import(database, folder):
+def sqlite_normalized_import(database, folder, master):
     """sqlite3 loading the four CSVs as the master holds them: `.import` into temporary tables,
-    then every row into keyed tables of the master's types, an empty field and `0000-00-00` NULL."""
+    then every row into tables of `master`'s column types and keys, an empty field and
+    `0000-00-00` NULL. A text diff of the files as `.import` loads them is not the change the
+    master sees: ekidata's 2021 files write `0000-00-00` where 2019's left a date empty, and
+    `135.60` and `135.6` are one number."""
     files = csv_files(folder)
+    with sqlite3.connect(master) as db:
+        columns = {table: db.execute(f"SELECT name, type, pk FROM pragma_table_info('{name}')").fetchall()
+                   for table, name in MASTER_TABLES.items()}
     script = ["PRAGMA temp_store = MEMORY;", "BEGIN;"]
-    for table, (keys, columns) in TYPED_TABLES.items():
-        names = [column.split()[0] for column in columns.split(", ")]
+    for table in MASTER_TABLES:
+        # ekidata's columns come in the master's order (its own columns, such as `weight`, after
+        # them), under names that have changed (`add`, now `address`): matched by place.
+        with open(files[table], encoding="utf-8", newline="") as f:
+            names = [name for name, _, _ in columns[table]][:len(next(csv.reader(f)))]
+        types = {name: type_ for name, type_, _ in columns[table]}
+        keys = [name for name, _, pk in sorted(columns[table], key=lambda column: column[2]) if pk]
         def value(name):
             if name in keys:
                 return name
             return f"NULLIF(NULLIF({name}, ''), '0000-00-00')" if name.endswith("_ymd") else f"NULLIF({name}, '')"
         script += [f"CREATE TEMP TABLE raw_{table} ({', '.join(names)});",
                    f".import --csv --skip 1 --schema temp {files[table]} raw_{table}",
-                   f"CREATE TABLE {table} ({columns}, PRIMARY KEY ({', '.join(keys)})){' WITHOUT ROWID' if len(keys) > 1 else ''};",
+                   f"CREATE TABLE {table} ({', '.join(f'{name} {types[name]}' for name in names)}, "
+                   f"PRIMARY KEY ({', '.join(keys)})){' WITHOUT ROWID' if len(keys) > 1 else ''};",
                    f"INSERT INTO {table} SELECT {', '.join(map(value, names))} FROM temp.raw_{table};"]
     script.append("COMMIT;")
     return f"rm -f {database} && sqlite3 {database} <<'SQL'\n" + "\n".join(script) + "\nSQL"
@@ -352,7 +353,7 @@ def main():
     run(admin("import", "--db", path("synth2.sqlite"), path("snapshot2")), shell=True)
     curated_master(path("synth1.sqlite"), path("synth1-curated.sqlite"))
     run(sqlite_import(path("anchor1.sqlite"), path("snapshot1"), keyed=True), shell=True)
-    run(sqlite_normalized_import(path("anchor-real1.sqlite"), REAL_OLD), shell=True)
+    run(sqlite_normalized_import(path("anchor-real1.sqlite"), REAL_OLD, path("empty.sqlite")), shell=True)
     run(sqlite_import(path("anchor2.sqlite"), path("snapshot2"), keyed=True), shell=True)
     # The delta's anchor diffs the client databases of versions 1 and 2: version 1 is built here,
     # version 2 is what the release scenario (run just before it) leaves in run-release/.
@@ -465,7 +466,7 @@ def main():
         # the findings) and its report: the standard tools' floor for the change itself.
         Scenario("real: import 2021-03-12 over 2019-12-27, against a change that is written",
                  admin("import", "--db", path("run.sqlite"), REAL_NEW),
-                 "set -e\n" + sqlite_normalized_import(path("anchor-real2.sqlite"), REAL_NEW) + "\n"
+                 "set -e\n" + sqlite_normalized_import(path("anchor-real2.sqlite"), REAL_NEW, path("empty.sqlite")) + "\n"
                  f"sqldiff --primarykey {path('anchor-real1.sqlite')} {path('anchor-real2.sqlite')} > {path('sqldiff-real.sql')} && "
                  f"sqlite3 {path('anchor-real-applied.sqlite')} BEGIN '.read {path('sqldiff-real.sql')}' COMMIT",
                  lambda: (shutil.copy(path("real1.sqlite"), path("run.sqlite")),
