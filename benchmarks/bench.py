@@ -6,7 +6,7 @@ then alternates them RUNS times; it reports the median wall time of each, their 
 the peak memory (maximum resident set, from GNU time) of ours. Work files go to
 benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and builds first.
 """
-import argparse, csv, itertools, json, os, platform, shutil, sqlite3, statistics, subprocess, sys, time
+import argparse, contextlib, csv, itertools, json, os, platform, shutil, sqlite3, statistics, subprocess, sys, time
 
 from serve_bench import serve_benchmark
 from web_bench import split_benchmark, web_benchmark
@@ -114,7 +114,7 @@ def sqlite_normalized_import(database, folder, master):
     master sees: ekidata's 2021 files write `0000-00-00` where 2019's left a date empty, and
     `135.60` and `135.6` are one number."""
     files = csv_files(folder)
-    with sqlite3.connect(master) as db:
+    with contextlib.closing(sqlite3.connect(master)) as db:
         columns = {table: db.execute(f"SELECT name, type, pk FROM pragma_table_info('{name}')").fetchall()
                    for table, name in MASTER_TABLES.items()}
     script = ["PRAGMA temp_store = MEMORY;", "BEGIN;"]

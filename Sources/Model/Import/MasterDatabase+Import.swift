@@ -195,33 +195,36 @@ extension MasterDatabase {
             _ = try? checkpoint.wait()
         }
         try options.afterCommit?()
+        // Each may come after another process's version, and is then not made, or fail alone:
+        // the warnings name what is missing and the command that shows it.
+        var notMade: [String] = [], failed: [String] = []
+        let findings = (what: "its findings", shownBy: CommandHint("check", "--version", "\(version)"))
         do {
             let introduced = try write(checkingDamage: false) { db -> (IntroducedFindings?, Bool) in
                 guard try Self.dataVersion(db) == version, try RecordedFindings.isRecorded(version - 1, db) else { return (nil, false) }
                 return (try VersionChecks.introducedFindings(db, declared, version: version, touchingBefore: after.touchingBefore), true)
             }
-            // Either may have come after another process's version, and is then not made.
-            var notMade: [String] = []
-            if let introduced { report.setFindings(introduced) } else {
-                notMade.append("its findings (see them: \(CommandHint("check", "--version", "\(version)")))")
-            }
-            if let suggestions {
-                if let suggested = try suggestions.wait() { report.suggestions = suggested } else {
-                    notMade.append("its split suggestions (see them: \(CommandHint("suggest", "--version", "\(version)")))")
-                }
-            }
-            if !notMade.isEmpty {
-                report.warnings.append("""
-                    version \(version) is committed, but another version was committed before its checks ran: \
-                    \(notMade.joined(separator: " and ")) were not made
-                    """)
-            }
+            if let introduced { report.setFindings(introduced) } else { notMade.append("\(findings.what) (see them: \(findings.shownBy))") }
         } catch {
+            failed.append("finding \(findings.what) failed: \(error.localizedDescription) (see them: \(findings.shownBy))")
+        }
+        if let suggestions {
+            let splits = (what: "its split suggestions", shownBy: CommandHint("suggest", "--version", "\(version)"))
+            do {
+                if let suggested = try suggestions.wait() { report.suggestions = suggested } else {
+                    notMade.append("\(splits.what) (see them: \(splits.shownBy))")
+                }
+            } catch {
+                failed.append("finding \(splits.what) failed: \(error.localizedDescription) (see them: \(splits.shownBy))")
+            }
+        }
+        if !notMade.isEmpty {
             report.warnings.append("""
-                version \(version) is committed, but its checks failed: \(error.localizedDescription) \
-                (see them: \(CommandHint("check", "--version", "\(version)")))
+                version \(version) is committed, but another version was committed before its checks ran: \
+                \(notMade.joined(separator: " and ")) were not made
                 """)
         }
+        report.warnings += failed.map { "version \(version) is committed, but \($0)" }
         phases.done("checked after the commit")
         do { try checkpoint.wait() } catch {
             report.warnings.append("version \(version) is committed, but its pages were not copied into the master yet: \(error.localizedDescription)")

@@ -18,11 +18,11 @@ import Testing
     struct Killed: Error {}
 
     /// The base fixture and a next snapshot changing a quarter of it, imported to be checked
-    /// after its commit.
-    private func baseAndNext() throws -> (MasterDatabase, String, ImportOptions) {
+    /// after its commit (seed 4's has a split suggestion).
+    private func baseAndNext(seed: UInt64 = 7) throws -> (MasterDatabase, String, ImportOptions) {
         let database = try scratch.baseDatabase()
         let next = scratch.path("next")
-        try SnapshotSynthesizer.next(of: Fixtures.base.path, changePercent: 25, seed: 7, into: next)
+        try SnapshotSynthesizer.next(of: Fixtures.base.path, changePercent: 25, seed: seed, into: next)
         var options = ImportOptions(allowMassClose: true)
         options.checksAfterCommitFromStations = 0
         return (database, next, options)
@@ -52,6 +52,44 @@ import Testing
         #expect(try recorded(database) == Set(full.map(\.identity)))
         let introduced = IntroducedFindings(full.filter { !before.contains($0.identity) })
         #expect(report.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }))
+    }
+
+    /// The findings' transaction fails (another process holds the write lock past the handle's
+    /// busy timeout) while the split suggestions, read beside it, are found: the report keeps
+    /// the suggestions and warns of the findings alone, naming the command that shows them.
+    @Test func findingsThatFailLeaveTheSplitSuggestionsMade() throws {
+        let (base, next, options) = try baseAndNext(seed: 4)
+        let database = try MasterDatabase.open(at: base.path, busyTimeout: 0.2)
+        let lockHolder = try DatabaseQueue(path: base.path)
+        let taken = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        var held = options
+        held.afterCommit = {
+            // Another process's writer: it holds the lock on a thread of its own until released.
+            DispatchQueue.global().async {
+                defer { done.signal() }
+                try? lockHolder.writeWithoutTransaction { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    defer { try? db.execute(sql: "ROLLBACK") }
+                    taken.signal()
+                    released.wait()
+                }
+            }
+            guard taken.wait(timeout: .now() + 10) == .success else { throw Killed() }
+        }
+        let report = try database.importSnapshot([next], options: held)
+        released.signal()
+        done.wait()
+
+        #expect(report.committed && report.version == 2)
+        #expect(report.warnings.contains {
+            $0.hasPrefix("version 2 is committed, but finding its findings failed: ") && $0.hasSuffix("check --version 2)")
+        }, "\(report.warnings)")
+        #expect(!report.warnings.contains { $0.contains("split suggestions") }, "\(report.warnings)")
+        let suggestions = try database.suggestSplits(version: 2)
+        #expect(!suggestions.isEmpty, "the fixture's change has split suggestions")
+        #expect(report.suggestions == suggestions)
+        #expect(report.totalFindings == 0)
+        #expect(try database.read { try RecordedFindings.isRecorded(2, $0) } == false)
     }
 
     /// Another process commits a version between the import's commit and its checks: that
