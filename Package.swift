@@ -74,7 +74,7 @@ let package = Package(
                 path: "Sources/StationClientCore"),
         // What an app imports: the core, and the HTTP source made from a URLSessionConfiguration,
         // which on Linux needs FoundationNetworking (and libcurl loaded at every start).
-        .target(name: "StationClient", dependencies: ["StationClientCore"], path: "Sources/StationClient"),
+        .target(name: "StationClient", dependencies: ["StationClientCore", "StationSignatures", grdb], path: "Sources/StationClient"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.

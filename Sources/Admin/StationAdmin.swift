@@ -36,7 +36,7 @@ struct StationAdmin: ParsableCommand {
         ])
 
     /// The package version, printed by `--version`.
-    static let version = "0.8.2"
+    static let version = "0.9.0"
 
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {

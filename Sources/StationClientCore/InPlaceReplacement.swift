@@ -1,29 +1,39 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 
-/// The full and bundled paths' install: the new master tables replace the old inside the app's
-/// own database file, which keeps its inode, its WAL and every connection the app has open on it.
+/// The full and bundled paths' install: the release's tables are replaced inside the app's own
+/// database, in one write transaction of it, and nothing else in the file is touched.
 ///
-/// 1. `prepare`: beside the database, the new content (`incoming`, the release's database)
-///    receives the user's records (the release's carry-over script, run as it is published:
-///    the working database as `main`, the new one attached as `incoming`), then every table,
-///    row, index, trigger and view of the app's that the release does not define, then the app's
-///    hook and the trust record, in one transaction. The database is only read.
-/// 2. `replace`: SQLite's online backup copies the new content into the database, as one write
-///    transaction of the database's own (into its WAL, or under its rollback journal): a kill
-///    at any instant leaves the old content or the new, and the app's connections read the new
-///    one at their next transaction. Before the first page is copied, with the database's write
-///    lock held, the database must be as `prepare` read it; when another connection committed
-///    meanwhile (the app wrote a record), nothing is copied and `prepare` runs again, so no write
-///    is ever lost.
+/// The release's tables are the library's (every table of the release database but
+/// `completions`); everything else in the file is the app's: its tables, virtual tables and their
+/// shadow tables, indexes, triggers and views are never copied, dropped or rebuilt, so they keep
+/// every byte and rowid (an FTS5 index over the app's notes stays consistent with them). With the
+/// release database attached as `station_client_release`, the transaction
+///
+/// 1. brings each release table to the release's schema (a table the database lacks is created
+///    from the release's statement; a column a newer client schema added is added) and to the
+///    release's rows: an UPSERT by the table's key writes only the rows that differ, so a row
+///    keeps its rowid and an app's index, trigger or foreign key on a release table sees an
+///    ordinary update; rows the release does not have are removed (the master data never removes
+///    one, so this happens only to a database that holds rows of its own there);
+/// 2. creates the release's indexes the database lacks (or holds in another form);
+/// 3. copies `completions` across every split after the database's version, in the order
+///    recorded, never over a record the user has (as the delta's `DUPLICATE` statements do);
+/// 4. sets `user_version`, then runs `finish` (the app's hook and the trust record).
+///
+/// The transaction takes the database's write lock only once everything is downloaded and
+/// checked: the app's connections keep reading throughout (in WAL mode) and write again at its
+/// commit (their busy timeout waits for it). A kill at any instant leaves the old content or the
+/// new: SQLite's own journal decides. The file keeps its inode, its WAL and every open connection.
 struct InPlaceReplacement {
     let database: String
-    let incoming: String
+    let release: String
     let busyTimeout: TimeInterval
 
-    /// The schema name under which the working database is attached to the new content.
-    private static let working = "station_client_working"
+    /// The schema name under which the release database is attached.
+    static let releaseSchema = "station_client_release"
+    /// The one table of the release that holds the user's records, not master data.
+    static let recordsTable = "completions"
 
     private var configuration: Configuration {
         var configuration = Configuration()
@@ -31,151 +41,167 @@ struct InPlaceReplacement {
         return configuration
     }
 
-    /// What `prepare` read: the database's state then, checked again by `replace`.
-    struct Prepared {
-        let reader: DatabaseQueue
-        let usesWAL: Bool
-        let state: Int64
-    }
-
-    /// Carries the records and the app's objects into `incoming`, then runs `finish` (the hook and
-    /// the trust record) there, in the same transaction as the objects' copy.
-    func prepare(carryOver script: String?, finish: (Database) throws -> Void) throws -> Prepared {
-        let reader = try DatabaseQueue(path: database, configuration: configuration)
-        var usesWAL = false, state: Int64 = 0
-        try reader.writeWithoutTransaction { db in
-            usesWAL = try String.fetchOne(db, sql: "PRAGMA main.journal_mode") == "wal"
-            try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming])
-            try db.inTransaction {
-                state = try Self.state(db, usesWAL: usesWAL)
-                // A new install (or an app that made its own tables first) has no records to carry.
-                if let script, try db.tableExists("completions") { try db.execute(sql: script) }
-                return .commit
-            }
-            try db.execute(sql: "DETACH DATABASE incoming")
-        }
-        let fresh = try DatabaseQueue(path: incoming, configuration: configuration)
-        try fresh.writeWithoutTransaction { db in
-            try db.execute(sql: "ATTACH DATABASE ? AS \(Self.working)", arguments: [database])
-            try db.inTransaction {
-                try AppObjects.copy(db, from: Self.working)
-                try finish(db)
-                return .commit
-            }
-            try db.execute(sql: "DETACH DATABASE \(Self.working)")
-            // A database in WAL mode takes a backup of its own page size only.
-            let pageSize = try Int.fetchOne(db, sql: "PRAGMA main.page_size")
-            let theirs = try reader.read { try Int.fetchOne($0, sql: "PRAGMA main.page_size") }
-            if let theirs, pageSize != theirs {
-                try db.execute(sql: "PRAGMA main.page_size = \(theirs)")
-                try db.execute(sql: "VACUUM")
-            }
-        }
-        try fresh.close()
-        return Prepared(reader: reader, usesWAL: usesWAL, state: state)
-    }
-
-    /// Copies `incoming` into the database in one transaction; false, copying nothing, when the
-    /// database changed since `prepared` read it.
-    func replace(_ prepared: Prepared, onStep: (UpdateStep) throws -> Void, progress: (Int, Int) -> Void) throws -> Bool {
-        let destination = try DatabaseQueue(path: database, configuration: configuration)
-        defer { try? destination.close() }
-        let source = try DatabaseQueue(path: incoming, configuration: configuration)
-        defer { try? source.close() }
-        return try destination.writeWithoutTransaction { target in
-            try source.inDatabase { origin in
-                guard let backup = sqlite3_backup_init(target.sqliteConnection, "main", origin.sqliteConnection, "main") else {
-                    throw Self.error(target)
-                }
-                var finished = false
-                // Unfinished, the backup's transaction is rolled back: the database as it was.
-                defer { if !finished { sqlite3_backup_finish(backup) } }
-                // Copying no page yet takes the database's write lock (waiting as the busy timeout says).
-                var code = sqlite3_backup_step(backup, 0)
-                guard code == SQLITE_OK || code == SQLITE_DONE else { throw Self.error(target, code: code) }
-                let now = prepared.usesWAL
-                    ? try prepared.reader.writeWithoutTransaction { try Self.state($0, usesWAL: true) }
-                    : try Self.changeCounter(target)
-                guard now == prepared.state else { return false }
+    /// Replaces the release's tables in the database with `release`'s, at `version`, copying the
+    /// records across `splits` (those after the database's version); `finish` runs last, in the
+    /// same transaction. `progress` is told rows done of the release's rows in all.
+    func install(version: Int, splits: [ReleaseSplit], onStep: (UpdateStep) throws -> Void,
+                 progress: (Int, Int) -> Void, finish: (Database) throws -> Void) throws {
+        let queue = try DatabaseQueue(path: database, configuration: configuration)
+        defer { try? queue.close() }
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS \(Self.releaseSchema)", arguments: [release])
+            defer { try? db.execute(sql: "DETACH DATABASE \(Self.releaseSchema)") }
+            let tables = try ReleaseTable.all(db)
+            let totalRows = try tables.reduce(0) { $0 + (try $1.rowCount(db)) }
+            try db.inTransaction(.immediate) {
                 try onStep(.replacing)
-                while code == SQLITE_OK {
-                    code = sqlite3_backup_step(backup, 256)
-                    let total = Int(sqlite3_backup_pagecount(backup))
-                    progress(total - Int(sqlite3_backup_remaining(backup)), total)
-                    if code == SQLITE_OK { try onStep(.replacingPages) }
+                var rowsDone = 0
+                progress(0, totalRows)
+                for table in tables {
+                    try table.replace(db)
+                    rowsDone += try table.rowCount(db)
+                    progress(rowsDone, totalRows)
+                    try onStep(.replacingTable)
                 }
-                finished = true
-                let finish = sqlite3_backup_finish(backup)
-                guard code == SQLITE_DONE else { throw Self.error(target, code: code) }
-                guard finish == SQLITE_OK else { throw Self.error(target, code: finish) }
-                return true
+                try Self.createRecordsTable(db)
+                try ReleaseTable.createIndexes(db)
+                for split in splits { try db.execute(sql: split.recordsCopy, arguments: split.recordsCopyArguments) }
+                try db.execute(sql: "PRAGMA main.user_version = \(version)")
+                try finish(db)
+                try onStep(.carriedOver)
+                return .commit
             }
         }
     }
 
-    /// What changes whenever another connection commits to the database: `data_version` in WAL
-    /// mode; in rollback-journal mode the file's change counter (bytes 24–27 of its header), which
-    /// every commit advances, read because the backup's exclusive lock keeps SQL readers out.
-    private static func state(_ db: Database, usesWAL: Bool) throws -> Int64 {
-        if usesWAL { return try Int64.fetchOne(db, sql: "PRAGMA main.data_version") ?? 0 }
-        // A read first: the shared lock it takes keeps every writer out while the counter is read.
-        _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM main.sqlite_master")
-        return try changeCounter(db)
-    }
-
-    /// The change counter, read through the connection's own file descriptor (SQLite's VFS):
-    /// opening and closing another descriptor on the file would drop every POSIX lock this
-    /// process holds on it, the backup's and the app's connections' alike.
-    private static func changeCounter(_ db: Database) throws -> Int64 {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        let found = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_FILE_POINTER, &file)
-        guard found == SQLITE_OK, let file, let read = file.pointee.pMethods?.pointee.xRead else { throw error(db, code: found) }
-        var header = [UInt8](repeating: 0, count: 4)
-        let code = read(file, &header, 4, 24)
-        // A file shorter than its header (a new, empty database) has no counter yet: SQLITE_IOERR_SHORT_READ,
-        // which Swift does not import (a macro).
-        guard code == SQLITE_OK || code == SQLITE_IOERR | (2 << 8) else { throw error(db, code: code) }
-        return header.reduce(0) { $0 << 8 | Int64($1) }
-    }
-
-    private static func error(_ db: Database, code: Int32? = nil) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code ?? sqlite3_errcode(db.sqliteConnection)),
-                      message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    /// A new install (or a database the app made) has no `completions` yet: it takes the release's.
+    private static func createRecordsTable(_ db: Database) throws {
+        guard try !db.tableExists(recordsTable, in: "main"),
+              let sql = try String.fetchOne(db, sql: "SELECT sql FROM \(releaseSchema).sqlite_master WHERE type = 'table' AND name = ?",
+                                            arguments: [recordsTable])
+        else { return }
+        try db.execute(sql: sql)
     }
 }
 
-/// The app's own objects of a database: every table, index, trigger and view a release does not
-/// define, with the tables' rows.
-enum AppObjects {
-    /// Creates in `main` each object of `schema` that `main` lacks, in an order that works:
-    /// tables, their rows (and AUTOINCREMENT counters), indexes, triggers (after the rows, so they
-    /// do not fire on the copy), views. A virtual table is created by its statement, which makes
-    /// its shadow tables, and filled through it.
-    static func copy(_ db: Database, from schema: String) throws {
-        let defined = Set(try String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master"))
-        let objects = try Row.fetchAll(db, sql: """
-            SELECT type, name, sql FROM \(schema).sqlite_master
-            WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid
-            """).map { (type: $0["type"] as String, name: $0["name"] as String, sql: $0["sql"] as String) }
-            .filter { !defined.contains($0.name) }
-        let virtual = objects.filter { $0.type == "table" && $0.sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") }.map(\.name)
-        let isShadow = { (name: String) in virtual.contains { name.hasPrefix($0 + "_") } }
-        let tables = objects.filter { $0.type == "table" && !isShadow($0.name) }
-        for table in tables { try db.execute(sql: table.sql) }
-        for table in tables {
-            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?, ?) WHERE hidden = 0",
-                                              arguments: [table.name, schema])
-                .map { $0.quotedDatabaseIdentifier }.joined(separator: ", ")
-            try db.execute(sql: "INSERT INTO main.\(table.name.quotedDatabaseIdentifier) (\(columns)) SELECT \(columns) FROM \(schema).\(table.name.quotedDatabaseIdentifier)")
-        }
-        if try !tables.isEmpty && db.tableExists("sqlite_sequence", in: schema) && db.tableExists("sqlite_sequence", in: "main") {
-            let names = tables.map(\.name)
-            try db.execute(sql: "DELETE FROM main.sqlite_sequence WHERE name IN (\(databaseQuestionMarks(count: names.count)))", arguments: StatementArguments(names))
-            try db.execute(sql: "INSERT INTO main.sqlite_sequence SELECT * FROM \(schema).sqlite_sequence WHERE name IN (\(databaseQuestionMarks(count: names.count)))",
-                           arguments: StatementArguments(names))
-        }
-        for kind in ["index", "trigger", "view"] {
-            for object in objects where object.type == kind && !isShadow(object.name) { try db.execute(sql: object.sql) }
+/// One table of the release database that the library owns in the app's database.
+struct ReleaseTable {
+    let name: String
+    /// The release's `CREATE TABLE` statement.
+    let sql: String
+    /// The release's columns, in order, with what an added column needs.
+    let columns: [Column]
+    /// The key's columns, in key order.
+    let key: [String]
+
+    struct Column {
+        let name: String
+        let type: String
+        let defaultValue: String?
+        let isNotNull: Bool
+
+        /// The column's definition for `ALTER TABLE … ADD COLUMN`.
+        var definition: String {
+            var text = "\(name.quotedDatabaseIdentifier) \(type)"
+            if let defaultValue { text += " DEFAULT \(defaultValue)" }
+            if isNotNull && defaultValue != nil { text += " NOT NULL" }
+            return text
         }
     }
+
+    private var quoted: String { name.quotedDatabaseIdentifier }
+    private var release: String { "\(InPlaceReplacement.releaseSchema).\(quoted)" }
+
+    /// Every table of the attached release but `completions`, in the release's order.
+    static func all(_ db: Database) throws -> [ReleaseTable] {
+        let schema = InPlaceReplacement.releaseSchema
+        return try Row.fetchAll(db, sql: """
+            SELECT name, sql FROM \(schema).sqlite_master
+            WHERE type = 'table' AND sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> ?
+            ORDER BY rowid
+            """, arguments: [InPlaceReplacement.recordsTable]).map { row in
+            let name: String = row["name"]
+            let info = try Row.fetchAll(db, sql: "SELECT name, type, dflt_value, \"notnull\", pk FROM pragma_table_info(?, ?) ORDER BY cid",
+                                        arguments: [name, schema])
+            return ReleaseTable(
+                name: name, sql: row["sql"],
+                columns: info.map { Column(name: $0["name"], type: $0["type"], defaultValue: $0["dflt_value"], isNotNull: $0["notnull"] as Bool) },
+                key: info.filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] })
+        }
+    }
+
+    func rowCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(release)") ?? 0
+    }
+
+    /// Brings `main`'s table to the release's schema and rows.
+    func replace(_ db: Database) throws {
+        guard try db.tableExists(name, in: "main") else {
+            try db.execute(sql: sql)
+            try db.execute(sql: "INSERT INTO main.\(quoted) SELECT * FROM \(release)")
+            return
+        }
+        let existing = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?, 'main') ORDER BY cid", arguments: [name])
+        let existingNames = Set(existing.map { $0["name"] as String })
+        let existingKey = existing.filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] as String }
+        guard existingKey == key else { throw StationClientError.incompatibleTable(name: name, reason: "its key is not the release's") }
+        // A newer client schema adds columns; it never removes or retypes one.
+        for column in columns where !existingNames.contains(column.name) {
+            try db.execute(sql: "ALTER TABLE main.\(quoted) ADD COLUMN \(column.definition)")
+        }
+        let names = columns.map(\.name.quotedDatabaseIdentifier)
+        guard !key.isEmpty else {
+            // A table without a key (the client schema's version, one row) is written whole.
+            try db.execute(sql: "DELETE FROM main.\(quoted)")
+            try db.execute(sql: "INSERT INTO main.\(quoted) (\(names.joined(separator: ", "))) SELECT \(names.joined(separator: ", ")) FROM \(release)")
+            return
+        }
+        let keyNames = key.map(\.quotedDatabaseIdentifier)
+        let nonKey = names.filter { !keyNames.contains($0) }
+        let upsert = nonKey.isEmpty
+            ? "DO NOTHING"
+            : "DO UPDATE SET \(nonKey.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")) WHERE \(nonKey.map { "\($0) IS NOT excluded.\($0)" }.joined(separator: " OR "))"
+        try db.execute(sql: """
+            INSERT INTO main.\(quoted) (\(names.joined(separator: ", "))) SELECT \(names.joined(separator: ", ")) FROM \(release) WHERE true
+            ON CONFLICT (\(keyNames.joined(separator: ", "))) \(upsert)
+            """)
+        // Every release row is in main now, keys unique: equal counts mean main has no other row.
+        let mainRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoted)") ?? 0
+        if try mainRows != rowCount(db) {
+            let keys = keyNames.joined(separator: ", ")
+            try db.execute(sql: "DELETE FROM main.\(quoted) WHERE (\(keys)) NOT IN (SELECT \(keys) FROM \(release))")
+        }
+    }
+
+    /// Creates in `main` every index of the release that `main` lacks or holds in another form.
+    static func createIndexes(_ db: Database) throws {
+        let schema = InPlaceReplacement.releaseSchema
+        let indexes = try Row.fetchAll(db, sql: """
+            SELECT r.name, r.sql, m.sql AS existing, m.type AS existingType FROM \(schema).sqlite_master r
+            LEFT JOIN main.sqlite_master m ON m.name = r.name
+            WHERE r.type = 'index' AND r.sql IS NOT NULL ORDER BY r.rowid
+            """)
+        for index in indexes {
+            let sql: String = index["sql"]
+            let existing: String? = index["existing"]
+            if existing == sql { continue }
+            if existing != nil {
+                guard index["existingType"] as String == "index" else {
+                    throw StationClientError.incompatibleTable(name: index["name"], reason: "the app has an object of that name")
+                }
+                try db.execute(sql: "DROP INDEX main.\((index["name"] as String).quotedDatabaseIdentifier)")
+            }
+            try db.execute(sql: sql)
+        }
+    }
+}
+
+extension ReleaseSplit {
+    /// Copies the user's records of the old station to the new one, keeping any the user already
+    /// has there: the statement a delta's `DUPLICATE` runs (docs/DOMAIN.md, "Splits: DUPLICATE, and what a user keeps").
+    var recordsCopy: String {
+        "INSERT OR IGNORE INTO main.completions (station_cd, date, memo, updated_at) SELECT ?, date, memo, updated_at FROM main.completions WHERE station_cd = ?"
+    }
+
+    var recordsCopyArguments: StatementArguments { [new, old] }
 }

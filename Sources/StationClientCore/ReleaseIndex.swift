@@ -102,8 +102,15 @@ public struct ReleaseIndex: Decodable, Sendable {
             case version, database, databaseGzip = "database_gzip", carryOver = "carry_over", deltas, downloads, splits
         }
 
-        /// The splits after data version `version`, in the order recorded.
-        func splits(after version: Int) -> [ReleaseSplit] { (splits ?? []).filter { $0.version > version } }
+        /// The splits after data version `version`, in the order recorded; refused when the
+        /// manifest does not list them (format 5 or older), since a hook told "no splits" when
+        /// there were some would lose the app's own credit.
+        func splits(after version: Int, manifest: String = "manifest.json") throws -> [ReleaseSplit] {
+            guard let splits else {
+                throw StationClientError.badManifest(path: manifest, reason: "version \(self.version) lists no station splits (a manifest of format 5 or older); the release must be published again")
+            }
+            return splits.filter { $0.version > version }
+        }
     }
 
     /// The newest version of the folder.

@@ -14,7 +14,8 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     case refused(SignatureError)
     /// The manifest, signed or not, is not one this library reads.
     case badManifest(path: String, reason: String)
-    /// A file is larger than the app allows (`Configuration.limits`), or larger than the manifest says.
+    /// A file is larger than the app allows (`Configuration.maximumDownloadBytes` or
+    /// `maximumManifestBytes`), or larger than the manifest says.
     case tooLarge(path: String, bytes: Int, limit: Int)
     /// A download ended early (`actual` below `expected`: retry) or came out larger than signed.
     case sizeDiffers(path: String, actual: Int, expected: Int)
@@ -51,8 +52,9 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     /// The plan passed to `update(_:)` was made from another manifest or another version of the
     /// database: check again.
     case planOutdated(reason: String)
-    /// The release has no carry-over script for a full download (a folder of format 2 or older).
-    case noCarryOver(version: Int)
+    /// A table of the release cannot replace the database's table of that name (another key, or
+    /// an app's object of a release index's name): nothing was changed.
+    case incompatibleTable(name: String, reason: String)
     /// A delta ran and left the database at another version than the manifest's (rolled back).
     case wrongVersionAfterDelta(expected: Int, actual: Int)
     /// The app's own hook threw (rolled back with the rest).
@@ -81,13 +83,13 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     /// What an app does about it.
     public var category: Category {
         switch self {
-        case .refused, .badManifest, .tooLarge, .hashDiffers, .corruptGzip, .noCarryOver, .wrongVersionAfterDelta: return .untrusted
+        case .refused, .badManifest, .tooLarge, .hashDiffers, .corruptGzip, .wrongVersionAfterDelta: return .untrusted
         case let .sizeDiffers(_, actual, expected): return actual < expected ? .retryLater : .untrusted
         case .offline: return .offline
         case .network, .http, .noContentLength, .tooSlow, .newerThanRelease: return .retryLater
         case .busy: return .busy
         case .storageFull: return .storageFull
-        case .readOnly, .database, .damagedTrustState: return .unusableDatabase
+        case .readOnly, .database, .damagedTrustState, .incompatibleTable: return .unusableDatabase
         case .planOutdated: return .checkAgain
         case .appData: return .appData
         }
@@ -126,7 +128,7 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
         case let .damagedTrustState(database, reason): return "\(database): the record of accepted releases is damaged (\(reason))"
         case let .newerThanRelease(database, newest): return "the database is at version \(database), newer than the release's \(newest)"
         case .planOutdated(let reason): return "the plan is outdated: \(reason); check again"
-        case .noCarryOver(let version): return "release \(version) has no carry-over script"
+        case let .incompatibleTable(name, reason): return "the release's table \(name) cannot replace the database's: \(reason)"
         case let .wrongVersionAfterDelta(expected, actual): return "the delta left version \(actual), not \(expected) (rolled back)"
         case .appData(let cause): return "the app's own update of its data failed: \(cause)"
         }

@@ -47,16 +47,15 @@ public struct StationUpdater: Sendable {
         public var lockTimeout: TimeInterval
         /// How long a statement waits for another connection's write transaction on the database.
         public var busyTimeout: TimeInterval
-        /// The clock that expiry is judged by.
-        public var now: @Sendable () -> Date
+        /// The clock that expiry is judged by (the tests' seam).
+        package var now: @Sendable () -> Date = { Date() }
         /// Told each step (the crash tests' seam).
-        public var onStep: @Sendable (UpdateStep) -> Void
+        package var onStep: @Sendable (UpdateStep) -> Void = { _ in }
 
         /// Releases from `source`, trusted when signed by one of `keys`.
         public init(source: any ReleaseSource, keys: [TrustedKey], dataset: String? = nil, allowsUnsigned: Bool = false,
                     maximumDownloadBytes: Int = 1 << 30, maximumManifestBytes: Int = 1 << 20, partBytes: Int = 4 << 20,
-                    transferLimits: TransferLimits = TransferLimits(), lockTimeout: TimeInterval = 30, busyTimeout: TimeInterval = 10,
-                    now: @escaping @Sendable () -> Date = { Date() }, onStep: @escaping @Sendable (UpdateStep) -> Void = { _ in }) {
+                    transferLimits: TransferLimits = TransferLimits(), lockTimeout: TimeInterval = 30, busyTimeout: TimeInterval = 10) {
             self.source = source
             self.keys = keys
             self.dataset = dataset
@@ -67,8 +66,6 @@ public struct StationUpdater: Sendable {
             self.transferLimits = transferLimits
             self.lockTimeout = lockTimeout
             self.busyTimeout = busyTimeout
-            self.now = now
-            self.onStep = onStep
         }
     }
 
@@ -169,12 +166,8 @@ public struct StationUpdater: Sendable {
         let from = try currentVersion()
         guard bundled.version > from else { return false }
         try refuseReadOnly()
-        try copy(bundle.database.path, to: files.incoming, bytes: bundled.databaseBytes, report: ProgressReport(continuation: progress))
         let context = UpdateContext(path: .bundled, from: from, to: bundled.version, splits: bundled.splits.filter { $0.version > from })
-        try replaceInPlace(carryOver: bundled.carryOver, context: context, appData: appData, trust: nil,
-                           report: ProgressReport(continuation: progress)) {
-            try copy(bundle.database.path, to: files.incoming, bytes: bundled.databaseBytes, report: ProgressReport(continuation: nil))
-        }
+        try replaceInPlace(release: bundle.database.path, context: context, appData: appData, trust: nil, report: ProgressReport(continuation: progress))
         return true
     }
 
@@ -235,7 +228,7 @@ public struct StationUpdater: Sendable {
         try step(.downloaded)
         let text = try delta.verifiedSQL(inflating: gzip)
         report.installing(0, of: text.count)
-        let context = UpdateContext(path: .delta, from: delta.from, to: release.version, splits: release.splits(after: delta.from))
+        let context = UpdateContext(path: .delta, from: delta.from, to: release.version, splits: try release.splits(after: delta.from))
         try write { db in
             // The delta's own guard refuses a database not at `from`: a delta never runs twice.
             try db.execute(sql: String(decoding: text, as: UTF8.self))
@@ -254,10 +247,7 @@ public struct StationUpdater: Sendable {
     private func installDownloaded(_ release: ReleaseIndex.Version, from version: Int, manifest: VerifiedManifest, appData: AppDataHook?,
                                    report: ProgressReport) async throws -> ResumableDownload.Outcome {
         try refuseReadOnly()
-        guard let carryOver = release.carryOver else { throw StationClientError.noCarryOver(version: release.version) }
-        let scriptPath = files.download("carry-over.sql")
-        _ = try await downloader.fetch(carryOver, to: scriptPath, progress: report.downloading(carryOver)) { _ in }
-        let script = try String(contentsOfFile: scriptPath, encoding: .utf8)
+        let splits = try release.splits(after: version)
         let gzip = files.download("stations.sqlite.gz")
         let outcome = try await downloader.fetch(release.databaseGzip, to: gzip, progress: report.downloading(release.databaseGzip)) { _ in
             try step(.downloadedPart)
@@ -273,10 +263,8 @@ public struct StationUpdater: Sendable {
             try? FileManager.default.removeItem(atPath: gzip)
             throw error
         }
-        let context = UpdateContext(path: .full, from: version, to: release.version, splits: release.splits(after: version))
-        try replaceInPlace(carryOver: script, context: context, appData: appData, trust: manifest.signed, report: report) {
-            try checkInflated(try GzipFile.inflate(gzip, to: files.incoming, limit: release.database.bytes, name: release.databaseGzip.path), release)
-        }
+        let context = UpdateContext(path: .full, from: version, to: release.version, splits: splits)
+        try replaceInPlace(release: files.incoming, context: context, appData: appData, trust: manifest.signed, report: report)
         return outcome
     }
 
@@ -287,30 +275,21 @@ public struct StationUpdater: Sendable {
         }
     }
 
-    /// The full and bundled paths' end: `files.incoming` holds the new version's database.
-    /// `remake` makes `files.incoming` again, as it was before the carry-over.
-    private func replaceInPlace(carryOver: String, context: UpdateContext, appData: AppDataHook?, trust signed: SignedManifest?,
-                                report: ProgressReport, remake: () throws -> Void) throws {
-        let replacement = InPlaceReplacement(database: path, incoming: files.incoming, busyTimeout: configuration.busyTimeout)
-        var attempts = 0
-        while true {
-            attempts += 1
-            do {
-                let prepared = try replacement.prepare(carryOver: context.from > 0 ? carryOver : nil) { db in
-                    try runAppData(appData, db, context)
-                    if let signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
-                }
-                try step(.carriedOver)
-                if try replacement.replace(prepared, onStep: step, progress: { report.installing($0, of: $1) }) { break }
-            } catch {
-                throw StationClientError.wrapping(error, path: path)
+    /// The full and bundled paths' end: the release database at `release` replaces the release's
+    /// tables inside the database, in one transaction with the splits, the hook and the trust record.
+    private func replaceInPlace(release: String, context: UpdateContext, appData: AppDataHook?, trust signed: SignedManifest?,
+                                report: ProgressReport) throws {
+        let replacement = InPlaceReplacement(database: path, release: release, busyTimeout: configuration.busyTimeout)
+        do {
+            try replacement.install(version: context.to, splits: context.splits, onStep: step,
+                                    progress: { report.installing($0, of: $1) }) { db in
+                try runAppData(appData, db, context)
+                if let signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
             }
-            // Another connection committed while the new content was made: made again from the
-            // database as it is now, with a fresh copy of the release's.
-            guard attempts < 5 else { throw StationClientError.busy(database: path) }
-            try files.removeScratch()
-            try remake()
+        } catch {
+            throw StationClientError.wrapping(error, path: path)
         }
+        try? FileManager.default.removeItem(atPath: TrustRecord.legacyFile(of: path))
         try step(.replaced)
         try files.removeAll()
     }
@@ -371,27 +350,5 @@ public struct StationUpdater: Sendable {
             throw StationClientError.wrapping(error, path: path)
         }
         try step(.locked)
-    }
-
-    private func copy(_ source: String, to destination: String, bytes: Int, report: ProgressReport) throws {
-        guard let input = FileHandle(forReadingAtPath: source) else { throw StationClientError.database(path: source, cause: POSIXError(.ENOENT)) }
-        defer { try? input.close() }
-        do {
-            try FileManager.default.createDirectory(atPath: files.folder, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: destination, contents: nil), let output = FileHandle(forWritingAtPath: destination) else {
-                throw StationClientError.readOnly(database: destination)
-            }
-            defer { try? output.close() }
-            var copied = 0
-            while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty {
-                try output.write(contentsOf: chunk)
-                copied += chunk.count
-                report.installing(copied, of: bytes)
-                try step(.inflating)
-            }
-            try output.synchronize()
-        } catch {
-            throw StationClientError.wrapping(error, path: destination)
-        }
     }
 }

@@ -75,10 +75,9 @@ public struct UpdateContext: Sendable, Equatable {
     }
 }
 
-/// The app's own update of its data, run inside the update's transaction, after the master
-/// tables and `completions` are at the new version and before the commit: on the delta path in
-/// the database itself, on the full and bundled paths in the new content, before it replaces
-/// the old (the app's tables are there already). Throwing rolls the whole update back.
+/// The app's own update of its data, run inside the update's transaction in the app's database,
+/// after the release's tables and `completions` are at the new version and before the commit, on
+/// every path. Throwing rolls the whole update back.
 ///
 /// ```swift
 /// try await updater.update(appData: { db, context in
@@ -117,27 +116,26 @@ public struct UpdateProgress: Sendable, Equatable {
 
 /// The instants of an update, in order, at which `StationUpdater.Configuration.onStep` is told;
 /// `station-phone` kills itself at one of them in the crash tests.
-public enum UpdateStep: String, CaseIterable, Sendable {
+package enum UpdateStep: String, CaseIterable, Sendable {
     /// The update lock is held and what a killed update left is cleared.
     case locked
     /// A part of a download was written and synced.
     case downloadedPart = "downloaded-part"
     /// A download is whole and its SHA-256 is the manifest's.
     case downloaded
-    /// Another 64 KiB of the full database were inflated (or copied from the bundle).
+    /// Another 64 KiB of the downloaded database were inflated.
     case inflating
     /// The delta (and the app's hook) ran; the transaction is not committed yet.
     case deltaRunUncommitted = "delta-run-uncommitted"
     /// The delta committed; its downloaded files are not removed yet.
     case deltaCommitted = "delta-committed"
-    /// The new content (with the records and the app's tables carried over, and the hook run) is
-    /// ready beside the database; the database is untouched.
-    case carriedOver = "carried-over"
-    /// The database's write lock is held for the replacement; nothing is copied yet.
+    /// The install's transaction holds the database's write lock; nothing is written yet.
     case replacing
-    /// Another 256 pages were copied into the database, uncommitted.
-    case replacingPages = "replacing-pages"
-    /// The new content committed in the database; its scratch files are not removed yet.
+    /// Another release table was replaced in the database, uncommitted.
+    case replacingTable = "replacing-table"
+    /// The records were copied across the splits and the app's hook ran, uncommitted.
+    case carriedOver = "carried-over"
+    /// The install committed; its downloaded files are not removed yet.
     case replaced
 }
 

@@ -128,10 +128,12 @@ struct Update: AsyncParsableCommand {
                 guard let date = ISO8601DateFormatter().date(from: text) else { throw ValidationError("--now takes a time such as 2026-11-27T03:10:00Z") }
                 return date
             }
-            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: .init(
+            var configuration = StationUpdater.Configuration(
                 source: source, keys: keys, dataset: dataset, allowsUnsigned: allowUnsigned, partBytes: partBytes,
-                transferLimits: TransferLimits(minimumBytesPerSecond: minimumRate, graceSeconds: grace), lockTimeout: lockTimeout,
-                now: { clock ?? Date() }, onStep: StationPhone.faultInjection()))
+                transferLimits: TransferLimits(minimumBytesPerSecond: minimumRate, graceSeconds: grace), lockTimeout: lockTimeout)
+            configuration.now = { clock ?? Date() }
+            configuration.onStep = StationPhone.faultInjection()
+            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: configuration)
             let appData = try StationPhone.appData(appSql)
             let outcome: UpdateOutcome
             do {
@@ -173,25 +175,24 @@ struct InstallBundled: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "install-bundled",
         abstract: "At app launch: install the bundled database when it is newer than the working one.",
-        discussion: "Example: station-phone install-bundled --db phone.sqlite --database release/4/stations.sqlite --carry-over release/4/carry-over.sql")
+        discussion: "Example: station-phone install-bundled --db phone.sqlite --database release/4/stations.sqlite --manifest release/manifest.json")
 
     @Option(help: ArgumentHelp("The phone's database.", valueName: "file")) var db: String
     @Option(help: ArgumentHelp("The database the app bundles.", valueName: "file")) var database: String
-    @Option(help: ArgumentHelp("Its carry-over script.", valueName: "file")) var carryOver: String
-    @Option(help: ArgumentHelp("The release's manifest.json (default: the one two folders above the database, if any).", valueName: "file"))
+    @Option(help: ArgumentHelp("The release's manifest.json, bundled beside it (default: the one two folders above the database).", valueName: "file"))
     var manifest: String?
     @Option(help: ArgumentHelp("SQL the app runs in the update's transaction (:from, :to, :path bound).", valueName: "file")) var appSql: String?
     @Option(help: ArgumentHelp("Wait this long for another update of the database.", valueName: "seconds")) var lockTimeout = 30.0
 
     func run() async throws {
         do {
-            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: .init(
-                source: FolderReleaseSource(folder: URL(fileURLWithPath: ".")), keys: [], lockTimeout: lockTimeout,
-                onStep: StationPhone.faultInjection()))
+            var configuration = StationUpdater.Configuration(source: FolderReleaseSource(folder: URL(fileURLWithPath: ".")), keys: [],
+                                                             lockTimeout: lockTimeout)
+            configuration.onStep = StationPhone.faultInjection()
+            let updater = StationUpdater(database: URL(fileURLWithPath: db), configuration: configuration)
             let folder = URL(fileURLWithPath: database).deletingLastPathComponent().deletingLastPathComponent()
             let manifestURL = manifest.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("manifest.json")
-            let bundle = BundledRelease(database: URL(fileURLWithPath: database), carryOver: URL(fileURLWithPath: carryOver),
-                                        manifest: FileManager.default.fileExists(atPath: manifestURL.path) ? manifestURL : nil)
+            let bundle = BundledRelease(database: URL(fileURLWithPath: database), manifest: manifestURL)
             let before = try updater.currentVersion()
             if try await updater.installBundled(bundle, appData: try StationPhone.appData(appSql)) {
                 print("installed the bundled database: \(before) → \(try updater.currentVersion())")

@@ -15,9 +15,10 @@ import Testing
 
     func updater(_ phone: Phone, _ folder: ClientFolder, source: (any ReleaseSource)? = nil, lockTimeout: TimeInterval = 30,
                  onStep: @escaping @Sendable (UpdateStep) -> Void = { _ in }) throws -> StationUpdater {
-        StationUpdater(database: phone.url, configuration: .init(
-            source: source ?? FolderReleaseSource(folder: folder.url), keys: [try folder.trustedKey], partBytes: 4096,
-            lockTimeout: lockTimeout, onStep: onStep))
+        var configuration = StationUpdater.Configuration(
+            source: source ?? FolderReleaseSource(folder: folder.url), keys: [try folder.trustedKey], partBytes: 4096, lockTimeout: lockTimeout)
+        configuration.onStep = onStep
+        return StationUpdater(database: phone.url, configuration: configuration)
     }
 
     /// Runs the update of `phone` by `path` (delta from 1, full from 4, bundled from 2).
@@ -55,19 +56,24 @@ import Testing
         }
     }
 
-    @Test func aWriteWhileTheNewContentIsMadeIsNotLost() async throws {
+    /// The database's write lock is taken for the install's transaction alone: a write the app
+    /// makes after the download (with the update lock held) lands, and stays after the install.
+    @Test func aWriteBeforeTheInstallsTransactionIsKept() async throws {
         let folder = try ClientFolder(scratch)
         for (path, version) in Self.paths where path != .delta {
             let phone = try Phone(folder, at: version, in: scratch)
             let pool = try DatabasePool(path: phone.path)
-            let written = Locked(false)
-            // The app writes after the records were carried into the new content, before it replaces the old.
+            let failures = Locked<[String]>([])
             try await update(phone, by: path, folder, onStep: { step in
-                guard step == .carriedOver, !written.withLock({ $0 }) else { return }
-                written.withLock { $0 = true }
-                try? pool.write { try $0.execute(sql: "INSERT INTO visits (station_cd, note) VALUES (1110101, 'during the update')") }
+                guard step == (path == .full ? .downloaded : .locked) else { return }
+                do {
+                    try pool.write { try $0.execute(sql: "INSERT INTO visits (station_cd, note) VALUES (1110101, 'during the update')") }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
             })
             try pool.close()
+            #expect(failures.withLock { $0 } == [], "\(path): the app could not write before the install's transaction")
             #expect(try AppTables.read(phone.path).rows.contains("51|1110101|during the update"), "\(path)")
             #expect(try phone.userVersion() == 5)
         }

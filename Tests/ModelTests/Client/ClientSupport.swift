@@ -33,8 +33,7 @@ struct ClientFolder {
 
     /// The bundled release of the newest version, as an app ships it.
     var bundle: BundledRelease {
-        BundledRelease(database: URL(fileURLWithPath: newest + "/stations.sqlite"), carryOver: URL(fileURLWithPath: newest + "/carry-over.sql"),
-                       manifest: URL(fileURLWithPath: path + "/manifest.json"))
+        BundledRelease(database: URL(fileURLWithPath: newest + "/stations.sqlite"), manifest: URL(fileURLWithPath: path + "/manifest.json"))
     }
 
     func manifest() throws -> Manifest { try Manifest.decode(try Data(contentsOf: url.appendingPathComponent("manifest.json"))) }
@@ -54,18 +53,42 @@ struct Phone {
     let before: [Int64: SyntheticCompletions.Record]
     let expected: [Int64: SyntheticCompletions.Record]
     let app: AppTables
+    /// The names the release owns, and the app's corpus of objects as it was made (nil without app tables).
+    let releaseNames: Set<String>
+    let corpus: AppSchemaCorpus.Snapshot?
 
     var url: URL { URL(fileURLWithPath: path) }
 
-    /// A copy of version `version`'s database with records and, unless `appTables` is false, the app's tables.
-    init(_ folder: ClientFolder, at version: Int, in scratch: Scratch, appTables: Bool = true) throws {
+    /// A copy of version `version`'s database with records and, unless `appTables` is false, the
+    /// app's tables and the corpus of app objects (`AppSchemaCorpus`), in `journalMode`.
+    init(_ folder: ClientFolder, at version: Int, in scratch: Scratch, appTables: Bool = true, journalMode: String = "delete") throws {
         path = scratch.path("phone-\(version)-\(UUID().uuidString.prefix(8)).sqlite")
         self.version = version
         try FileManager.default.copyItem(atPath: "\(folder.path)/\(version)/stations.sqlite", toPath: path)
         let splitsAfter = folder.splits.filter { $0.version > version }
         before = try SyntheticCompletions.add(to: path, splits: splitsAfter)
         expected = SyntheticCompletions.expected(before, splits: splitsAfter)
-        app = appTables ? try AppTables.create(in: path) : AppTables(objects: [], rows: [])
+        releaseNames = try AppSchemaCorpus.releaseNames(folder.newest + "/stations.sqlite")
+        if appTables {
+            try AppSchemaCorpus.create(in: path, journalMode: journalMode)
+            app = try AppTables.create(in: path)
+            corpus = try AppSchemaCorpus.snapshot(path, releaseNames: releaseNames)
+        } else {
+            corpus = nil
+            app = AppTables(objects: [], rows: [])
+        }
+    }
+
+    /// What differs in the app's corpus from how it was made, and what its own checks find: `[]` when whole.
+    func corpusProblems() throws -> [String] {
+        guard let corpus else { return [] }
+        let now = try AppSchemaCorpus.snapshot(path, releaseNames: releaseNames)
+        var problems = try AppSchemaCorpus.problems(path)
+        if now.objects != corpus.objects { problems.append("objects: \(Set(now.objects).symmetricDifference(corpus.objects))") }
+        for (table, rows) in corpus.rows where now.rows[table] != rows {
+            problems.append("\(table): \(rows.count) rows became \(now.rows[table]?.count ?? 0), first difference \(zip(rows, now.rows[table] ?? []).first { $0 != $1 }.map { "\($0) → \($1)" } ?? "at the end")")
+        }
+        return problems
     }
 
     func userVersion() throws -> Int {
@@ -79,7 +102,7 @@ struct Phone {
     func state() throws -> String? {
         let version = try userVersion()
         let records = try SyntheticCompletions.read(path)
-        guard try AppTables.read(path) == app else { return nil }
+        guard try AppTables.read(path) == app, try corpusProblems().isEmpty else { return nil }
         if version == self.version && records == before { return "old" }
         if version == 5 && records == expected { return "new" }
         return nil
@@ -182,8 +205,7 @@ enum StationPhoneProgram {
 
     /// `station-phone install-bundled` of the folder's newest version into `phone`.
     static func installBundled(_ phone: Phone, _ folder: ClientFolder, environment: [String: String] = [:]) throws -> Outcome {
-        try run(["install-bundled", "--db", phone.path, "--database", folder.newest + "/stations.sqlite",
-                 "--carry-over", folder.newest + "/carry-over.sql"], environment: environment)
+        try run(["install-bundled", "--db", phone.path, "--database", folder.newest + "/stations.sqlite" ], environment: environment)
     }
 
     /// The peak resident memory a run reported, in KiB (`STATION_PHONE_PROFILE=1`).

@@ -16,8 +16,7 @@ import Testing
             let version = [4, 1, 2][trial % 3]
             let phone = try Phone(folder, at: version, in: scratch)
             let update = ["update", "--db", phone.path, "--from", folder.path, "--trust", folder.key.path + ".pub", "--part-bytes", "4096"]
-            let bundled = ["install-bundled", "--db", phone.path, "--database", folder.newest + "/stations.sqlite",
-                           "--carry-over", folder.newest + "/carry-over.sql"]
+            let bundled = ["install-bundled", "--db", phone.path, "--database", folder.newest + "/stations.sqlite"]
             let mine = version == 2 ? bundled : update
             // Every fourth trial, the other process only reads (a launch that shows the status).
             let other = trial % 4 == 3 ? ["status", "--db", phone.path] : mine

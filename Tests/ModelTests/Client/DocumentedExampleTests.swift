@@ -18,8 +18,11 @@ import FoundationNetworking
     /// when the app was updated, then take what the network offers.
     static func launch(database: URL, bundle: BundledRelease, releases: URL, pinnedKey: String,
                        status: @escaping @Sendable (String) -> Void) async throws -> DatabasePool {
-        // 1. The app's own connections first: the updater keeps the file, its WAL and them.
-        let pool = try DatabasePool(path: database.path)
+        // 1. The app's own connections first: the updater keeps the file, its WAL and them. Their
+        //    busy timeout waits for an install's transaction instead of failing at once.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: database.path, configuration: configuration)
         try await pool.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS visits (station_cd INTEGER NOT NULL, day TEXT NOT NULL, UNIQUE (station_cd, day))")
         }
@@ -69,7 +72,7 @@ import FoundationNetworking
         // A new install from the network alone: the bundle is not newer.
         let fresh = URL(fileURLWithPath: scratch.path("fresh.sqlite"))
         let older = BundledRelease(database: URL(fileURLWithPath: folder.path + "/1/stations.sqlite"),
-                                   carryOver: URL(fileURLWithPath: folder.path + "/1/carry-over.sql"))
+                                   manifest: URL(fileURLWithPath: folder.path + "/manifest.json"))
         let second = try await Self.launch(database: fresh, bundle: older, releases: URL(string: "http://127.0.0.1:\(port)/")!,
                                            pinnedKey: try folder.trustedKey.publicKeyLine) { text in told.withLock { $0.append(text) } }
         #expect(try await second.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 5)

@@ -67,9 +67,11 @@ import Testing
 
     /// Kill -9 at every step of each path (delta, full, the bundled database), at an occurrence
     /// drawn at random (seeded: the same 270 draws each run, over 200 of them kills) among those the step has: each part
-    /// of a download, each 64 KiB inflated or copied, each 256 pages copied into the database.
-    /// After each, the database is the old one or the new one, whole, and the next single launch
-    /// reaches the newest version with every record of every table.
+    /// of a download, each 64 KiB inflated, each release table replaced in the database; the
+    /// phone in either journal mode, with the app's corpus of objects (`AppSchemaCorpus`).
+    /// After each, the database is the old one or the new one, whole (every app object, row and
+    /// rowid as made, FTS5's and the R-tree's checks clean), and the next single launch reaches
+    /// the newest version with every record of every table.
     @Test func aPhoneKilledAtAnyStepIsWholeAndItsNextLaunchFinishesTheUpdate() throws {
         let folder = try ClientFolder(scratch)
         let (server, base) = try serve(folder.path)
@@ -78,10 +80,10 @@ import Testing
         let common: [UpdateStep] = [.locked]
         let paths: [(name: String, version: Int, steps: [(UpdateStep, ClosedRange<Int>)])] = [
             ("delta", 1, (common + [.downloaded, .deltaRunUncommitted, .deltaCommitted]).map { ($0, 1...1) } + [(.downloadedPart, 1...8)]),
-            ("full", 4, (common + [.downloaded, .carriedOver, .replacing, .replaced]).map { ($0, 1...1) }
-                + [(.downloadedPart, 1...30), (.inflating, 1...2), (.replacingPages, 1...2)]),
-            ("app update", 2, (common + [.carriedOver, .replacing, .replaced]).map { ($0, 1...1) }
-                + [(.inflating, 1...3), (.replacingPages, 1...2)]),
+            ("full", 4, (common + [.downloaded, .replacing, .carriedOver, .replaced]).map { ($0, 1...1) }
+                + [(.downloadedPart, 1...30), (.inflating, 1...2), (.replacingTable, 1...5)]),
+            ("app update", 2, (common + [.replacing, .carriedOver, .replaced]).map { ($0, 1...1) }
+                + [(.replacingTable, 1...5), (.replacingTable, 1...5)]),
         ]
         var kills = 0
         for path in paths {
@@ -89,7 +91,8 @@ import Testing
             for kill in 0..<90 {
                 let (step, occurrences) = path.steps[kill % path.steps.count]
                 let after = occurrences.lowerBound + random.below(occurrences.count)
-                let phone = try Phone(folder, at: path.version, in: scratch)
+                // Both journal modes, alternating across the draws of each step.
+                let phone = try Phone(folder, at: path.version, in: scratch, journalMode: (kill / path.steps.count) % 2 == 0 ? "delete" : "wal")
                 let environment = ["STATION_PHONE_KILL_AT": step.rawValue, "STATION_PHONE_KILL_AFTER": String(after)]
                 let killed = path.name == "app update"
                     ? try StationPhoneProgram.installBundled(phone, folder, environment: environment)
