@@ -14,6 +14,7 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case missingUserColumn(table: String, column: String)
     case changedByHand(table: String, column: String, expected: String, found: String?)
     case changedMeanwhile
+    case operatorSQLEndedTransaction
     case damagedState(table: String, reason: String)
 
     public var errorDescription: String? {
@@ -43,6 +44,8 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
             return "\(table).\(column) " + (found.map { "is \($0), expected \(expected)" } ?? "is missing (expected \(expected))")
                 + ": the table was changed by hand; put the column back (ALTER TABLE \(table) "
                 + (found == nil ? "ADD COLUMN \(column) \(expected)" : "ALTER COLUMN \(column) TYPE \(expected)") + "), or drop the schema to sync it anew"
+        case .operatorSQLEndedTransaction:
+            return "the operator's SQL (--then) ended the sync's transaction; nothing was written. Remove its COMMIT, ROLLBACK or savepoint commands: it runs inside the sync's transaction"
         case .changedMeanwhile:
             return "another sync changed the database while this one downloaded; nothing written (run it again)"
         case let .damagedState(table, reason):

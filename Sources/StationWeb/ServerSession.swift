@@ -47,13 +47,26 @@ struct ServerSession: Sendable {
         }
     }
 
-    /// Several statements at once (the operator's file), in the simple query protocol.
+    /// Several statements at once (the operator's file) inside the sync's transaction, which they
+    /// cannot end: the text runs through PL/pgSQL's `EXECUTE` in a temporary function that takes
+    /// it as a bound argument (no quoting), where a `COMMIT`, `ROLLBACK` or savepoint command is
+    /// refused by the server and aborts the transaction; the transaction's id is checked after as
+    /// well, so a script that ended it by any other way fails the run and nothing is committed.
     func script(_ step: String, _ sql: String) async throws {
-        do {
-            _ = try await connection.simpleQuery(sql).get()
-        } catch {
-            throw PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
-        }
+        let before = try await transactionID(step)
+        try await run(step, """
+            CREATE FUNCTION pg_temp.station_admin_operator_sql(script text) RETURNS void LANGUAGE plpgsql
+            AS $body$ BEGIN EXECUTE script; END $body$
+            """)
+        var binds = PostgresBindings()
+        binds.append(sql)
+        try await run(step, PostgresQuery(unsafeSQL: "SELECT pg_temp.station_admin_operator_sql($1)", binds: binds))
+        try await run(step, "DROP FUNCTION pg_temp.station_admin_operator_sql(text)")
+        guard try await transactionID(step) == before else { throw PostgresSyncError.operatorSQLEndedTransaction }
+    }
+
+    private func transactionID(_ step: String) async throws -> String? {
+        try await rows(step, "SELECT txid_current()::text").first?.decode(String.self)
     }
 
     func copy(_ step: String, into table: String, columns: [String], _ write: (PostgresCopyFromWriter) async throws -> Void) async throws {

@@ -316,6 +316,39 @@ import Testing
     }
 
 
+    /// The operator's SQL runs inside the sync's transaction and cannot end it: a `COMMIT` or
+    /// `ROLLBACK` in it fails the run with nothing written (the splits are not lost to a state that
+    /// says they ran), under `--dry-run` too; several statements run in order.
+    @Test func theOperatorsSQLCannotEndTheSyncsTransaction() async throws {
+        let history = try history()
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        try server.psql(database, "CREATE TABLE audit (what text NOT NULL)")
+        func then(_ name: String, _ sql: String, _ extra: [String] = []) throws -> CommandRunner.Result {
+            let file = scratch.path(name + ".sql")
+            try sql.write(toFile: file, atomically: true, encoding: .utf8)
+            return try CommandRunner.run(["sync-postgres", "--from", history.folder, "--trust", history.key.path + ".pub",
+                                          "--database", server.address(database), "--then", file] + extra)
+        }
+        for (name, sql) in [("rollback", "INSERT INTO audit VALUES ('before'); ROLLBACK;"), ("commit", "COMMIT; INSERT INTO audit VALUES ('after');"),
+                            ("savepoint", "SAVEPOINT a; RELEASE SAVEPOINT a;")] {
+            for extra in [[], ["--dry-run"]] {
+                let run = try then(name, sql, extra)
+                #expect(run.status == 1, "\(name) \(extra): \(run.stdout)\(run.stderr)")
+                #expect(run.stderr.contains("operator's SQL"), "\(name): \(run.stderr)")
+                #expect(try server.psql(database, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'station'") == "0", "\(name) \(extra)")
+                #expect(try server.psql(database, "SELECT count(*) FROM audit") == "0", "\(name) \(extra)")
+                #expect(try server.psql(database, "SELECT count(*) FROM completions") == "6", "\(name) \(extra)")
+            }
+        }
+        let several = try then("several", "INSERT INTO audit VALUES ('one');\nINSERT INTO audit VALUES ('two');\nUPDATE audit SET what = what || '!';\n")
+        #expect(several.status == 0, "\(several.stderr)")
+        #expect(try server.psql(database, "SELECT string_agg(what, ',' ORDER BY what) FROM audit") == "one!,two!")
+        #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
+        try expectMasterTablesEqual(database, to: "\(history.folder)/3/stations.sqlite")
+    }
+
     /// `sync-postgres --from http://…` fetches the release through `serve` with libcurl, which the
     /// tool loads only for that: by the dynamic loader's own account (`LD_DEBUG=libs`), a command
     /// that fetches nothing loads no libcurl, and the sync loads it and ends equal to the release;
