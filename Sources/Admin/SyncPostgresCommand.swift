@@ -39,7 +39,7 @@ struct SyncPostgresCommand: ParsableCommand {
     @Option(help: ArgumentHelp("SQL run in the same transaction after the splits; pg_temp.station_split_users (table_name, user_id) lists the users they copied for.",
                                valueName: "file.sql"))
     var then: String?
-    @Option(help: ArgumentHelp("Where the client database is downloaded, and the one the database holds kept for the next run (default: one folder per database under $TMPDIR/station-admin-sync).", valueName: "dir")) var scratch: String?
+    @Option(help: ArgumentHelp("Where the client database is downloaded, and the one the database holds kept for the next run: a folder of your own that no one else can write (default: one folder per database under ~/.cache/station-admin/sync).", valueName: "dir")) var scratch: String?
     @Flag(help: "Do everything in the transaction, then roll it back: say what a run would do.") var dryRun = false
     @Flag(help: "Print the report as JSON (docs/schemas/sync-postgres.schema.json).") var json = false
 
@@ -85,10 +85,18 @@ struct SyncPostgresCommand: ParsableCommand {
     }
 
     /// One folder per database and schema, so that the next run finds the client database this
-    /// one kept: `$TMPDIR/station-admin-sync/HOST-PORT-DATABASE-SCHEMA`.
-    static func defaultScratch(_ address: PostgresAddress, schema: String) -> String {
-        let name = "\(address.host)-\(address.port)-\(address.database)-\(schema)".map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }
-        return (NSTemporaryDirectory() as NSString).appendingPathComponent("station-admin-sync/" + String(name))
+    /// one kept, in the user's own cache: `$XDG_CACHE_HOME` (else `~/.cache`)
+    /// `/station-admin/sync/HOST-PORT-DATABASE-SCHEMA`; without a home, one folder directly in
+    /// `$TMPDIR` named with the user's id (the sync makes it private, and refuses it otherwise).
+    static func defaultScratch(_ address: PostgresAddress, schema: String,
+                               environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let name = String("\(address.host)-\(address.port)-\(address.database)-\(schema)".map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
+        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? environment["HOME"].flatMap { $0.hasPrefix("/") ? ($0 as NSString).appendingPathComponent(".cache") : nil }
+        guard let cache else {
+            return (NSTemporaryDirectory() as NSString).appendingPathComponent("station-admin-sync-\(geteuid())-\(name)")
+        }
+        return (cache as NSString).appendingPathComponent("station-admin/sync/\(name)")
     }
 
     static func source(_ from: String) throws -> any ReleaseSource {

@@ -1,5 +1,5 @@
+import Crypto
 import Foundation
-import StationClientCore
 import StationSupport
 
 /// The client database of the version the server holds, kept in the scratch folder after a sync
@@ -7,58 +7,49 @@ import StationSupport
 /// a phone updates, and sends only what differs, without downloading and inflating the whole
 /// database again.
 ///
-/// A kept database is trusted by the record written beside it once it was on disk
-/// (`kept-N.json`): the SHA-256 of the release database whose content it has, and the file's
-/// `FileIdentity` (device, inode, size, change time) as it was then. A file written, replaced or
-/// touched since is not trusted, and the database is downloaded. Hashing the file instead would
-/// read all of it on every run, to prove what this process wrote itself; and a database a delta
-/// made never has the release file's bytes, only its content.
-/// A file without a record (kept by an older StationAdmin) is trusted when its bytes hash to the
-/// release's.
+/// A kept database is trusted only by the SHA-256 of its bytes that the sync recorded in the
+/// server's `release_state` in the transaction that committed it: the next sync copies the file
+/// and hashes the copy as it goes, and uses the copy only when the hash is the recorded one. So
+/// whoever can write the folder (another local user, where the folder is not private) cannot put
+/// a row into the master tables that no signed release holds: a changed file is not used, and
+/// the whole database is downloaded and checked against the signed manifest instead.
 struct ClientDatabaseCache {
     let folder: String
 
-    private struct Record: Codable, Equatable {
-        var version: Int
-        var databaseSHA256: String
-        var file: FileIdentity
-    }
-
     private func path(_ version: Int) -> String { (folder as NSString).appendingPathComponent("kept-\(version).sqlite") }
-    private func recordPath(_ version: Int) -> String { (folder as NSString).appendingPathComponent("kept-\(version).json") }
 
-    /// The kept database of `version`, when it has the content of the release database whose
-    /// SHA-256 is `sha256`.
-    func kept(version: Int, sha256: String) -> String? {
-        let candidate = path(version)
-        guard let identity = FileIdentity(path: candidate) else { return nil }
-        if let data = FileManager.default.contents(atPath: recordPath(version)) {
-            let record = try? JSONDecoder().decode(Record.self, from: data)
-            return record == Record(version: version, databaseSHA256: sha256, file: identity) ? candidate : nil
+    /// `kept-N.sqlite` copied to `destination` when its bytes hash to `sha256`; false (and no
+    /// copy) when there is none or it differs.
+    func copy(version: Int, sha256: String, to destination: String) -> Bool {
+        guard let input = FileHandle(forReadingAtPath: path(version)) else { return false }
+        defer { try? input.close() }
+        try? FileManager.default.removeItem(atPath: destination)
+        guard FileManager.default.createFile(atPath: destination, contents: nil, attributes: [.posixPermissions: 0o600]),
+              let output = FileHandle(forWritingAtPath: destination) else { return false }
+        defer { try? output.close() }
+        var hasher = SHA256()
+        do {
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                hasher.update(data: chunk)
+                try output.write(contentsOf: chunk)
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            return false
         }
-        return (try? ResumableDownload.sha256(ofFile: candidate)) == sha256 ? candidate : nil
+        guard hasher.finalize().map({ String(format: "%02x", $0) }).joined() == sha256 else {
+            try? FileManager.default.removeItem(atPath: destination)
+            return false
+        }
+        return true
     }
 
-    /// Keeps `file` (the client database of `version`, with the content of the release database
-    /// whose SHA-256 is `databaseSHA256`, just committed) in place of any other: on disk before
-    /// its record is written, so that a record never vouches for a file a power loss tore.
-    func keep(_ file: String, version: Int, databaseSHA256: String) {
+    /// Keeps `file` (the client database of `version`, just committed) in place of any other.
+    func keep(_ file: String, version: Int) {
         let manager = FileManager.default
         for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("kept-") || AtomicFile.isTemporaryName(name) {
             try? manager.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
         }
-        let kept = path(version)
-        guard (try? manager.moveItem(atPath: file, toPath: kept)) != nil, Self.flush(kept), Self.flush(folder),
-              let identity = FileIdentity(path: kept),
-              let record = try? JSONEncoder().encode(Record(version: version, databaseSHA256: databaseSHA256, file: identity)) else { return }
-        // A record torn by a power loss does not decode, and vouches for nothing.
-        try? AtomicFile.write(record, to: recordPath(version))
-    }
-
-    private static func flush(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return fsync(descriptor) == 0
+        _ = try? manager.moveItem(atPath: file, toPath: path(version))
     }
 }

@@ -48,6 +48,7 @@ public struct PostgresSync: Sendable {
     public func run() async throws -> PostgresSyncReport {
         try PlainName.check(schema, role: "schema")
         for table in userTables { try PlainName.check(table.table, role: "user table", allowingSchema: true) }
+        try PrivateFolder.prepare(scratchFolder)
         let server = try await ServerSession.connect(address)
         do {
             let report = try await sync(server)
@@ -72,7 +73,12 @@ public struct PostgresSync: Sendable {
         if report.upToDate { return report }
 
         let cache = ClientDatabaseCache(folder: scratchFolder)
-        let kept = state.flatMap { cache.kept(version: $0.version, sha256: $0.databaseSHA256) }
+        // The kept database of the server's version, copied and checked against the server's record of its bytes.
+        let keptCopy = (scratchFolder as NSString).appendingPathComponent("previous-\(state?.version ?? 0).sqlite")
+        defer { Self.removeDownload(keptCopy) }
+        let kept = state.flatMap { state in
+            state.keptSHA256.flatMap { cache.copy(version: state.version, sha256: $0, to: keptCopy) ? keptCopy : nil }
+        }
         let made = try await clientDatabase(of: release, from: state, kept: kept)
         report.fetched = made.fetched
         defer { Self.removeDownload(made.file) }
@@ -81,7 +87,7 @@ public struct PostgresSync: Sendable {
         var changes = made.changes
         var previous: (path: String?, downloaded: Bool) = (nil, false)
         if case .unknown = changes {
-            previous = if let kept { (kept, false) } else { try await previousDatabase(of: state, beside: release) }
+            previous = if let kept, FileManager.default.fileExists(atPath: kept) { (kept, false) } else { try await previousDatabase(of: state, beside: release) }
             if let path = previous.path {
                 try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path]) }
                 changes = .sincePrevious
@@ -104,7 +110,7 @@ public struct PostgresSync: Sendable {
 
         try await ReleaseState(version: release.version, sequence: release.accepting.sequence, publishedAt: release.accepting.publishedAt,
                                dataset: release.accepting.dataset, databaseSHA256: release.database.sha256,
-                               manifestSHA256: release.manifestSHA256, clientSchema: clientSchema).write(schema: schema, server)
+                               manifestSHA256: release.manifestSHA256, clientSchema: clientSchema, keptSHA256: made.sha256).write(schema: schema, server)
         try onStep(.stateWritten)
         if dryRun {
             try await server.run("rolling the dry run back", "ROLLBACK")
@@ -112,27 +118,28 @@ public struct PostgresSync: Sendable {
         }
         try await server.run("committing", "COMMIT")
         report.committed = true
-        cache.keep(made.file, version: release.version, databaseSHA256: release.database.sha256)
+        cache.keep(made.file, version: release.version)
         try onStep(.committed)
         return report
     }
 
-    /// The release's client database in the scratch folder, open: the kept database of the
-    /// server's version with the release's delta run on a copy of it, as a phone updates (the
-    /// delta's SQL checked against the signed hashes, its guard refusing a database at another
-    /// version), the keys it wrote recorded on the connection (`TouchedKeys`), where the release
-    /// offers a delta from that version; else the whole database downloaded and checked.
+    /// The release's client database in the scratch folder, open, with the SHA-256 of its bytes:
+    /// the kept database of the server's version (its checked copy, `kept`) with the release's
+    /// delta run on it, as a phone updates (the delta's SQL checked against the signed hashes, its
+    /// guard refusing a database at another version), the keys it wrote recorded on the
+    /// connection (`TouchedKeys`), where the release offers a delta from that version; else the
+    /// whole database downloaded and checked against the signed manifest.
     private func clientDatabase(of release: VerifiedRelease, from state: ReleaseState?, kept: String?) async throws
-        -> (file: String, connection: DatabaseQueue, fetched: PostgresSyncReport.Fetched, changes: ClientChanges) {
+        -> (file: String, connection: DatabaseQueue, fetched: PostgresSyncReport.Fetched, changes: ClientChanges, sha256: String) {
         guard let state, let kept, let delta = try await reader.downloadDelta(from: state.version, of: release, into: scratchFolder) else {
             let downloaded = try await reader.downloadDatabase(of: release, into: scratchFolder)
             let connection = try DatabaseQueue(path: downloaded, configuration: Self.readOnly)
-            return (downloaded, connection, .init(kind: .full, from: nil, bytes: release.databaseGzip.bytes), .unknown)
+            return (downloaded, connection, .init(kind: .full, from: nil, bytes: release.databaseGzip.bytes), .unknown, release.database.sha256)
         }
         let file = (scratchFolder as NSString).appendingPathComponent("stations-\(release.version).sqlite")
         Self.removeDownload(file)
         do {
-            try FileManager.default.copyItem(atPath: kept, toPath: file)
+            try FileManager.default.moveItem(atPath: kept, toPath: file)
             let connection = try DatabaseQueue(path: file)
             // A copy that a failed delta leaves is removed, never used: no journal, and the file
             // is flushed once, when a committed sync keeps it (`ClientDatabaseCache.keep`).
@@ -145,7 +152,9 @@ public struct PostgresSync: Sendable {
                 let reached = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
                 guard reached == release.version else { throw StationClientError.wrongVersionAfterDelta(expected: release.version, actual: reached) }
             }
-            return (file, connection, .init(kind: .delta, from: state.version, bytes: delta.gzipBytes), .touchedByDelta)
+            // What the next sync checks the kept file against (the connection writes no more to it).
+            let sha256 = try ResumableDownload.sha256(ofFile: file)
+            return (file, connection, .init(kind: .delta, from: state.version, bytes: delta.gzipBytes), .touchedByDelta, sha256)
         } catch {
             Self.removeDownload(file)
             throw error

@@ -15,6 +15,7 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case changedByHand(table: String, column: String, expected: String, found: String?)
     case changedMeanwhile
     case operatorSQLEndedTransaction
+    case unsafeScratch(path: String, reason: String)
     case damagedState(table: String, reason: String)
 
     public var errorDescription: String? {
@@ -44,6 +45,8 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
             return "\(table).\(column) " + (found.map { "is \($0), expected \(expected)" } ?? "is missing (expected \(expected))")
                 + ": the table was changed by hand; put the column back (ALTER TABLE \(table) "
                 + (found == nil ? "ADD COLUMN \(column) \(expected)" : "ALTER COLUMN \(column) TYPE \(expected)") + "), or drop the schema to sync it anew"
+        case let .unsafeScratch(path, reason):
+            return "the scratch folder \(path) \(reason): the sync keeps files there that it builds on; remove it, or name a folder of your own (mode 0700) with --scratch"
         case .operatorSQLEndedTransaction:
             return "the operator's SQL (--then) ended the sync's transaction; nothing was written. Remove its COMMIT, ROLLBACK or savepoint commands: it runs inside the sync's transaction"
         case .changedMeanwhile:

@@ -13,6 +13,10 @@ struct ReleaseState: Sendable, Equatable {
     var databaseSHA256: String
     var manifestSHA256: String
     var clientSchema: Int?
+    /// SHA-256 of the bytes of the client database the sync kept in its scratch folder: the next
+    /// sync builds on that file only when its bytes still hash to this (recorded in the server's
+    /// transaction, out of reach of whoever can write the folder).
+    var keptSHA256: String?
 
     var accepted: AcceptedRelease { AcceptedRelease(sequence: sequence, publishedAt: publishedAt, dataset: dataset) }
 
@@ -29,7 +33,8 @@ struct ReleaseState: Sendable, Equatable {
             database_sha256 text NOT NULL,
             manifest_sha256 text NOT NULL,
             client_schema integer,
-            synced_at timestamptz NOT NULL DEFAULT now())
+            synced_at timestamptz NOT NULL DEFAULT now(),
+            kept_sha256 text)
         """
     }
 
@@ -38,16 +43,17 @@ struct ReleaseState: Sendable, Equatable {
         let exists = try await server.rows("reading \(table(schema))", "SELECT to_regclass('\(table(schema))') IS NOT NULL")
         guard try exists.first?.decode(Bool.self) == true else { return nil }
         let rows = try await server.rows("reading \(table(schema))", """
-            SELECT version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema FROM \(table(schema))
+            SELECT version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema,
+                   to_jsonb(s) ->> 'kept_sha256' FROM \(table(schema)) s
             """)
         guard rows.count == 1 else {
             throw PostgresSyncError.damagedState(table: table(schema), reason: "\(rows.count) rows, not 1")
         }
         do {
-            let (version, sequence, publishedAt, dataset, database, manifest, clientSchema) =
-                try rows[0].decode((Int, Int, String?, String?, String, String, Int?).self)
+            let (version, sequence, publishedAt, dataset, database, manifest, clientSchema, kept) =
+                try rows[0].decode((Int, Int, String?, String?, String, String, Int?, String?).self)
             return ReleaseState(version: version, sequence: sequence, publishedAt: publishedAt, dataset: dataset,
-                                databaseSHA256: database, manifestSHA256: manifest, clientSchema: clientSchema)
+                                databaseSHA256: database, manifestSHA256: manifest, clientSchema: clientSchema, keptSHA256: kept)
         } catch {
             throw PostgresSyncError.damagedState(table: table(schema), reason: "\(error)")
         }
@@ -62,13 +68,16 @@ struct ReleaseState: Sendable, Equatable {
         binds.append(databaseSHA256)
         binds.append(manifestSHA256)
         binds.append(clientSchema)
+        binds.append(keptSHA256)
         try await server.run("recording the release", Self.createStatement(schema))
+        // A table an earlier StationAdmin made lacks the column.
+        try await server.run("recording the release", "ALTER TABLE \(Self.table(schema)) ADD COLUMN IF NOT EXISTS kept_sha256 text")
         try await server.run("recording the release", PostgresQuery(unsafeSQL: """
-            INSERT INTO \(Self.table(schema)) (id, version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema, synced_at)
-            VALUES (1, $1, $2, $3, $4, $5, $6, $7, now())
+            INSERT INTO \(Self.table(schema)) (id, version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema, synced_at, kept_sha256)
+            VALUES (1, $1, $2, $3, $4, $5, $6, $7, now(), $8)
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, sequence = EXCLUDED.sequence, published_at = EXCLUDED.published_at,
                 dataset = EXCLUDED.dataset, database_sha256 = EXCLUDED.database_sha256, manifest_sha256 = EXCLUDED.manifest_sha256,
-                client_schema = EXCLUDED.client_schema, synced_at = now()
+                client_schema = EXCLUDED.client_schema, synced_at = now(), kept_sha256 = EXCLUDED.kept_sha256
             """, binds: binds))
     }
 }

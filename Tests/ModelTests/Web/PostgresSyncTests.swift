@@ -159,30 +159,46 @@ import Testing
     /// The kept database is trusted by its record only while the file is as it was kept: changed
     /// since, the whole database is downloaded (and the server still ends equal to the release);
     /// kept without a record (an older StationAdmin), it is trusted when its bytes hash to the release's.
-    @Test func aKeptDatabaseChangedSinceIsNotTrustedAndTheWholeDatabaseIsDownloaded() async throws {
+    /// Trust ends at the signature: a kept database forged by whoever can write the scratch folder
+    /// (a station's name made a script, as another local user did) is not used, the whole database
+    /// is downloaded, and the master tables are the release's; a scratch folder another user owns
+    /// or others can write is refused before anything is read or written.
+    @Test func aForgedKeptDatabaseIsIgnoredAndAnUnsafeScratchFolderIsRefused() async throws {
         let history = try history()
         let keys = try history.trusted
         let server = try server()
         let database = try server.makeDatabase()
         try makeCompletions(database)
         try await sync(history.copies[1]!, database, keys: keys)
-        let keptFirst = scratch.path("sync-scratch/kept-1.sqlite")
-        #expect(FileManager.default.fileExists(atPath: scratch.path("sync-scratch/kept-1.json")))
-        let edit = try Process.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), arguments: [keptFirst, "UPDATE stations SET station_name = 'edited' WHERE station_cd = (SELECT min(station_cd) FROM stations)"])
+        let second = try await sync(history.copies[2]!, database, keys: keys)
+        #expect(second.fetched?.kind == .delta, "the kept database, unchanged, is built on: \(String(describing: second.fetched))")
+        let kept = scratch.path("sync-scratch/kept-2.sqlite")
+        let forged = "<script>alert(1)</script>"
+        let edit = try Process.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), arguments: [kept, "UPDATE stations SET station_name = '\(forged)' WHERE station_cd = (SELECT min(station_cd) FROM stations)"])
         edit.waitUntilExit()
         #expect(edit.terminationStatus == 0)
-
-        let second = try await sync(history.copies[2]!, database, keys: keys)
-        #expect(second.fetched?.kind == .full, "a kept database edited since its record: \(String(describing: second.fetched))")
-        try expectMasterTablesEqual(database, to: "\(history.copies[2]!)/2/stations.sqlite")
-
-        // The whole database downloaded is the release's, byte for byte: without its record, its hash vouches for it.
-        try FileManager.default.removeItem(atPath: scratch.path("sync-scratch/kept-2.json"))
         let third = try await sync(history.copies[3]!, database, keys: keys)
-        #expect(third.fetched?.kind == .delta && third.fetched?.from == 2)
+        #expect(third.fetched?.kind == .full, "a forged kept database: \(String(describing: third.fetched))")
         try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
-        #expect(FileManager.default.fileExists(atPath: scratch.path("sync-scratch/kept-3.json")))
-        #expect(!FileManager.default.fileExists(atPath: keptFirst))
+        #expect(try server.psql(database, "SELECT count(*) FROM station.stations WHERE station_name LIKE '%<script>%'") == "0")
+
+        // A scratch folder others can write, or another user's, is refused with nothing read or written.
+        let before = try server.psql(database, "SELECT version, synced_at FROM station.release_state")
+        let folder = scratch.path("sync-scratch")
+        for (mode, owner) in [(0o777, "root"), (0o700, "nobody")] {
+            let setUp = try CommandRunner.run(["-c", "chmod \(String(mode, radix: 8)) '\(folder)' && chown \(owner) '\(folder)'"], program: URL(fileURLWithPath: "/bin/sh"))
+            #expect(setUp.status == 0, "\(setUp.stderr)")
+            await #expect { try await sync(history.folder, database, keys: keys) } throws: { error in
+                let text = "\(error.localizedDescription)"
+                return text.contains("scratch folder \(folder)") && (text.contains("written by others") || text.contains("belongs to another user"))
+            }
+            #expect(try server.psql(database, "SELECT version, synced_at FROM station.release_state") == before)
+        }
+        // A folder the sync makes itself is private.
+        let fresh = scratch.path("fresh-scratch")
+        _ = try await sync(history.folder, database, keys: keys) { $0.scratchFolder = fresh }
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: fresh)[.posixPermissions] as? Int)
+        #expect(mode == 0o700)
     }
 
     @Test func anOlderReleaseAnotherDatasetATamperedFolderAndAnUnknownKeyAreRefusedUntouched() async throws {
