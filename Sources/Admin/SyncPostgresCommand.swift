@@ -33,9 +33,12 @@ struct SyncPostgresCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require].", valueName: "url"))
     var database: String
     @Option(help: "The schema of the master tables (created on the first run).") var schema = "station"
-    @Option(help: ArgumentHelp("A table of users' records that splits copy within, as TABLE:USER_COLUMN[:STATION_COLUMN]; repeatable (default: completions:user_id).",
+    @Option(help: ArgumentHelp("A table of users' records that splits copy within, as TABLE:USER_COLUMN[:STATION_COLUMN], each a plain name or one in double quotes ('\"Completions\":\"userId\"'); repeatable (default: completions:user_id).",
                                valueName: "table:user"))
     var userTable: [String] = []
+    @Option(help: ArgumentHelp("The user tables' column of the time a record last changed, which a split's copy sets to now; matched ignoring case and underscores.",
+                               valueName: "column"))
+    var updatedColumn = "updated_at"
     @Option(help: ArgumentHelp("SQL run in the same transaction after the splits; pg_temp.station_split_users (table_name, user_id) lists the users they copied for.",
                                valueName: "file.sql"))
     var then: String?
@@ -56,6 +59,7 @@ struct SyncPostgresCommand: ParsableCommand {
             scratchFolder: scratch ?? Self.defaultScratch(address, schema: schema))
         sync.schema = schema
         if !userTable.isEmpty { sync.userTables = try userTable.map(UserTable.init(parsing:)) }
+        sync.updatedColumn = updatedColumn
         if let then {
             do { sync.operatorSQL = try String(contentsOfFile: then, encoding: .utf8) } catch {
                 throw ValidationError("--then \(then): cannot be read as UTF-8 text (\(error.localizedDescription))")

@@ -28,6 +28,9 @@ public struct PostgresSync: Sendable {
     /// Run after the splits, in the same transaction; `pg_temp.station_split_users (table_name,
     /// user_id)` lists the users whose records a split copied.
     public var operatorSQL: String?
+    /// The user tables' column of the time a record last changed, which a split's copy sets to
+    /// now; matched ignoring case and underscores (`updated_at` finds `updatedAt`).
+    public var updatedColumn = "updated_at"
     /// Everything in the transaction, then rolled back: the report says what a run would do.
     public var dryRun = false
     /// Where the client database is downloaded; after a commit, the version's client database is
@@ -47,7 +50,6 @@ public struct PostgresSync: Sendable {
     ///   nothing is written then.
     public func run() async throws -> PostgresSyncReport {
         try PlainName.check(schema, role: "schema")
-        for table in userTables { try PlainName.check(table.table, role: "user table", allowingSchema: true) }
         try PrivateFolder.prepare(scratchFolder)
         let server = try await ServerSession.connect(address)
         do {
@@ -100,7 +102,7 @@ public struct PostgresSync: Sendable {
         }
         // The server's version of an older client schema lacks the columns the new one added: every row is compared then.
         if clientSchema != state?.clientSchema { changes = .unknown }
-        let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, server) }
+        let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, updatedColumn: updatedColumn, server) }
 
         try await beginLocked(server, expecting: state)
         report.tables = try await bring(tables, from: client, server, state: state, clientSchema: clientSchema, changes: changes)
@@ -205,6 +207,7 @@ public struct PostgresSync: Sendable {
     private func applySplits(_ splits: [ReleaseSplit], to splitTables: [SplitCopy], _ server: ServerSession,
                              into report: inout PostgresSyncReport) async throws {
         try await SplitCopy.createUsersTable(server)
+        for table in splitTables { try await table.probe(server) }
         for split in splits {
             var copied: [String: Int] = [:]
             for table in splitTables { copied[table.table.table] = try await table.copy(split, server) }

@@ -11,6 +11,7 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case sameVersionOtherContent(version: Int, database: String, release: String)
     case otherDataset(database: String, release: String)
     case missingUserTable(table: String)
+    case badUpdatedColumn(table: String, column: String, type: String)
     case missingUserColumn(table: String, column: String)
     case changedByHand(table: String, column: String, expected: String, found: String?)
     case changedMeanwhile
@@ -25,7 +26,7 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
         case let .badIdentifier(name, role):
             return "\(role) \"\(name)\" is not a plain PostgreSQL name (expected lower-case letters, digits and _, not starting with a digit)"
         case let .badUserTable(text):
-            return "--user-table \(text): expected TABLE:USER_COLUMN or TABLE:USER_COLUMN:STATION_COLUMN (e.g. completions:user_id)"
+            return "--user-table \(text): expected TABLE:USER_COLUMN or TABLE:USER_COLUMN:STATION_COLUMN, each a plain name or one in double quotes (e.g. completions:user_id, '\"Completions\":\"userId\"')"
         case let .cannotConnect(address, reason):
             return "cannot connect to \(address): \(reason) (check the host, port, user and password of --database, or PGPASSWORD)"
         case let .server(address, step, message):
@@ -37,6 +38,8 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
                 + "a published version changed; nothing written (is this folder the one the database follows?)"
         case let .otherDataset(database, release):
             return "the database follows dataset \(database), the folder is of dataset \(release); nothing written (choose the folder of \(database))"
+        case let .badUpdatedColumn(table, column, type):
+            return "user table \(table): its updated-time column \(column) is of type \(type), which a split's copy cannot set to now (expected timestamptz, timestamp, a number of seconds or text; name another with --updated-column)"
         case let .missingUserTable(table):
             return "user table \(table) does not exist (create it, or name the right one with --user-table TABLE:USER_COLUMN)"
         case let .missingUserColumn(table, column):

@@ -3,12 +3,29 @@ import StationClientCore
 
 /// A split carried out in one of the web service's tables of users' records: every user's rows of
 /// the old station copied to the new one, never over a row the user already has there, with the
-/// `updated_at` column (when there is one) set to now, so that the timestamp sync sends the copy
+/// updated-time column (when there is one) set to now, so that the timestamp sync sends the copy
 /// to the user's phones (DOMAIN.md, "The web service").
+///
+/// The copy writes the user, the station and the record's own data; a column the table fills
+/// itself (identity, generated, a sequence, or a key or unique column with a default, such as a
+/// `uuid` key with `DEFAULT gen_random_uuid()`) is left to its default. Names come from the
+/// catalog and are quoted by the server (`quote_ident`), so camelCase, reserved words and
+/// non-ASCII names work as the framework made them.
 struct SplitCopy: Sendable {
     let table: UserTable
-    /// The columns an insert writes (not identity, serial or generated ones), with their types.
-    let columns: [(name: String, type: String)]
+    /// The table, schema-qualified and quoted.
+    let qualified: String
+    /// The columns an insert writes, quoted, with their types and whether each is the updated time.
+    let columns: [Column]
+    let user: String
+    let station: String
+
+    struct Column: Sendable {
+        let name: String
+        let quoted: String
+        let type: String
+        let isUpdatedTime: Bool
+    }
 
     /// Where the users whose records a split copied are listed, for the operator's SQL.
     static let usersTable = "station_split_users"
@@ -23,53 +40,78 @@ struct SplitCopy: Sendable {
         try await server.rows("counting the users splits copied for", "SELECT count(DISTINCT user_id) FROM \(usersTable)")[0].decode(Int.self)
     }
 
-    /// The table's columns, checked: it exists, with the user and station columns named.
-    static func columns(of table: UserTable, _ server: ServerSession) async throws -> SplitCopy {
-        let (schema, name) = table.schemaAndName
+    /// The table's columns from the catalog (which lists them whatever the role may read), checked:
+    /// it exists, with the user and station columns named, and an updated-time column of a type
+    /// the copy can set. `updatedColumn` is matched ignoring case and underscores (`updated_at`
+    /// finds `updatedAt`).
+    static func columns(of table: UserTable, updatedColumn: String, _ server: ServerSession) async throws -> SplitCopy {
         var binds = PostgresBindings()
-        binds.append(schema)
-        binds.append(name)
+        binds.append(table.schema)
+        binds.append(table.name)
         let rows = try await server.rows("reading user table \(table.table)", PostgresQuery(unsafeSQL: """
-            SELECT column_name::text, data_type::text,
-                   (is_identity = 'YES' OR is_generated <> 'NEVER' OR coalesce(column_default, '') LIKE 'nextval(%') AS automatic
-            FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position
+            SELECT a.attname::text, quote_ident(a.attname), a.atttypid::regtype::text,
+                   (a.attidentity <> '' OR a.attgenerated <> ''
+                    OR coalesce(pg_get_expr(d.adbin, d.adrelid), '') LIKE 'nextval(%'
+                    OR (a.atthasdef AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisunique AND a.attnum = ANY (i.indkey)))),
+                   quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+            LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+            WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')
+            ORDER BY a.attnum
             """, binds: binds))
         guard !rows.isEmpty else { throw PostgresSyncError.missingUserTable(table: table.table) }
-        var columns: [(String, String)] = []
-        var all: Set<String> = []
+        let folded = { (name: String) in name.lowercased().replacingOccurrences(of: "_", with: "") }
+        var columns: [Column] = [], quotedNames: [String: String] = [:], qualified = ""
         for row in rows {
-            let (column, type, automatic) = try row.decode((String, String, Bool).self)
-            all.insert(column)
-            if !automatic { columns.append((column, type)) }
+            let (name, quoted, type, automatic, table) = try row.decode((String, String, String, Bool, String).self)
+            quotedNames[name] = quoted
+            qualified = table
+            let isUpdatedTime = folded(name) == folded(updatedColumn)
+            if isUpdatedTime && Self.now(as: type) == nil {
+                throw PostgresSyncError.badUpdatedColumn(table: table, column: name, type: type)
+            }
+            if !automatic { columns.append(Column(name: name, quoted: quoted, type: type, isUpdatedTime: isUpdatedTime)) }
         }
-        for needed in [table.userColumn, table.stationColumn] where !all.contains(needed) {
+        for needed in [table.userColumn, table.stationColumn] where quotedNames[needed] == nil {
             throw PostgresSyncError.missingUserColumn(table: table.table, column: needed)
         }
-        return SplitCopy(table: table, columns: columns)
+        return SplitCopy(table: table, qualified: qualified, columns: columns, user: quotedNames[table.userColumn]!, station: quotedNames[table.stationColumn]!)
     }
 
     /// Copies `split` for every user; returns the rows copied.
     func copy(_ split: ReleaseSplit, _ server: ServerSession) async throws -> Int {
-        let (user, station) = (table.userColumn, table.stationColumn)
-        // The table `columns(of:)` checked, by the same schema, whatever the role's search path.
-        let (schema, name) = table.schemaAndName
-        let qualified = "\(schema).\(name)"
+        try await copy(old: split.old, new: split.new, step: "copying split \(split.old) → \(split.new) in \(table.table)", server)
+    }
+
+    /// Runs the copy for a split no row matches: a table that could not take a split (a missing
+    /// privilege, a column the copy cannot write) fails now, on every run and `--dry-run`, not on
+    /// the day the first split arrives.
+    func probe(_ server: ServerSession) async throws {
+        _ = try await copy(old: -1, new: -2, step: "checking that splits can be copied in \(table.table)", server)
+    }
+
+    private func copy(old: Int64, new: Int64, step: String, _ server: ServerSession) async throws -> Int {
         let values = columns.map { column -> String in
-            if column.name == station { return "\(split.new)" }
-            if column.name == "updated_at", let now = Self.now(as: column.type) { return now }
-            return "o.\(column.name)"
+            if column.name == table.stationColumn { return "$2" }
+            if column.isUpdatedTime, let now = Self.now(as: column.type) { return now }
+            return "o.\(column.quoted)"
         }
-        let rows = try await server.rows("copying split \(split.old) → \(split.new) in \(table.table)", """
+        var binds = PostgresBindings()
+        binds.append(old)
+        binds.append(new)
+        binds.append(table.table)
+        let rows = try await server.rows(step, PostgresQuery(unsafeSQL: """
             WITH copied AS (
-                INSERT INTO \(qualified) (\(columns.map(\.name).joined(separator: ", ")))
+                INSERT INTO \(qualified) (\(columns.map(\.quoted).joined(separator: ", ")))
                 SELECT \(values.joined(separator: ", ")) FROM \(qualified) o
-                WHERE o.\(station) = \(split.old)
-                  AND NOT EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = \(split.new))
+                WHERE o.\(station) = $1
+                  AND NOT EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = $2)
                 RETURNING \(user)),
-            noted AS (INSERT INTO \(Self.usersTable) (table_name, user_id) SELECT DISTINCT '\(table.table)', \(user)::text FROM copied
+            noted AS (INSERT INTO \(Self.usersTable) (table_name, user_id) SELECT DISTINCT $3, \(user)::text FROM copied
                       ON CONFLICT DO NOTHING)
             SELECT count(*) FROM copied
-            """)
+            """, binds: binds))
         return try rows[0].decode(Int.self)
     }
 
