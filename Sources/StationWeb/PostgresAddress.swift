@@ -19,20 +19,25 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `text`; `environment` supplies `PGPASSWORD` when the address has no password.
     public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? ""),
-              let host = components.host, !host.isEmpty else {
-            throw PostgresSyncError.badAddress(text: Self.redacted(text), reason: "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+        // The text is never repeated in an error: it may hold a password, whole or cut by a character left unencoded.
+        guard let components = URLComponents(string: text) else {
+            throw PostgresSyncError.badAddress(text: "", reason: """
+                not a URL such as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE; percent-encode any @ / : # ? % or space in the user or                 password (@ is %40, / is %2F, : is %3A, # is %23)
+                """)
+        }
+        guard ["postgres", "postgresql"].contains(components.scheme ?? ""), let host = components.host, !host.isEmpty else {
+            throw PostgresSyncError.badAddress(text: "", reason: "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         }
         let database = String(components.path.drop { $0 == "/" })
         guard !database.isEmpty else {
-            throw PostgresSyncError.badAddress(text: Self.redacted(text), reason: "no database named after the host (expected …@HOST:PORT/DATABASE)")
+            throw PostgresSyncError.badAddress(text: "", reason: "no database named after the host (expected …@HOST:PORT/DATABASE)")
         }
         guard let user = components.user, !user.isEmpty else {
-            throw PostgresSyncError.badAddress(text: Self.redacted(text), reason: "no user (expected postgres://USER@HOST/DATABASE)")
+            throw PostgresSyncError.badAddress(text: "", reason: "no user (expected postgres://USER@HOST/DATABASE)")
         }
         let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
         guard ["disable", "require"].contains(sslmode) else {
-            throw PostgresSyncError.badAddress(text: Self.redacted(text), reason: "sslmode=\(sslmode) (expected disable or require)")
+            throw PostgresSyncError.badAddress(text: "", reason: "sslmode=\(sslmode) (expected disable or require)")
         }
         self.host = host
         self.port = components.port ?? 5432
@@ -44,10 +49,4 @@ public struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// The address without its password: what messages and reports show.
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
-
-    private static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "…"
-        return components.string ?? text
-    }
 }

@@ -51,9 +51,11 @@ public struct PostgresSync: Sendable {
     public func run() async throws -> PostgresSyncReport {
         try PlainName.check(schema, role: "schema")
         try PrivateFolder.prepare(scratchFolder)
+        let work = try PrivateFolder.run(in: scratchFolder)
+        defer { try? FileManager.default.removeItem(atPath: work) }
         let server = try await ServerSession.connect(address)
         do {
-            let report = try await sync(server)
+            let report = try await sync(server, work: work)
             await server.close()
             return report
         } catch {
@@ -63,7 +65,8 @@ public struct PostgresSync: Sendable {
         }
     }
 
-    private func sync(_ server: ServerSession) async throws -> PostgresSyncReport {
+    /// `work`: this run's own folder inside the scratch folder, for what it downloads and builds.
+    private func sync(_ server: ServerSession, work: String) async throws -> PostgresSyncReport {
         try onStep(.connected)
         let state = try await ReleaseState.read(schema: schema, server)
         try onStep(.stateRead)
@@ -76,12 +79,12 @@ public struct PostgresSync: Sendable {
 
         let cache = ClientDatabaseCache(folder: scratchFolder)
         // The kept database of the server's version, copied and checked against the server's record of its bytes.
-        let keptCopy = (scratchFolder as NSString).appendingPathComponent("previous-\(state?.version ?? 0).sqlite")
+        let keptCopy = (work as NSString).appendingPathComponent("previous-\(state?.version ?? 0).sqlite")
         defer { Self.removeDownload(keptCopy) }
         let kept = state.flatMap { state in
             state.keptSHA256.flatMap { cache.copy(version: state.version, sha256: $0, to: keptCopy) ? keptCopy : nil }
         }
-        let made = try await clientDatabase(of: release, from: state, kept: kept)
+        let made = try await clientDatabase(of: release, from: state, kept: kept, work: work)
         report.fetched = made.fetched
         defer { Self.removeDownload(made.file) }
         let client = made.connection
@@ -89,7 +92,7 @@ public struct PostgresSync: Sendable {
         var changes = made.changes
         var previous: (path: String?, downloaded: Bool) = (nil, false)
         if case .unknown = changes {
-            previous = if let kept, FileManager.default.fileExists(atPath: kept) { (kept, false) } else { try await previousDatabase(of: state, beside: release) }
+            previous = if let kept, FileManager.default.fileExists(atPath: kept) { (kept, false) } else { try await previousDatabase(of: state, beside: release, work: work) }
             if let path = previous.path {
                 try client.inDatabase { try $0.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path]) }
                 changes = .sincePrevious
@@ -104,7 +107,17 @@ public struct PostgresSync: Sendable {
         if clientSchema != state?.clientSchema { changes = .unknown }
         let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, updatedColumn: updatedColumn, server) }
 
-        try await beginLocked(server, expecting: state)
+        let found = try await beginLocked(server, expecting: state)
+        if found != state {
+            // Another sync committed while this one downloaded: the same release is nothing left to do.
+            guard let found, found.version == release.version, found.databaseSHA256 == release.database.sha256 else {
+                throw PostgresSyncError.changedMeanwhile
+            }
+            try await server.run("ending the transaction", "ROLLBACK")
+            report.upToDate = true
+            report.from = found.version
+            return report
+        }
         report.tables = try await bring(tables, from: client, server, state: state, clientSchema: clientSchema, changes: changes)
         try await applySplits(release.splits(after: state?.version ?? 0), to: splitTables, server, into: &report)
         if let operatorSQL { try await server.script("running the operator's SQL (--then)", operatorSQL) }
@@ -131,14 +144,14 @@ public struct PostgresSync: Sendable {
     /// guard refusing a database at another version), the keys it wrote recorded on the
     /// connection (`TouchedKeys`), where the release offers a delta from that version; else the
     /// whole database downloaded and checked against the signed manifest.
-    private func clientDatabase(of release: VerifiedRelease, from state: ReleaseState?, kept: String?) async throws
+    private func clientDatabase(of release: VerifiedRelease, from state: ReleaseState?, kept: String?, work: String) async throws
         -> (file: String, connection: DatabaseQueue, fetched: PostgresSyncReport.Fetched, changes: ClientChanges, sha256: String) {
-        guard let state, let kept, let delta = try await reader.downloadDelta(from: state.version, of: release, into: scratchFolder) else {
-            let downloaded = try await reader.downloadDatabase(of: release, into: scratchFolder)
+        guard let state, let kept, let delta = try await reader.downloadDelta(from: state.version, of: release, into: work) else {
+            let downloaded = try await reader.downloadDatabase(of: release, into: work)
             let connection = try DatabaseQueue(path: downloaded, configuration: Self.readOnly)
             return (downloaded, connection, .init(kind: .full, from: nil, bytes: release.databaseGzip.bytes), .unknown, release.database.sha256)
         }
-        let file = (scratchFolder as NSString).appendingPathComponent("stations-\(release.version).sqlite")
+        let file = (work as NSString).appendingPathComponent("stations-\(release.version).sqlite")
         Self.removeDownload(file)
         do {
             try FileManager.default.moveItem(atPath: kept, toPath: file)
@@ -166,21 +179,21 @@ public struct PostgresSync: Sendable {
     /// The client database of the version the server holds, still in the folder, with the content
     /// the server recorded, when the scratch folder kept none: only what differs from it is sent.
     /// nil where there is none; `downloaded` where it was fetched for this sync (and is removed after).
-    private func previousDatabase(of state: ReleaseState?, beside release: VerifiedRelease) async throws -> (path: String?, downloaded: Bool) {
+    private func previousDatabase(of state: ReleaseState?, beside release: VerifiedRelease, work: String) async throws -> (path: String?, downloaded: Bool) {
         guard let state else { return (nil, false) }
         guard release.olderDatabases[state.version]?.database.sha256 == state.databaseSHA256 else { return (nil, false) }
-        return (try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: scratchFolder), true)
+        return (try await reader.downloadDatabase(ofVersion: state.version, listedIn: release, into: work), true)
     }
 
     /// The transaction begun under the sync's advisory lock: two syncs never interleave, the
     /// second waits, then finds the first's state and stops.
-    private func beginLocked(_ server: ServerSession, expecting state: ReleaseState?) async throws {
+    private func beginLocked(_ server: ServerSession, expecting state: ReleaseState?) async throws -> ReleaseState? {
         try await server.run("starting the transaction", "BEGIN ISOLATION LEVEL READ COMMITTED")
         var lockKey = PostgresBindings()
         lockKey.append("station-admin sync-postgres \(schema)")
         try await server.run("taking the sync's advisory lock", PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1))", binds: lockKey))
         try onStep(.locked)
-        guard try await ReleaseState.read(schema: schema, server) == state else { throw PostgresSyncError.changedMeanwhile }
+        return try await ReleaseState.read(schema: schema, server)
     }
 
     /// The schema and the master tables made where missing, then each table brought to the release.

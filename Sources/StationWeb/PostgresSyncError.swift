@@ -22,7 +22,7 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     public var errorDescription: String? {
         switch self {
         case let .badAddress(text, reason):
-            return "--database \(text): \(reason)"
+            return text.isEmpty ? "--database: \(reason)" : "--database \(text): \(reason)"
         case let .badIdentifier(name, role):
             return "\(role) \"\(name)\" is not a plain PostgreSQL name (expected lower-case letters, digits and _, not starting with a digit)"
         case let .badUserTable(text):

@@ -24,4 +24,22 @@ enum PrivateFolder {
             throw PostgresSyncError.unsafeScratch(path: path, reason: "can be written by others (mode \(String(status.st_mode & 0o777, radix: 8)))")
         }
     }
+
+    /// A folder of this run's own in `scratch` (`run-PID-…`, mode 0700) for what it downloads and
+    /// builds, so that two syncs at once never share a file; those of runs that no longer exist
+    /// (killed) are removed first.
+    static func run(in scratch: String) throws -> String {
+        let manager = FileManager.default
+        for name in (try? manager.contentsOfDirectory(atPath: scratch)) ?? [] where name.hasPrefix("run-") {
+            let pid = name.dropFirst(4).prefix { $0.isNumber }
+            if let pid = pid_t(pid), kill(pid, 0) != 0 && errno == ESRCH {
+                try? manager.removeItem(atPath: (scratch as NSString).appendingPathComponent(name))
+            }
+        }
+        let folder = (scratch as NSString).appendingPathComponent("run-\(getpid())-\(UUID().uuidString.prefix(8))")
+        guard mkdir(folder, 0o700) == 0 else {
+            throw PostgresSyncError.unsafeScratch(path: folder, reason: "cannot be made (\(String(cString: strerror(errno))))")
+        }
+        return folder
+    }
 }

@@ -413,6 +413,52 @@ import Testing
         }
     }
 
+    /// A `--database` that is not what it should be is never repeated: a password with an
+    /// unencoded `@` or `#` would be echoed whole or in part.
+    @Test func anAddressThatDoesNotReadIsNeverRepeated() {
+        for text in ["postgres://web:p@ss#w0rd/x@db/app", "postgres://web:s3cr%t@db", "postgres://:s3cret@db/app", "postgres://web:s3cret@db/app?sslmode=maybe"] {
+            #expect { try PostgresAddress(text) } throws: { error in
+                let words = "\(error.localizedDescription)"
+                return !words.contains("w0rd") && !words.contains("s3cr") && words.hasPrefix("--database: ")
+            }
+        }
+    }
+
+    /// Two syncs at once on one database and one scratch folder: the second downloads while the
+    /// first holds the lock, then finds the database at the release and ends as up to date (exit 0
+    /// from the command line); the splits are copied once, each run's files are its own, and the
+    /// kept database is the committed one's.
+    @Test func twoSyncsAtOnceBothSucceedAndCopyEachSplitOnce() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        try await sync(history.copies[1]!, database, keys: keys)
+        let secondDownloaded = DispatchSemaphore(value: 0)
+        let second = Locked<Task<PostgresSyncReport, any Error>?>(nil)
+        let folder = history.folder
+        let first = try await sync(folder, database, keys: keys) { sync in
+            let template = sync
+            sync.onStep = { step in
+                guard step == .locked, second.withLock({ $0 == nil }) else { return }
+                var other = template
+                other.onStep = { if $0 == .downloaded { secondDownloaded.signal() } }
+                let started = other
+                second.withLock { $0 = Task { try await started.run() } }
+                // The first holds the lock until the second has downloaded and waits for it.
+                secondDownloaded.wait()
+            }
+        }
+        let secondReport = try await #require(second.withLock { $0 }).value
+        #expect(first.committed && !first.upToDate)
+        #expect(secondReport.upToDate && !secondReport.committed && secondReport.to == 3, "\(secondReport)")
+        #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
+        try expectMasterTablesEqual(database, to: "\(folder)/3/stations.sqlite")
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path("sync-scratch"))
+        #expect(left == ["kept-3.sqlite"], "\(left)")
+    }
+
     /// The operator's SQL runs inside the sync's transaction and cannot end it: a `COMMIT` or
     /// `ROLLBACK` in it fails the run with nothing written (the splits are not lost to a state that
     /// says they ran), under `--dry-run` too; several statements run in order.
