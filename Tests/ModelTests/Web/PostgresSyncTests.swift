@@ -65,6 +65,16 @@ import Testing
         return try await sync.run()
     }
 
+    /// A release history, its keys, and a new database with the web service's `completions`: what
+    /// most tests start from.
+    func webDatabase() throws -> (History, [TrustedKey], PostgresServer, String) {
+        let history = try history()
+        let server = try server()
+        let database = try server.makeDatabase()
+        try makeCompletions(database)
+        return (history, try history.trusted, server, database)
+    }
+
     /// The web service's own table of users' records, with records of three users.
     func makeCompletions(_ database: String) throws {
         try server().psql(database, """
@@ -164,11 +174,7 @@ import Testing
     /// is downloaded, and the master tables are the release's; a scratch folder another user owns
     /// or others can write is refused before anything is read or written.
     @Test func aForgedKeptDatabaseIsIgnoredAndAnUnsafeScratchFolderIsRefused() async throws {
-        let history = try history()
-        let keys = try history.trusted
-        let server = try server()
-        let database = try server.makeDatabase()
-        try makeCompletions(database)
+        let (history, keys, server, database) = try webDatabase()
         try await sync(history.copies[1]!, database, keys: keys)
         let second = try await sync(history.copies[2]!, database, keys: keys)
         #expect(second.fetched?.kind == .delta, "the kept database, unchanged, is built on: \(String(describing: second.fetched))")
@@ -202,11 +208,7 @@ import Testing
     }
 
     @Test func anOlderReleaseAnotherDatasetATamperedFolderAndAnUnknownKeyAreRefusedUntouched() async throws {
-        let history = try history()
-        let keys = try history.trusted
-        let server = try server()
-        let database = try server.makeDatabase()
-        try makeCompletions(database)
+        let (history, keys, server, database) = try webDatabase()
         try await sync(history.folder, database, keys: keys)
         func state() throws -> String {
             try server.psql(database, "SELECT version, sequence, database_sha256, synced_at FROM station.release_state")
@@ -342,11 +344,7 @@ import Testing
     /// key left to its default and the updated time set to now; a table that could not take a
     /// split fails the run that first names it, before any split exists.
     @Test func splitsAreCopiedInTheTablesWebFrameworksMake() async throws {
-        let history = try history()
-        let keys = try history.trusted
-        let server = try server()
-        let database = try server.makeDatabase()
-        try makeCompletions(database)
+        let (history, keys, server, database) = try webDatabase()
         let records = "(1, 1141512), (2, 1141512), (2, 1141530), (3, 1141530), (3, 9944019), (3, 1120101)"
         try server.psql(database, """
             CREATE TABLE visits (id bigserial PRIMARY KEY, user_id bigint NOT NULL, station_cd bigint NOT NULL, note varchar,
@@ -429,11 +427,7 @@ import Testing
     /// from the command line); the splits are copied once, each run's files are its own, and the
     /// kept database is the committed one's.
     @Test func twoSyncsAtOnceBothSucceedAndCopyEachSplitOnce() async throws {
-        let history = try history()
-        let keys = try history.trusted
-        let server = try server()
-        let database = try server.makeDatabase()
-        try makeCompletions(database)
+        let (history, keys, server, database) = try webDatabase()
         try await sync(history.copies[1]!, database, keys: keys)
         let secondDownloaded = DispatchSemaphore(value: 0)
         let second = Locked<Task<PostgresSyncReport, any Error>?>(nil)
