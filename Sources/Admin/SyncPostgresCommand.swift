@@ -43,10 +43,17 @@ struct SyncPostgresCommand: ParsableCommand {
                                valueName: "file.sql"))
     var then: String?
     @Option(help: ArgumentHelp("Where the client database is downloaded, and the one the database holds kept for the next run: a folder of your own that no one else can write (default: one folder per database under ~/.cache/station-admin/sync).", valueName: "dir")) var scratch: String?
+    @Flag(help: "A first run: the master tables and the release state alone, no split copied (for user tables not made yet, such as ones with a foreign key into the master's stations).")
+    var masterOnly = false
+    @Option(help: ArgumentHelp("A first run onto a web database whose master data is already at this version: only the splits after it are copied.",
+                               valueName: "version"))
+    var baseline: Int?
     @Flag(help: "Do everything in the transaction, then roll it back: say what a run would do.") var dryRun = false
     @Flag(help: "Print the report as JSON (docs/schemas/sync-postgres.schema.json).") var json = false
 
     func validate() throws {
+        if let baseline, baseline < 0 { throw ValidationError("--baseline takes a data version, 0 or more (not \(baseline)).") }
+        if masterOnly && baseline != nil { throw ValidationError("--master-only copies no split; --baseline says which to copy: give one of them.") }
         if trust.isEmpty && !allowUnsigned { throw ValidationError("name the keys the release must be signed by with --trust FILE.pub (or --allow-unsigned).") }
     }
 
@@ -60,6 +67,8 @@ struct SyncPostgresCommand: ParsableCommand {
         sync.schema = schema
         if !userTable.isEmpty { sync.userTables = try userTable.map(UserTable.init(parsing:)) }
         sync.updatedColumn = updatedColumn
+        sync.masterOnly = masterOnly
+        sync.baseline = baseline
         if let then {
             do { sync.operatorSQL = try String(contentsOfFile: then, encoding: .utf8) } catch {
                 throw ValidationError("--then \(then): cannot be read as UTF-8 text (\(error.localizedDescription))")

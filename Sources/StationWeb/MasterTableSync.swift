@@ -23,7 +23,9 @@ struct MasterTableSync {
         binds.append(schema)
         binds.append(table.name)
         let rows = try await server.rows("reading \(qualified)'s columns", PostgresQuery(unsafeSQL: """
-            SELECT column_name::text, data_type::text FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2
+            SELECT a.attname::text, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+            JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
             """, binds: binds))
         guard !rows.isEmpty else {
             try await server.run("creating \(qualified)", table.createStatement(schema: schema))

@@ -31,6 +31,13 @@ public struct PostgresSync: Sendable {
     /// The user tables' column of the time a record last changed, which a split's copy sets to
     /// now; matched ignoring case and underscores (`updated_at` finds `updatedAt`).
     public var updatedColumn = "updated_at"
+    /// A first run that brings the master tables and the release state alone, copying no split:
+    /// for a web database whose user tables do not exist yet (one with a foreign key into the
+    /// master's stations can be made only after).
+    public var masterOnly = false
+    /// A first run onto a web database whose master data is already at this version (kept by
+    /// another tool): only the splits after it are copied, as Flyway's baseline.
+    public var baseline: Int?
     /// Everything in the transaction, then rolled back: the report says what a run would do.
     public var dryRun = false
     /// Where the client database is downloaded; after a commit, the version's client database is
@@ -72,6 +79,9 @@ public struct PostgresSync: Sendable {
         try onStep(.stateRead)
         let release = try await reader.newest(accepted: state?.accepted)
         try refuse(release, against: state)
+        if let state, masterOnly { throw PostgresSyncError.notAFirstRun(option: "--master-only", version: state.version) }
+        if let state, baseline != nil { throw PostgresSyncError.notAFirstRun(option: "--baseline", version: state.version) }
+        if let baseline, baseline > release.version { throw PostgresSyncError.baselineAfterRelease(baseline: baseline, release: release.version) }
         try onStep(.verified)
         var report = PostgresSyncReport(database: address.description, schema: schema, from: state?.version ?? 0, to: release.version,
                                         committed: false, upToDate: state?.version == release.version, tables: [:], splits: [], usersAffected: 0)
@@ -105,7 +115,7 @@ public struct PostgresSync: Sendable {
         }
         // The server's version of an older client schema lacks the columns the new one added: every row is compared then.
         if clientSchema != state?.clientSchema { changes = .unknown }
-        let splitTables = try await userTables.asyncMap { try await SplitCopy.columns(of: $0, updatedColumn: updatedColumn, server) }
+        let splitTables = masterOnly ? [] : try await userTables.asyncMap { try await SplitCopy.columns(of: $0, updatedColumn: updatedColumn, server) }
 
         let found = try await beginLocked(server, expecting: state)
         if found != state {
@@ -119,7 +129,7 @@ public struct PostgresSync: Sendable {
             return report
         }
         report.tables = try await bring(tables, from: client, server, state: state, clientSchema: clientSchema, changes: changes)
-        try await applySplits(release.splits(after: state?.version ?? 0), to: splitTables, server, into: &report)
+        try await applySplits(masterOnly ? [] : release.splits(after: state?.version ?? baseline ?? 0), to: splitTables, server, into: &report)
         if let operatorSQL { try await server.script("running the operator's SQL (--then)", operatorSQL) }
         try onStep(.operatorSQLRun)
 
@@ -199,7 +209,10 @@ public struct PostgresSync: Sendable {
     /// The schema and the master tables made where missing, then each table brought to the release.
     private func bring(_ tables: [ClientTable], from client: DatabaseQueue, _ server: ServerSession, state: ReleaseState?, clientSchema: Int?,
                        changes: ClientChanges) async throws -> [String: PostgresSyncReport.TableCounts] {
-        try await server.run("creating schema \(schema)", "CREATE SCHEMA IF NOT EXISTS \(schema)")
+        // Made only where missing: a role that has its tables but may not create a schema syncs too.
+        if try await server.rows("reading schema \(schema)", "SELECT to_regnamespace('\(schema)') IS NULL")[0].decode(Bool.self) {
+            try await server.run("creating schema \(schema)", "CREATE SCHEMA \(schema)")
+        }
         var created: Set<String> = []
         for table in tables where try await MasterTableSync(table: table, schema: schema)
             .prepare(server, clientSchema: clientSchema, recordedClientSchema: state?.clientSchema) {

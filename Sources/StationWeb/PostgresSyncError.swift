@@ -7,6 +7,9 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case badUserTable(String)
     case cannotConnect(address: String, reason: String)
     case server(address: String, step: String, message: String)
+    case missingPrivilege(address: String, step: String, message: String, grant: String)
+    case notAFirstRun(option: String, version: Int)
+    case baselineAfterRelease(baseline: Int, release: Int)
     case rollback(database: Int, release: Int)
     case sameVersionOtherContent(version: Int, database: String, release: String)
     case otherDataset(database: String, release: String)
@@ -29,6 +32,12 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
             return "--user-table \(text): expected TABLE:USER_COLUMN or TABLE:USER_COLUMN:STATION_COLUMN, each a plain name or one in double quotes (e.g. completions:user_id, '\"Completions\":\"userId\"')"
         case let .cannotConnect(address, reason):
             return "cannot connect to \(address): \(reason) (check the host, port, user and password of --database, or PGPASSWORD)"
+        case let .missingPrivilege(address, step, message, grant):
+            return "\(address) refused \(step): \(message) [SQLSTATE 42501]; the sync's role lacks a privilege: \(grant)"
+        case let .notAFirstRun(option, version):
+            return "\(option) is for a database no sync has written yet; this one is at version \(version) (leave \(option) out)"
+        case let .baselineAfterRelease(baseline, release):
+            return "--baseline \(baseline) is after the release's newest version, \(release): name the version the web database's master data is at"
         case let .server(address, step, message):
             return "\(address) refused \(step): \(message)"
         case let .rollback(database, release):

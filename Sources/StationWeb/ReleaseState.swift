@@ -69,9 +69,17 @@ struct ReleaseState: Sendable, Equatable {
         binds.append(manifestSHA256)
         binds.append(clientSchema)
         binds.append(keptSHA256)
-        try await server.run("recording the release", Self.createStatement(schema))
-        // A table an earlier StationAdmin made lacks the column.
-        try await server.run("recording the release", "ALTER TABLE \(Self.table(schema)) ADD COLUMN IF NOT EXISTS kept_sha256 text")
+        // Made, or given the column an earlier StationAdmin's lacks, only where missing: a role
+        // that may not create in the schema syncs onto a table that is there.
+        let found = try await server.rows("recording the release", """
+            SELECT to_regclass('\(Self.table(schema))') IS NOT NULL,
+                   EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('\(Self.table(schema))') AND attname = 'kept_sha256' AND NOT attisdropped)
+            """)[0].decode((Bool, Bool).self)
+        if !found.0 {
+            try await server.run("recording the release", Self.createStatement(schema))
+        } else if !found.1 {
+            try await server.run("recording the release", "ALTER TABLE \(Self.table(schema)) ADD COLUMN kept_sha256 text")
+        }
         try await server.run("recording the release", PostgresQuery(unsafeSQL: """
             INSERT INTO \(Self.table(schema)) (id, version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema, synced_at, kept_sha256)
             VALUES (1, $1, $2, $3, $4, $5, $6, $7, now(), $8)

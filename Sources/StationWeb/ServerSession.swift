@@ -43,7 +43,33 @@ struct ServerSession: Sendable {
         do {
             return try await connection.query(query, logger: logger).collect()
         } catch {
-            throw PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
+            throw refusal(step, error)
+        }
+    }
+
+    /// The server's refusal in words: a missing privilege (SQLSTATE 42501) with the `GRANT` that
+    /// gives it, anything else with the server's message and SQLSTATE.
+    private func refusal(_ step: String, _ error: any Error) -> PostgresSyncError {
+        if let error = error as? PSQLError, let info = error.serverInfo, info[.sqlState] == "42501", let message = info[.message] {
+            return PostgresSyncError.missingPrivilege(address: address.description, step: step, message: message,
+                                                      grant: Self.grant(fixing: message, role: address.user))
+        }
+        return PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
+    }
+
+    /// The `GRANT` that gives what a "permission denied for KIND NAME" message says is missing
+    /// (docs/web.md, "Grants").
+    static func grant(fixing message: String, role: String) -> String {
+        let words = message.split(separator: " ", maxSplits: 4).map(String.init)
+        guard words.count == 5, words[0] == "permission", words[2] == "for" else { return "the grants docs/web.md lists for the sync's role" }
+        let (kind, name) = (words[3], words[4])
+        let quotedRole = "\"" + role.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        switch kind {
+        case "table", "relation": return "GRANT SELECT, INSERT ON TABLE \(name) TO \(quotedRole)"
+        case "sequence": return "GRANT USAGE ON SEQUENCE \(name) TO \(quotedRole)"
+        case "schema": return "GRANT USAGE, CREATE ON SCHEMA \(name) TO \(quotedRole)"
+        case "database": return "GRANT CREATE, TEMPORARY ON DATABASE \(name) TO \(quotedRole)"
+        default: return "the grants docs/web.md lists for the sync's role"
         }
     }
 

@@ -411,6 +411,72 @@ import Testing
         }
     }
 
+    /// A role with exactly the grants docs/web.md lists (its own schema for the master tables, made
+    /// by the database's owner; SELECT and INSERT on each user table and USAGE on its key's
+    /// sequence; no CREATE on the database) syncs every release, splits included; a missing one
+    /// is named, with the GRANT that gives it, and nothing is written.
+    @Test func aRoleWithTheDocumentedGrantsSyncsAndAMissingOneIsNamedWithItsGrant() async throws {
+        let (history, _, server, database) = try webDatabase()
+        try server.psql(database, """
+            DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'websync') THEN CREATE ROLE websync LOGIN PASSWORD 'websync-password'; END IF; END $$;
+            REVOKE CREATE ON DATABASE \(database) FROM PUBLIC;
+            REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+            CREATE SCHEMA station AUTHORIZATION websync;
+            GRANT SELECT, INSERT ON TABLE completions TO websync;
+            GRANT USAGE ON SEQUENCE completions_id_seq TO websync;
+            """)
+        let address = server.address(database).replacingOccurrences(of: "\(PostgresServer.user):\(PostgresServer.password)@", with: "websync:websync-password@")
+        func sync(_ folder: String) throws -> CommandRunner.Result {
+            try CommandRunner.run(["sync-postgres", "--from", folder, "--trust", history.key.path + ".pub", "--database", address,
+                                   "--scratch", scratch.path("websync-scratch")])
+        }
+        let first = try sync(history.copies[1]!)
+        #expect(first.status == 0, "\(first.stderr)")
+        try server.psql(database, "REVOKE INSERT ON TABLE completions FROM websync")
+        let refused = try sync(history.copies[3]!)
+        #expect(refused.status == 1 && refused.stderr.contains(#"GRANT SELECT, INSERT ON TABLE completions TO "websync""#)
+                && refused.stderr.contains("SQLSTATE 42501"), "\(refused.stderr)")
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") == "1")
+        try server.psql(database, "GRANT INSERT ON TABLE completions TO websync")
+        let third = try sync(history.copies[3]!)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
+        try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
+    }
+
+    /// A first run with `--master-only` copies no split (the user tables come after, one with a
+    /// foreign key into the master's stations); `--baseline N` onto a web database whose master
+    /// data was at N copies only the later splits; both refuse a database a sync already wrote.
+    @Test func masterOnlyAndBaselineFirstRuns() async throws {
+        let (history, keys, server, database) = try webDatabase()
+        let masterOnly = try await sync(history.copies[1]!, database, keys: keys) { $0.masterOnly = true }
+        #expect(masterOnly.committed && masterOnly.splits.isEmpty)
+        try server.psql(database, """
+            CREATE TABLE public.stamps (user_id bigint NOT NULL, station_cd bigint NOT NULL REFERENCES station.stations (station_cd),
+                                        updated_at timestamptz NOT NULL, UNIQUE (user_id, station_cd));
+            INSERT INTO public.stamps VALUES (1, 1141512, '2020-01-01');
+            """)
+        await #expect { try await sync(history.copies[3]!, database, keys: keys) { $0.masterOnly = true } } throws: {
+            "\($0.localizedDescription)".contains("--master-only is for a database no sync has written yet")
+        }
+        let next = try await sync(history.copies[3]!, database, keys: keys) { $0.userTables = [.completions, UserTable(table: "stamps", userColumn: "user_id")] }
+        #expect(next.splits.count == 2 && next.splits.allSatisfy { $0.copied["stamps"] != nil })
+        #expect(try server.psql(database, "SELECT station_cd FROM public.stamps ORDER BY 1") == "1141512\n9944001")
+
+        // Baselines: at 3, the splits of 3 were the old tool's; at 2, they are copied.
+        for (baseline, atNewStations) in [(3, "1"), (2, "4")] {
+            let other = try server.makeDatabase()
+            try makeCompletions(other)
+            let report = try await sync(history.copies[3]!, other, keys: keys) { $0.baseline = baseline }
+            #expect(report.committed && report.splits.count == (baseline == 3 ? 0 : 2), "baseline \(baseline)")
+            // User 3's own record at 9944019 is there either way.
+            #expect(try server.psql(other, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == atNewStations, "baseline \(baseline)")
+            await #expect { try await sync(history.copies[3]!, other, keys: keys) { $0.baseline = 1 } } throws: {
+                "\($0.localizedDescription)".contains("--baseline is for a database no sync has written yet")
+            }
+        }
+    }
+
     /// A `--database` that is not what it should be is never repeated: a password with an
     /// unencoded `@` or `#` would be echoed whole or in part.
     @Test func anAddressThatDoesNotReadIsNeverRepeated() {
