@@ -92,7 +92,13 @@ struct SyncPostgresCommand: ParsableCommand {
             done.signal()
         }
         done.wait()
-        let report = try outcome.withLock { $0! }.get()
+        let report: PostgresSyncReport
+        do {
+            report = try outcome.withLock { $0! }.get()
+        } catch {
+            if json { try Console.printJSON(SyncFailure(error)) }
+            throw error
+        }
         if json { return try Console.printJSON(report) }
         print(Self.words(report))
     }
@@ -156,5 +162,40 @@ struct SyncPostgresCommand: ParsableCommand {
             lines.append("Records copied for \(report.usersAffected) \(report.usersAffected == 1 ? "user" : "users").")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// What `sync-postgres --json` prints when it fails (docs/schemas/sync-postgres-failure.schema.json).
+struct SyncFailure: Encodable {
+    let committed = false
+    let error: String
+    let kind: String
+    let sqlstate: String?
+
+    init(_ error: any Error) {
+        self.error = error.localizedDescription
+        switch error {
+        case let error as PostgresSyncError:
+            kind = error.kind
+            sqlstate = error.sqlState
+        case let error as StationClientError:
+            kind = error.category.rawValue.reduce(into: "") { text, character in
+                if character.isUppercase { text += "-" + character.lowercased() } else { text.append(character) }
+            }
+            sqlstate = nil
+        default:
+            kind = "failed"
+            sqlstate = nil
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case committed, error, kind, sqlstate }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(committed, forKey: .committed)
+        try container.encode(error, forKey: .error)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(sqlstate, forKey: .sqlstate)
     }
 }

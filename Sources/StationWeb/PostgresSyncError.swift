@@ -22,6 +22,25 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case unsafeScratch(path: String, reason: String)
     case damagedState(table: String, reason: String)
 
+    /// The case, as `--json` names it (`missing-privilege`).
+    public var kind: String {
+        let name = String(String(describing: self).prefix { $0 != "(" })
+        return name.reduce(into: "") { text, character in
+            if character.isUppercase { text += "-" + character.lowercased() } else { text.append(character) }
+        }
+    }
+
+    /// The server's SQLSTATE, where the server refused.
+    public var sqlState: String? {
+        switch self {
+        case .missingPrivilege: return "42501"
+        case let .server(_, _, message), let .cannotConnect(_, message):
+            guard let range = message.range(of: "[SQLSTATE ") else { return nil }
+            return String(message[range.upperBound...].prefix { $0 != "]" })
+        default: return nil
+        }
+    }
+
     public var errorDescription: String? {
         switch self {
         case let .badAddress(text, reason):

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 
@@ -109,17 +110,43 @@ struct ServerSession: Sendable {
         try? await connection.close()
     }
 
-    /// The server's own words where it gave some (`password authentication failed for user "x"`),
-    /// else the transport's (`connection refused`).
+    /// The server's own words where it gave some (`password authentication failed for user "x"
+    /// [SQLSTATE 28P01]`), else what happened on the way, in words (`connection refused: no server
+    /// listens on 127.0.0.1:5433`), never a driver's type name.
     static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let info = error.serverInfo, let message = info[.message] {
                 return message + (info[.hint].map { " (\($0))" } ?? "") + (info[.sqlState].map { " [SQLSTATE \($0)]" } ?? "")
             }
-            if let underlying = error.underlying { return describe(underlying) }
-            return "\(error.code)"
+            switch error.code {
+            case .authMechanismRequiresPassword:
+                return "the server asks for a password and none was given (put it in the URL, percent-encoded, or in PGPASSWORD)"
+            case .unsupportedAuthMechanism: return "the server asks for an authentication method this client does not support (use scram-sha-256 or md5)"
+            case .sslUnsupported: return "the server does not offer TLS, which sslmode=require asks for"
+            case .serverClosedConnection, .uncleanShutdown:
+                return "the server closed the connection (it stopped or restarted, or something between cut it); nothing was committed"
+            case .queryCancelled: return "the server cancelled the statement (a statement_timeout, or an administrator)"
+            default:
+                if let underlying = error.underlying { return describe(underlying) }
+                return "the connection failed (\(error.code))"
+            }
         }
-        if let error = error as? IOError { return error.description }
-        return String(describing: error)
+        if let error = error as? NIOConnectionError {
+            if error.dnsAError != nil && error.dnsAAAAError != nil && error.connectionErrors.isEmpty {
+                return "the host \(error.host) cannot be resolved (check the name in --database)"
+            }
+            if let failure = error.connectionErrors.first { return describe(failure.error) + " (\(error.host):\(error.port))" }
+            return "cannot connect to \(error.host):\(error.port)"
+        }
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case ECONNREFUSED: return "connection refused: no server listens there"
+            case ETIMEDOUT: return "the connection timed out"
+            case EHOSTUNREACH, ENETUNREACH: return "the host cannot be reached"
+            default: return String(cString: strerror(error.errnoCode))
+            }
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error { return "the connection timed out" }
+        return error.localizedDescription
     }
 }

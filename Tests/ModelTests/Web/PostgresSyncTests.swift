@@ -259,7 +259,17 @@ import Testing
         } throws: { error in
             "\(error.localizedDescription)".contains("password authentication failed for user \"station\"")
                 && "\(error.localizedDescription)".contains("check the host, port, user and password")
-                && !"\(error.localizedDescription)".contains("wrong")
+                && !"\(error.localizedDescription)".contains("wrong") && "\(error.localizedDescription)".contains("[SQLSTATE 28P01]")
+        }
+        // No password at all, and a port where no server listens: words, not a driver's type names.
+        let source = ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: history.folder)), keys: keys))
+        for (address, words) in [(server.address(database).replacingOccurrences(of: ":\(PostgresServer.password)@", with: "@"), "asks for a password and none was given"),
+                                 ("postgres://station@127.0.0.1:9/\(database)", "connection refused: no server listens there (127.0.0.1:9)")] {
+            let attempt = PostgresSync(reader: source, address: try PostgresAddress(address, environment: [:]), scratchFolder: scratch.path("s"))
+            await #expect { try await attempt.run() } throws: { error in
+                let text = "\(error.localizedDescription)"
+                return text.contains(words) && !text.contains("Failure") && !text.contains("authMechanism")
+            }
         }
         // No table of users' records yet.
         await #expect {
@@ -436,6 +446,11 @@ import Testing
         let refused = try sync(history.copies[3]!)
         #expect(refused.status == 1 && refused.stderr.contains(#"GRANT SELECT, INSERT ON TABLE completions TO "websync""#)
                 && refused.stderr.contains("SQLSTATE 42501"), "\(refused.stderr)")
+        // Under --json, the failure is JSON on stdout as well.
+        let asJSON = try CommandRunner.run(["sync-postgres", "--from", history.copies[3]!, "--trust", history.key.path + ".pub", "--database", address,
+                                            "--scratch", scratch.path("websync-scratch"), "--json"])
+        #expect(asJSON.status == 1 && asJSON.stdout.contains(#""kind" : "missing-privilege""#) && asJSON.stdout.contains(#""sqlstate" : "42501""#), "\(asJSON.stdout)")
+        #expect(try scratch.schemaFindings(asJSON.stdout, against: "docs/schemas/sync-postgres-failure.schema.json") == "")
         #expect(try server.psql(database, "SELECT version FROM station.release_state") == "1")
         try server.psql(database, "GRANT INSERT ON TABLE completions TO websync")
         let third = try sync(history.copies[3]!)
