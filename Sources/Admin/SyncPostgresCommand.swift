@@ -10,7 +10,7 @@ import StationSupport
 import StationWeb
 import Synchronization
 
-struct SyncPostgresCommand: ParsableCommand {
+struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "sync-postgres",
         abstract: "Bring the web service's PostgreSQL database to the newest release, every user's records carried across each split once.",
@@ -50,6 +50,7 @@ struct SyncPostgresCommand: ParsableCommand {
     var baseline: Int?
     @Flag(help: "Do everything in the transaction, then roll it back: say what a run would do.") var dryRun = false
     @Flag(help: "Print the report as JSON (docs/schemas/sync-postgres.schema.json).") var json = false
+    @OptionGroup var progress: ProgressOptions
 
     func validate() throws {
         if let baseline, baseline < 0 { throw ValidationError("--baseline takes a data version, 0 or more (not \(baseline)).") }

@@ -3,6 +3,7 @@ import GRDB
 import NIOCore
 import PostgresNIO
 import StationClientCore
+import StationSupport
 
 /// Brings the web service's PostgreSQL database to the newest release of a folder, as a phone
 /// updates (DOMAIN.md, "The web service"): the manifest verified by the same checks
@@ -75,6 +76,7 @@ public struct PostgresSync: Sendable {
     /// `work`: this run's own folder inside the scratch folder, for what it downloads and builds.
     private func sync(_ server: ServerSession, work: String) async throws -> PostgresSyncReport {
         try onStep(.connected)
+        StationSupport.Progress.phase("reading the release")
         let state = try await ReleaseState.read(schema: schema, server)
         try onStep(.stateRead)
         let release = try await reader.newest(accepted: state?.accepted)
@@ -94,6 +96,7 @@ public struct PostgresSync: Sendable {
         let kept = state.flatMap { state in
             state.keptSHA256.flatMap { cache.copy(version: state.version, sha256: $0, to: keptCopy) ? keptCopy : nil }
         }
+        StationSupport.Progress.phase(kept == nil ? "downloading the client database" : "downloading the delta from \(state?.version ?? 0)")
         let made = try await clientDatabase(of: release, from: state, kept: kept, work: work)
         report.fetched = made.fetched
         defer { Self.removeDownload(made.file) }
@@ -141,6 +144,7 @@ public struct PostgresSync: Sendable {
             try await server.run("rolling the dry run back", "ROLLBACK")
             return report
         }
+        StationSupport.Progress.phase("committing")
         try await server.run("committing", "COMMIT")
         report.committed = true
         cache.keep(made.file, version: release.version)
@@ -220,7 +224,9 @@ public struct PostgresSync: Sendable {
         }
         try onStep(.tablesReady)
         var counts: [String: PostgresSyncReport.TableCounts] = [:]
-        for table in tables {
+        for (done, table) in tables.enumerated() {
+            StationSupport.Progress.phase("bringing \(schema).\(table.name) to the release", total: tables.count)
+            StationSupport.Progress.update(done)
             counts[table.name] = try await MasterTableSync(table: table, schema: schema)
                 .bring(from: client, server, created: created.contains(table.name), changes: changes)
         }
@@ -234,7 +240,9 @@ public struct PostgresSync: Sendable {
                              into report: inout PostgresSyncReport) async throws {
         try await SplitCopy.createUsersTable(server)
         for table in splitTables { try await table.probe(server) }
-        for split in splits {
+        for (done, split) in splits.enumerated() {
+            StationSupport.Progress.phase("copying split \(split.old) → \(split.new) in the user tables", total: splits.count)
+            StationSupport.Progress.update(done)
             var copied: [String: Int] = [:]
             for table in splitTables { copied[table.table.table] = try await table.copy(split, server) }
             report.splits.append(PostgresSyncReport.AppliedSplit(version: split.version, old: split.old, new: split.new, copied: copied))

@@ -453,8 +453,12 @@ import Testing
         #expect(try scratch.schemaFindings(asJSON.stdout, against: "docs/schemas/sync-postgres-failure.schema.json") == "")
         #expect(try server.psql(database, "SELECT version FROM station.release_state") == "1")
         try server.psql(database, "GRANT INSERT ON TABLE completions TO websync")
-        let third = try sync(history.copies[3]!)
-        #expect(third.status == 0, "\(third.stderr)")
+        // On a terminal, each table and each split shows as it is done.
+        let screen = try Terminal(scratch: scratch).run(["sync-postgres", "--from", history.copies[3]!, "--trust", history.key.path + ".pub",
+                                                         "--database", address, "--scratch", scratch.path("websync-scratch")])
+        for phase in ["downloading the", "bringing station.stations to the release", "copying split 1141512 → 9944001", "Brought"] {
+            #expect(screen.contains(phase), "\(phase): \(screen)")
+        }
         #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
         try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
     }
