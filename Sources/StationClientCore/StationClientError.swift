@@ -111,7 +111,7 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
         case let .badManifest(path, reason): return "\(path) cannot be read: \(reason)"
         case let .tooLarge(path, bytes, limit): return "\(path): \(bytes) bytes or more, over the \(limit) allowed"
         case let .sizeDiffers(path, actual, expected):
-            return actual < expected ? "\(path): the download stopped at \(actual) of \(expected) bytes; the next update resumes it"
+            return actual < expected ? "\(path): the download stopped at \(actual) of \(expected) bytes; the next attempt resumes it"
                 : "\(path): \(actual) bytes or more, where the signed manifest says \(expected)"
         case .hashDiffers(let path): return "\(path): its SHA-256 is not the signed manifest's"
         case .corruptGzip(let path): return "\(path): not a whole gzip file of the signed size"
@@ -120,7 +120,7 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
         case let .http(path, status): return "\(path): HTTP \(status)"
         case .noContentLength(let path): return "\(path): the server did not say how many bytes it sends (no Content-Length); refused unread"
         case let .tooSlow(path, bytes, seconds):
-            return "\(path): \(bytes) bytes in \(Int(seconds)) s, slower than allowed; the next update resumes it"
+            return "\(path): \(bytes) bytes in \(Int(seconds)) s, slower than allowed; the next attempt resumes it"
         case .busy(let database): return "\(database): another update of this database is under way"
         case let .storageFull(path, cause): return "\(path): the device's storage is full (\(cause.localizedDescription))"
         case .readOnly(let database): return "\(database): the database or its folder is read-only"
