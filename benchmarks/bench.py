@@ -448,6 +448,23 @@ def main():
         return full_update_anchor().replace(f"&& mv {path('anchor-new.sqlite')} {path('anchor-full.sqlite')}",
                                             f"&& sqlite3 {path('anchor-full.sqlite')} \".restore '{path('anchor-new.sqlite')}'\"")
 
+    def full_update_replace_tables_anchor():
+        """The standard tools doing what StationClient's full path does: the release database
+        attached to the app's own file, each release table replaced in one transaction (DELETE,
+        then INSERT … SELECT), the manifest's splits copied in `completions`, the version set; the
+        app's objects untouched, the file kept."""
+        new = path("anchor-new.sqlite")
+        splits = ("python3 -c \"import json, sys; m = json.load(open(sys.argv[1])); v = [x for x in m['versions'] if x['version'] == m['newest']][0]; "
+                  "[print(f'INSERT OR IGNORE INTO main.completions (station_cd, date, memo, updated_at) SELECT {s[\\\"new\\\"]}, date, memo, updated_at "
+                  "FROM main.completions WHERE station_cd = {s[\\\"old\\\"]};') for s in v['splits'] if s['version'] > 1]\" "
+                  f"{path('phone-release/manifest.json')}")
+        return (f"url=$(cat {path('served-url')}) && "
+                f"curl -sf -o {new}.gz \"${{url}}2/stations.sqlite.gz\" && gunzip -f {new}.gz && "
+                f"{{ echo \"ATTACH '{new}' AS incoming; BEGIN;\"; "
+                f"sqlite3 {new} \"SELECT 'DELETE FROM main.' || name || '; INSERT INTO main.' || name || ' SELECT * FROM incoming.' || name || ';' "
+                f"FROM sqlite_master WHERE type = 'table' AND name <> 'completions'\"; "
+                f"{splits}; echo 'PRAGMA main.user_version = 2; COMMIT;'; }} | sqlite3 -bail {path('anchor-full.sqlite')}")
+
     def prepare_full_update():
         phones_at_version_1()
         with open(path("served-url"), "w") as f:
@@ -534,6 +551,10 @@ def main():
                  f"{PHONE} update --db {path('phone-full.sqlite')} --from $(cat {path('served-url')}) --allow-unsigned --prefer-full",
                  full_update_in_place_anchor(), prepare_full_update,
                  "the same, with sqlite3 .restore instead of mv"),
+        Scenario(f"{label} phone full update v1 → v2, against the tools replacing the release tables in place",
+                 f"{PHONE} update --db {path('phone-full.sqlite')} --from $(cat {path('served-url')}) --allow-unsigned --prefer-full",
+                 full_update_replace_tables_anchor(), prepare_full_update,
+                 "curl, gunzip, sqlite3 replacing each release table in one transaction, then the splits"),
         Scenario(f"{label} delta from v1, gzip",
                  admin("delta", "--db", path("synth2.sqlite"), "--from", "1", "--gzip", "--output", path("delta.sql.gz")),
                  f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('run-release/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
