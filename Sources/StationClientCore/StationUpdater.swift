@@ -110,18 +110,24 @@ public struct StationUpdater: Sendable {
     }
 
     /// Brings the database to the newest release, carrying out `plan` (from ``check()``), or the
-    /// plan the manifest gives now when nil.
+    /// plan the manifest gives now when nil. A plan that another process of the app made
+    /// obsolete by bringing the database to the newest is carried out as what it now is,
+    /// `upToDate`.
     ///
-    /// - Parameters:
-    ///   - appData: the app's own update of its tables, in the update's transaction.
-    ///   - progress: told the bytes done and in all of each download and of the install; finished
-    ///     when the update ends.
+    /// - Parameter appData: the app's own update of its tables, in the update's transaction.
     /// - Throws: `StationClientError` (see its `category`), or `CancellationError`; the database
     ///   is then as it was.
     @discardableResult
-    public func update(_ plan: UpdatePlan? = nil, appData: AppDataHook? = nil,
-                       progress: AsyncStream<UpdateProgress>.Continuation? = nil) async throws -> UpdateOutcome {
-        defer { progress?.finish() }
+    public func update(_ plan: UpdatePlan? = nil, appData: AppDataHook? = nil) async throws -> UpdateOutcome {
+        try await update(plan, appData: appData, progress: nil)
+    }
+
+    /// ``update(_:appData:)`` started, with its progress to follow.
+    public func startUpdate(_ plan: UpdatePlan? = nil, appData: AppDataHook? = nil) -> RunningUpdate<UpdateOutcome> {
+        RunningUpdate { [self] continuation in try await update(plan, appData: appData, progress: continuation) }
+    }
+
+    private func update(_ plan: UpdatePlan?, appData: AppDataHook?, progress: AsyncStream<UpdateProgress>.Continuation?) async throws -> UpdateOutcome {
         let lock = try await UpdateLock.acquire(for: path, timeout: configuration.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
         try recover()
@@ -131,7 +137,7 @@ public struct StationUpdater: Sendable {
         guard let release = manifest.index.newestVersion else {
             throw StationClientError.badManifest(path: "manifest.json", reason: "no entry for version \(manifest.index.newest)")
         }
-        let report = ProgressReport(continuation: progress)
+        let report = ProgressReport(continuation: progress, path: chosen.method == .delta ? .delta : .full)
         var download = ResumableDownload.Outcome()
         switch chosen.method {
         case .upToDate:
@@ -156,9 +162,16 @@ public struct StationUpdater: Sendable {
     /// app's version replayed), the app's tables kept and `appData` run; nothing when it is not
     /// newer. Returns whether it installed.
     @discardableResult
-    public func installBundled(_ bundle: BundledRelease, appData: AppDataHook? = nil,
-                               progress: AsyncStream<UpdateProgress>.Continuation? = nil) async throws -> Bool {
-        defer { progress?.finish() }
+    public func installBundled(_ bundle: BundledRelease, appData: AppDataHook? = nil) async throws -> Bool {
+        try await installBundled(bundle, appData: appData, progress: nil)
+    }
+
+    /// ``installBundled(_:appData:)`` started, with its progress to follow.
+    public func startInstallingBundled(_ bundle: BundledRelease, appData: AppDataHook? = nil) -> RunningUpdate<Bool> {
+        RunningUpdate { [self] continuation in try await installBundled(bundle, appData: appData, progress: continuation) }
+    }
+
+    private func installBundled(_ bundle: BundledRelease, appData: AppDataHook?, progress: AsyncStream<UpdateProgress>.Continuation?) async throws -> Bool {
         let lock = try await UpdateLock.acquire(for: path, timeout: configuration.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
         try recover()
@@ -167,7 +180,8 @@ public struct StationUpdater: Sendable {
         guard bundled.version > from else { return false }
         try refuseReadOnly()
         let context = UpdateContext(path: .bundled, from: from, to: bundled.version, splits: bundled.splits.filter { $0.version > from })
-        try replaceInPlace(release: bundle.database.path, context: context, appData: appData, trust: nil, report: ProgressReport(continuation: progress))
+        try replaceInPlace(release: bundle.database.path, context: context, appData: appData, trust: nil,
+                           report: ProgressReport(continuation: progress, path: .bundled))
         return true
     }
 
@@ -227,7 +241,7 @@ public struct StationUpdater: Sendable {
         let outcome = try await downloader.fetch(delta.file, to: gzip, progress: report.downloading(delta.file)) { _ in try step(.downloadedPart) }
         try step(.downloaded)
         let text = try delta.verifiedSQL(inflating: gzip)
-        report.installing(0, of: text.count)
+        report.installing(0, of: text.count, .bytes)
         let context = UpdateContext(path: .delta, from: delta.from, to: release.version, splits: try release.splits(after: delta.from))
         try write { db in
             // The delta's own guard refuses a database not at `from`: a delta never runs twice.
@@ -238,7 +252,7 @@ public struct StationUpdater: Sendable {
             if let signed = manifest.signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
             try step(.deltaRunUncommitted)
         }
-        report.installing(text.count, of: text.count)
+        report.installing(text.count, of: text.count, .bytes)
         try step(.deltaCommitted)
         try files.removeAll()
         return outcome
@@ -255,7 +269,7 @@ public struct StationUpdater: Sendable {
         try step(.downloaded)
         do {
             let inflated = try GzipFile.inflate(gzip, to: files.incoming, limit: release.database.bytes, name: release.databaseGzip.path) { bytes in
-                report.installing(bytes, of: release.database.bytes)
+                report.inflating(bytes, of: release.database.bytes)
                 if bytes % (1 << 16) == 0 { try step(.inflating) }
             }
             try checkInflated(inflated, release)
@@ -282,7 +296,7 @@ public struct StationUpdater: Sendable {
         let replacement = InPlaceReplacement(database: path, release: release, busyTimeout: configuration.busyTimeout)
         do {
             try replacement.install(version: context.to, splits: context.splits, onStep: step,
-                                    progress: { report.installing($0, of: $1) }) { db in
+                                    progress: { report.installing($0, of: $1, .rows) }) { db in
                 try runAppData(appData, db, context)
                 if let signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
             }

@@ -89,29 +89,75 @@ public struct UpdateContext: Sendable, Equatable {
 /// ```
 public typealias AppDataHook = @Sendable (Database, UpdateContext) throws -> Void
 
-/// How far an update is: bytes done of a total, for each download and for the install.
+/// How far an update is: the phase under way, what of it is done in the phase's one unit, and the
+/// whole update's fraction, which never goes down.
 public struct UpdateProgress: Sendable, Equatable {
-    /// What the bytes count.
+    /// What is under way.
     public enum Stage: Sendable, Equatable {
-        /// Downloading a file of the release (its path in the folder).
+        /// Downloading a file of the release (its path in the folder), in bytes.
         case downloading(String)
-        /// Inflating the downloaded file, or copying the new content into the database.
+        /// Inflating the downloaded database, in bytes written.
+        case inflating
+        /// Writing the release into the database: the delta's SQL in bytes, or the release
+        /// tables' rows.
         case installing
+    }
+
+    /// What `completed` and `total` count.
+    public enum Unit: String, Sendable, Equatable {
+        case bytes, rows
     }
 
     /// What is under way.
     public let stage: Stage
-    /// Bytes done.
-    public let completedBytes: Int
-    /// Bytes in all, for this stage.
-    public let totalBytes: Int
+    /// Done in this stage.
+    public let completed: Int
+    /// In all, for this stage.
+    public let total: Int
+    /// What the two count.
+    public let unit: Unit
+    /// The whole update's fraction done, from 0 to 1; it never goes down from one value to the next.
+    public let fractionCompleted: Double
 
-    /// Progress of `stage`: `completedBytes` of `totalBytes`.
-    public init(stage: Stage, completedBytes: Int, totalBytes: Int) {
+    /// Progress of `stage`: `completed` of `total` `unit`s, the update `fractionCompleted` done.
+    public init(stage: Stage, completed: Int, total: Int, unit: Unit, fractionCompleted: Double) {
         self.stage = stage
-        self.completedBytes = completedBytes
-        self.totalBytes = totalBytes
+        self.completed = completed
+        self.total = total
+        self.unit = unit
+        self.fractionCompleted = fractionCompleted
     }
+}
+
+/// An update started by ``StationUpdater/startUpdate(_:appData:)`` or
+/// ``StationUpdater/startInstallingBundled(_:appData:)``: its progress as it goes, and its outcome.
+///
+/// ```swift
+/// let running = updater.startUpdate(plan, appData: moveVisits)
+/// for await step in running.progress { show(step.fractionCompleted) }
+/// let outcome = try await running.outcome
+/// ```
+public struct RunningUpdate<Outcome: Sendable>: Sendable {
+    /// What the update tells as it goes; it ends when the update does.
+    public let progress: AsyncStream<UpdateProgress>
+    private let task: Task<Outcome, any Error>
+
+    init(_ body: @escaping @Sendable (AsyncStream<UpdateProgress>.Continuation) async throws -> Outcome) {
+        let (progress, continuation) = AsyncStream.makeStream(of: UpdateProgress.self, bufferingPolicy: .bufferingNewest(64))
+        self.progress = progress
+        task = Task {
+            defer { continuation.finish() }
+            return try await body(continuation)
+        }
+    }
+
+    /// What the update did, once it ends; throws what it threw.
+    public var outcome: Outcome {
+        get async throws { try await task.value }
+    }
+
+    /// Cancels the update: it stops at its next step, the database as it was.
+    public func cancel() { task.cancel() }
 }
 
 /// The instants of an update, in order, at which `StationUpdater.Configuration.onStep` is told;

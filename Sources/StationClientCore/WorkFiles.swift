@@ -58,17 +58,48 @@ struct LegacySwap {
     }
 }
 
-/// Tells an update's progress to the app's stream.
-struct ProgressReport: Sendable {
-    let continuation: AsyncStream<UpdateProgress>.Continuation?
+/// Tells an update's progress to the app's stream: each stage in its unit, and the whole update's
+/// fraction, each stage given a share of it by the path (the downloads half of a delta's or a
+/// full update's; inflating a quarter of a full update's), never going down.
+final class ProgressReport: Sendable {
+    private let continuation: AsyncStream<UpdateProgress>.Continuation?
+    private let shares: [Share]
+    private let last = Locked(0.0)
+
+    private struct Share {
+        let matches: @Sendable (UpdateProgress.Stage) -> Bool
+        let start: Double
+        let end: Double
+    }
+
+    init(continuation: AsyncStream<UpdateProgress>.Continuation?, path: UpdatePath) {
+        self.continuation = continuation
+        let downloading: @Sendable (UpdateProgress.Stage) -> Bool = { if case .downloading = $0 { return true } else { return false } }
+        switch path {
+        case .delta: shares = [Share(matches: downloading, start: 0, end: 0.5), Share(matches: { $0 == .installing }, start: 0.5, end: 1)]
+        case .full: shares = [Share(matches: downloading, start: 0, end: 0.5), Share(matches: { $0 == .inflating }, start: 0.5, end: 0.75),
+                              Share(matches: { $0 == .installing }, start: 0.75, end: 1)]
+        case .bundled: shares = [Share(matches: { $0 == .installing }, start: 0, end: 1)]
+        }
+    }
+
+    private func tell(_ stage: UpdateProgress.Stage, _ completed: Int, _ total: Int, _ unit: UpdateProgress.Unit) {
+        guard let continuation else { return }
+        let share = shares.first { $0.matches(stage) }
+        let within = total > 0 ? min(1, Double(completed) / Double(total)) : 1
+        let fraction = last.withValue { last in
+            last = max(last, share.map { $0.start + ($0.end - $0.start) * within } ?? last)
+            return last
+        }
+        continuation.yield(UpdateProgress(stage: stage, completed: completed, total: total, unit: unit, fractionCompleted: fraction))
+    }
 
     /// What a download of `file` tells, as its bytes arrive.
     func downloading(_ file: ReleaseIndex.File) -> @Sendable (Int) -> Void {
-        let continuation = continuation
-        return { bytes in continuation?.yield(UpdateProgress(stage: .downloading(file.path), completedBytes: bytes, totalBytes: file.bytes)) }
+        { [self] bytes in tell(.downloading(file.path), bytes, file.bytes, .bytes) }
     }
 
-    func installing(_ done: Int, of total: Int) {
-        continuation?.yield(UpdateProgress(stage: .installing, completedBytes: done, totalBytes: total))
-    }
+    func inflating(_ done: Int, of total: Int) { tell(.inflating, done, total, .bytes) }
+
+    func installing(_ done: Int, of total: Int, _ unit: UpdateProgress.Unit) { tell(.installing, done, total, unit) }
 }

@@ -82,21 +82,16 @@ struct StationPhone: AsyncParsableCommand {
         return FolderReleaseSource(folder: URL(fileURLWithPath: from))
     }
 
-    /// Prints progress on stderr, a line per stage and tenth, when asked.
-    static func progressPrinter(_ enabled: Bool) -> (AsyncStream<UpdateProgress>.Continuation?, Task<Void, Never>?) {
-        guard enabled else { return (nil, nil) }
-        let (stream, continuation) = AsyncStream.makeStream(of: UpdateProgress.self)
-        let task = Task {
-            var told: [String: Int] = [:]
-            for await progress in stream {
-                let stage = switch progress.stage { case .downloading(let path): "downloading \(path)"; case .installing: "installing" }
-                let tenth = progress.totalBytes > 0 ? progress.completedBytes * 10 / progress.totalBytes : 10
-                guard told[stage].map({ tenth > $0 }) ?? true else { continue }
-                told[stage] = tenth
-                FileHandle.standardError.write(Data("\(stage): \(progress.completedBytes) of \(progress.totalBytes) bytes\n".utf8))
-            }
+    /// Prints progress on stderr, a line per stage and tenth, with the whole update's share done.
+    static func printProgress(_ progress: AsyncStream<UpdateProgress>) async {
+        var told: [String: Int] = [:]
+        for await step in progress {
+            let stage = switch step.stage { case .downloading(let path): "downloading \(path)"; case .inflating: "inflating"; case .installing: "installing" }
+            let tenth = step.total > 0 ? step.completed * 10 / step.total : 10
+            guard told[stage].map({ tenth > $0 }) ?? true else { continue }
+            told[stage] = tenth
+            FileHandle.standardError.write(Data("\(stage): \(step.completed) of \(step.total) \(step.unit.rawValue) (\(Int(step.fractionCompleted * 100)) % of the update)\n".utf8))
         }
-        return (continuation, task)
     }
 }
 
@@ -164,10 +159,10 @@ extension Update {
     func update(_ updater: StationUpdater, appData: AppDataHook?) async throws -> UpdateOutcome {
         var plan = try await updater.check()
         if preferFull { plan = plan.preferringFull() }
-        let (continuation, printer) = StationPhone.progressPrinter(progress)
-        let outcome = try await updater.update(plan, appData: appData, progress: continuation)
-        await printer?.value
-        return outcome
+        guard progress else { return try await updater.update(plan, appData: appData) }
+        let running = updater.startUpdate(plan, appData: appData)
+        await StationPhone.printProgress(running.progress)
+        return try await running.outcome
     }
 }
 

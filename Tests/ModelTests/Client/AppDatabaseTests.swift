@@ -202,21 +202,38 @@ import Testing
         #expect(try SyntheticCompletions.read(phone.path) == phone.expected && AppTables.read(phone.path) == phone.app)
     }
 
-    @Test func progressTellsTheBytesOfEachDownloadAndOfTheInstall() async throws {
+    /// On each path the progress is a sequence the updater returns: each stage in one unit (bytes
+    /// downloaded, bytes inflated, rows or SQL bytes installed), and the whole update's fraction,
+    /// which never goes down and ends at 1.
+    @Test func progressTellsEachStageInItsUnitAndAFractionThatOnlyGrows() async throws {
         let folder = try ClientFolder(scratch)
-        let phone = try Phone(folder, at: 4, in: scratch)
-        let (stream, continuation) = AsyncStream.makeStream(of: UpdateProgress.self)
-        let updater = try updater(phone, folder)
-        async let outcome = updater.update(progress: continuation)
-        var seen: [UpdateProgress] = []
-        for await progress in stream { seen.append(progress) }
-        let plan = try await outcome.plan
         let gzip = try #require(try folder.manifest().version(5)?.databaseGzip)
-        let downloads = seen.filter { $0.stage == .downloading(gzip.path) }
-        #expect(!downloads.isEmpty && downloads.last == UpdateProgress(stage: .downloading(gzip.path), completedBytes: gzip.bytes, totalBytes: gzip.bytes))
-        #expect(zip(downloads, downloads.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
-        #expect(seen.last.map { $0.stage == .installing && $0.completedBytes == $0.totalBytes } == true, "\(String(describing: seen.last))")
-        #expect(plan.downloadBytes == gzip.bytes)
+        for (path, version) in Self.paths {
+            let phone = try Phone(folder, at: version, in: scratch)
+            let updater = try updater(phone, folder)
+            var seen: [UpdateProgress] = []
+            switch path {
+            case .delta, .full:
+                let running = updater.startUpdate()
+                for await step in running.progress { seen.append(step) }
+                #expect(try await running.outcome.plan.method.rawValue == path.rawValue)
+            case .bundled:
+                let running = updater.startInstallingBundled(folder.bundle)
+                for await step in running.progress { seen.append(step) }
+                #expect(try await running.outcome)
+            }
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.fractionCompleted <= $1.fractionCompleted }, "\(path): the fraction went down")
+            #expect(seen.last?.fractionCompleted == 1, "\(path): \(String(describing: seen.last))")
+            #expect(seen.last.map { $0.stage == .installing && $0.completed == $0.total } == true, "\(path)")
+            let installing = seen.filter { $0.stage == .installing }
+            #expect(Set(installing.map(\.unit)) == [path == .delta ? .bytes : .rows], "\(path): one unit for the stage")
+            if path == .full {
+                let downloads = seen.filter { $0.stage == .downloading(gzip.path) }
+                #expect(downloads.last == UpdateProgress(stage: .downloading(gzip.path), completed: gzip.bytes, total: gzip.bytes, unit: .bytes,
+                                                         fractionCompleted: 0.5))
+                #expect(seen.contains { $0.stage == .inflating && $0.unit == .bytes })
+            }
+        }
     }
 
     @Test func cancellationPassesThroughAndChangesNothing() async throws {

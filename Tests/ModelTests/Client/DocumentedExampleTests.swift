@@ -42,9 +42,9 @@ import FoundationNetworking
         do {
             let plan = try await updater.check()
             guard plan.method != .upToDate, plan.downloadBytes < 50_000_000 else { return pool }
-            let (progress, continuation) = AsyncStream.makeStream(of: UpdateProgress.self)
-            Task { for await step in progress { status("\(step.completedBytes) of \(step.totalBytes) bytes") } }
-            let outcome = try await updater.update(plan, appData: moveVisits, progress: continuation)
+            let running = updater.startUpdate(plan, appData: moveVisits)
+            for await step in running.progress { status("\(Int(step.fractionCompleted * 100)) %") }
+            let outcome = try await running.outcome
             status("updated to version \(outcome.plan.to)")
         } catch let error as StationClientError {
             switch error.category {
