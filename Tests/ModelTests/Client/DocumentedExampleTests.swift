@@ -86,7 +86,8 @@ import FoundationNetworking
         let begin = try #require(source.range(of: marker + "begin\n")), end = try #require(source.range(of: marker + "end\n"))
         let example = source[begin.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
-        for document in ["docs/clients.md", "Sources/StationClientCore/StationClientCore.docc/StationClientCore.md"] {
+        for document in ["docs/clients.md", "Sources/StationClientCore/StationClientCore.docc/StationClientCore.md",
+                         "Sources/StationClient/StationClient.docc/StationClient.md"] {
             let text = try String(contentsOf: Fixtures.repository.appendingPathComponent(document), encoding: .utf8)
             #expect(text.contains("```swift\n" + example + "```\n"), "\(document) does not show the example of \(#fileID) as it is")
         }
