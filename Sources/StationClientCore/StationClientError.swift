@@ -139,7 +139,13 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     /// `error` as this library reports it: SQLite's full disk and Foundation's `ENOSPC` become
     /// `storageFull`, a read-only file `readOnly`; cancellation passes through as it is.
     static func wrapping(_ error: any Error, path: String) -> any Error {
-        if error is StationClientError || error is CancellationError { return error }
+        if error is CancellationError { return error }
+        return converted(error, path: path)
+    }
+
+    /// `error` as this library reports it, where no cancellation can come (synchronous calls).
+    static func converted(_ error: any Error, path: String) -> StationClientError {
+        if let error = error as? StationClientError { return error }
         if let database = error as? DatabaseError {
             switch database.resultCode {
             case .SQLITE_FULL: return StationClientError.storageFull(path: path, cause: database)

@@ -85,20 +85,21 @@ public struct StationUpdater: Sendable {
 
     /// The data version of the database (0: none yet). A journal a killed update left is rolled
     /// back first, as any writer would.
-    public func currentVersion() throws -> Int {
+    public func currentVersion() throws(StationClientError) -> Int {
         guard FileManager.default.fileExists(atPath: path) else { return 0 }
         do {
             let queue = try DatabaseQueue(path: path, configuration: connectionConfiguration)
             defer { try? queue.close() }
             return try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
         } catch {
-            throw StationClientError.wrapping(error, path: path)
+            throw StationClientError.converted(error, path: path)
         }
     }
 
     /// What the database records of the newest manifest it accepted; nil when it accepted none.
-    public func acceptedRelease() throws -> AcceptedRelease? {
-        let record = try trustRecord()
+    public func acceptedRelease() throws(StationClientError) -> AcceptedRelease? {
+        let record: TrustRecord
+        do { record = try trustRecord() } catch { throw StationClientError.converted(error, path: path) }
         guard record != TrustRecord() else { return nil }
         return AcceptedRelease(sequence: record.sequence, publishedAt: record.publishedAt, dataset: record.dataset)
     }
