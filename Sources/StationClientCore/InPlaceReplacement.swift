@@ -168,8 +168,10 @@ struct ReleaseTable {
         // Every release row is in main now, keys unique: equal counts mean main has no other row.
         let mainRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoted)") ?? 0
         if try mainRows != rowCount(db) {
-            let keys = keyNames.joined(separator: ", ")
-            try db.execute(sql: "DELETE FROM main.\(quoted) WHERE (\(keys)) NOT IN (SELECT \(keys) FROM \(release))")
+            // A lookup by the release table's key for each row: SQLite answers a row value's
+            // NOT IN over a subquery without that key's index.
+            let matches = keyNames.map { "kept.\($0) = main.\(quoted).\($0)" }.joined(separator: " AND ")
+            try db.execute(sql: "DELETE FROM main.\(quoted) WHERE NOT EXISTS (SELECT 1 FROM \(release) AS kept WHERE \(matches))")
         }
     }
 
