@@ -260,13 +260,12 @@ private struct RevertedRow {
     /// Puts what the revert changes into `batch`; returns the columns in conflict.
     func revert(into batch: inout ChangeBatch, decisions: MergeDecisions, _ db: Database) throws -> [MergeConflict] {
         let columns = table.columns
-        // Where the master's value came from, read only for a row with a conflict: a revert of a
-        // large import weighs a million rows, nearly all without one.
-        var origin: (version: Int, memo: String?)??
+        // Where the master's value came from (the version that wrote the column), read only for a
+        // conflict: a revert of a large import weighs a million rows, nearly all without one.
         func conflict(_ column: String, _ values: ThreeWayColumn.Values) throws -> MergeConflict {
-            if origin == nil { origin = .some(try ThreeWayMerge.newestChange(table, key: key, db)) }
+            let origin = try UpdateLog.columnOrigin(of: table, key: key, column: column, value: values.ours, db)
             var conflict = MergeConflict(table: table.name, key: key, column: column, base: MergeValue(values.base), ours: MergeValue(values.ours),
-                                         theirs: MergeValue(values.theirs), oursVersion: origin??.version, oursMemo: origin??.memo)
+                                         theirs: MergeValue(values.theirs), oursVersion: origin?.version, oursMemo: origin?.memo)
             conflict.decision = decisions.side(of: conflict)
             return conflict
         }

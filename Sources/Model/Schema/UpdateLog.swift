@@ -186,6 +186,31 @@ package enum UpdateLog {
             """, arguments: [table.name, key]).map { ($0[0], $0[1]) }
     }
 
+    /// The version that wrote a row's `column` to `value` (its value now), with the version's memo:
+    /// the newest change of the row whose state before it had another value in that column, or
+    /// that made the row. A later version that changed only other columns of the row is passed
+    /// over, so a curator who reverts the version named reverts the value's own. A name that is
+    /// not a column of the table (a connection's `row`) is the row's newest change.
+    package static func columnOrigin(of table: MasterTable, key: String, column: String, value: DatabaseValue,
+                                     _ db: Database) throws -> (version: Int, memo: String?)? {
+        guard let kind = table.columns.first(where: { $0.name == column })?.kind else { return try newestChange(of: table, key: key, db) }
+        let changes = try Row.fetchAll(db, sql: """
+            SELECT u.user_version, v.memo, h.key_id IS NOT NULL, h.\(column) FROM updates u
+            LEFT JOIN versions v ON v.version = u.user_version
+            LEFT JOIN \(table.historyTable) h ON h.key_id = u.key_id AND h.valid_to = u.user_version
+            WHERE u.table_name = ? AND u.key_id = ? AND u.type <> '\(Update.Kind.duplicate.rawValue)'
+            ORDER BY u.user_version DESC
+            """, arguments: [table.name, key])
+        var after = value
+        for change in changes {
+            let hadState: Bool = change[2]
+            let before: DatabaseValue = change[3]
+            if !hadState || FieldChange.differ(after, before, kind) { return (change[0], change[1]) }
+            after = before
+        }
+        return nil
+    }
+
     /// The first version after `version` that changed a row (never by a split), if one did.
     package static func firstChange(of table: MasterTable, key: String, after version: Int, _ db: Database) throws -> Int? {
         try Int.fetchOne(db, sql: """

@@ -196,6 +196,8 @@ package struct ThreeWayMerge {
             ORDER BY \(table.keyColumns.map { "t." + $0 }.joined(separator: ", "))
             """)
         var conflicts: [MergeConflict] = [], kept: [MergeNote] = []
+        // The master's values of the conflicts and kept values, in their order, to find where each came from.
+        var conflictsOurs: [DatabaseValue] = [], keptOurs: [DatabaseValue] = []
         while let row = try rows.next() {
             let key: String = row[0]
             for (index, column) in columns.enumerated() {
@@ -207,28 +209,27 @@ package struct ThreeWayMerge {
                     guard FieldChange.differ(ours, theirs, column.kind) else { continue }
                     kept.append(MergeNote(version: version, table: table.name, key: key, column: column.name, outcome: .kept,
                                           base: MergeValue(base), ours: MergeValue(ours), theirs: MergeValue(theirs), oursVersion: nil))
+                    keptOurs.append(ours)
                 case .takeTheirs:
                     continue
                 case .conflict:
                     conflicts.append(MergeConflict(table: table.name, key: key, column: column.name, base: MergeValue(base),
                                                    ours: MergeValue(ours), theirs: MergeValue(theirs)))
+                    conflictsOurs.append(ours)
                 }
             }
         }
-        // Where the master's value came from, for the few that are shown.
-        var origins: [String: (version: Int, memo: String?)?] = [:]
-        func origin(_ key: String) throws -> (version: Int, memo: String?)? {
-            if let known = origins[key] { return known }
-            let found = try Self.newestChange(table, key: key, db)
-            origins[key] = .some(found)
-            return found
-        }
+        // Where the master's value came from (the version that wrote that column), for the few that are shown.
         for index in conflicts.indices {
-            let found = try origin(conflicts[index].key)
+            let found = try UpdateLog.columnOrigin(of: table, key: conflicts[index].key, column: conflicts[index].column,
+                                                   value: conflictsOurs[index], db)
             conflicts[index].oursVersion = found?.version
             conflicts[index].oursMemo = found?.memo
         }
-        for index in kept.indices { kept[index].oursVersion = try origin(kept[index].key)?.version }
+        for index in kept.indices {
+            kept[index].oursVersion = try UpdateLog.columnOrigin(of: table, key: kept[index].key, column: kept[index].column,
+                                                                 value: keptOurs[index], db)?.version
+        }
         return (conflicts, kept)
     }
 
@@ -380,11 +381,6 @@ package struct ThreeWayMerge {
     /// SQL: the text is a day (ekidata writes `0000-00-00` or nothing for none).
     private static func isDate(_ column: String) -> String {
         "(\(column) GLOB '[12][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]')"
-    }
-
-    /// The newest version that changed a row, and its memo.
-    package static func newestChange(_ table: MasterTable, key: String, _ db: Database) throws -> (version: Int, memo: String?)? {
-        try UpdateLog.newestChange(of: table, key: key, db)
     }
 
     /// Writes the notes of a written version into `merge_notes`.

@@ -28,11 +28,13 @@ public struct UpstreamImport: Sendable, Equatable {
         }
     }
 
-    /// The newest snapshot date recorded for `table`, with the version that recorded it.
+    /// The newest snapshot date recorded for `table`, with the version that brought it: the
+    /// first import of that snapshot, one that made its version before one that changed nothing
+    /// (which records the master's version then, a curator's perhaps).
     package static func newestDate(of table: MasterTable, _ db: Database) throws -> (date: String, version: Int)? {
         try Row.fetchOne(db, sql: """
             SELECT snapshot_date, version FROM upstream_imports
-            WHERE table_name = ? AND snapshot_date IS NOT NULL ORDER BY snapshot_date DESC, id DESC LIMIT 1
+            WHERE table_name = ? AND snapshot_date IS NOT NULL ORDER BY snapshot_date DESC, made_version DESC, id LIMIT 1
             """, arguments: [table.name]).map { ($0[0], $0[1]) }
     }
 

@@ -58,6 +58,31 @@ import Testing
         #expect(caughtUp.conflicts.isEmpty && caughtUp.totalChanges == 0)
     }
 
+    /// A later version that changes another column of the row is not where the kept value came
+    /// from: the note names the version that wrote the column, in the report, the log and a
+    /// conflict alike.
+    @Test func aKeptValueNamesTheVersionThatWroteItsColumn() throws {
+        let database = try curatedMaster()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1111116"], values: ["weight": "4"]))], memo: "weight only")
+        #expect(try database.value("SELECT MAX(user_version) FROM updates") as Int? == 4)
+
+        let again = try database.importSnapshot([Fixtures.ekidata2021])
+        #expect(again.mergeNotes.map(\.description) == ["stations 1111116 close_ymd: kept 2017-07-05 from v3 (the file says NULL)"])
+
+        let next = try database.importSnapshot([try nextSnapshot()], options: ImportOptions(memo: "2021-04-01"))
+        #expect(next.version == 5)
+        #expect(try database.mergeNotes(key: "1111116").map(\.description) == ["stations 1111116 close_ymd: kept 2017-07-05 from v3 (the file says NULL)"])
+        #expect(try database.mergeNotes(key: "1111116").first?.oursVersion == 3)
+
+        #expect {
+            try database.importSnapshot([try nextSnapshot(closeDate: "2017-07-01", name: "conflicting")])
+        } throws: { error in
+            guard case let ImportError.undecided(conflicts, _) = error else { return false }
+            return conflicts.map(\.description)
+                == ["stations 1111116 close_ymd: base NULL; ours 2017-07-05 (v3, \"closing date from the operator\"); theirs 2017-07-01"]
+        }
+    }
+
     @Test func aConflictRefusesWithTheMasterByteIdentical() throws {
         let database = try curatedMaster()
         let next = try nextSnapshot(closeDate: "2017-07-01")
@@ -267,6 +292,8 @@ import Testing
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         try database.importSnapshot([Fixtures.ekidata2021])
         try database.apply([LocatedOperation(.edit(table: .stations, key: ["1111116"], values: ["close_ymd": "2017-07-05"]))])
+        // The same snapshot again changes nothing: the refusal still names the version that brought it (1), not the curator's (2).
+        #expect(try !database.importSnapshot([Fixtures.ekidata2021]).committed)
         let before = try database.settledSHA256()
         #expect(throws: ImportError.olderSnapshot(file: "\(Fixtures.ekidata2019)/company20180424.csv", table: "companies",
                                                   date: "2018-04-24", newest: "2020-06-19", newestVersion: 1)) {
