@@ -28,6 +28,17 @@ extension MasterDatabase {
     ///   verification); the folder is unchanged then.
     @discardableResult
     public func release(_ options: ReleaseOptions = ReleaseOptions()) throws -> ReleaseResult {
+        let folderExisted = FileManager.default.fileExists(atPath: options.outputFolder)
+        do {
+            return try releaseLocked(options)
+        } catch {
+            // A refused release leaves no folder it made (one holding only its lock file).
+            if !folderExisted { ReleaseFolder(path: options.outputFolder).removeIfOnlyItsLock() }
+            throw error
+        }
+    }
+
+    private func releaseLocked(_ options: ReleaseOptions) throws -> ReleaseResult {
         defer { Progress.finish() }
         var phases = PhaseLog()
         let locked = try lockReleaseFolder(options)

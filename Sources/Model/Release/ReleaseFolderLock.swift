@@ -86,6 +86,23 @@ package final class ReleaseFolderLock {
     }
 }
 
+extension ReleaseFolder {
+    /// Removes the folder when it holds nothing but an unheld lock file: what a refused release
+    /// leaves in a folder it made. Taking the lock first keeps another release's folder.
+    package func removeIfOnlyItsLock() {
+        let lockPath = filePath(ReleaseLayout.lockFileName)
+        guard let contents = try? FileManager.default.contentsOfDirectory(atPath: path),
+              contents.allSatisfy({ $0 == ReleaseLayout.lockFileName }) else { return }
+        let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
+        if descriptor >= 0 {
+            defer { close(descriptor) }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return }
+            unlink(lockPath)
+        }
+        rmdir(path)
+    }
+}
+
 extension String {
     package var nonEmpty: String? { isEmpty ? nil : self }
 }

@@ -5,11 +5,15 @@ import GRDB
 public enum BackupError: Error, LocalizedError, Equatable {
     /// Something is at the path already: a backup never replaces a file.
     case exists(String)
+    /// The folder the backup would go in does not exist (the backup, not the master, cannot be written).
+    case noFolder(path: String, folder: String)
 
     public var errorDescription: String? {
         switch self {
         case let .exists(path):
             return "\(path): exists already (a backup never replaces a file; choose another --out, or move that one away)"
+        case let .noFolder(path, folder):
+            return "\(path): cannot write the backup: there is no folder \(folder) (create it with mkdir -p \(folder), or choose another --out)"
         }
     }
 }
@@ -40,6 +44,11 @@ extension MasterDatabase {
             throw BackupError.exists(path)
         }
         let url = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        let folder = url.deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw BackupError.noFolder(path: path, folder: (path as NSString).deletingLastPathComponent)
+        }
         let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial-\(getpid())").path
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) }

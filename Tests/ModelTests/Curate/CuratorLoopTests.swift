@@ -97,8 +97,12 @@ import Testing
         let release = try CommandRunner.run(["release", "--db", path, "--out", scratch.path("release")])
         #expect(release.status == 1)
         #expect(release.stderr.contains("nothing has been imported yet"), "\(release.stderr)")
-        let published = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path("release"))) ?? []
-        #expect(!published.contains("manifest.json") && !published.contains("0"), "\(published)")
+        // Nothing changed: not even the folder the release would have made.
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("release")))
+        // A folder that was there before keeps what it had.
+        try FileManager.default.createDirectory(atPath: scratch.path("kept"), withIntermediateDirectories: false)
+        #expect(try CommandRunner.run(["release", "--db", path, "--out", scratch.path("kept")]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: scratch.path("kept")))
     }
 
     @Test func diffExitCodeSaysWouldChangeWithOneAndFailedWithTwo() throws {

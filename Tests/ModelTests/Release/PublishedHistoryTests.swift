@@ -124,6 +124,10 @@ import Testing
         #expect(printed.status == 0 && printed.stdout.hasPrefix("Backed up version 1 to \(scratch.path("second.sqlite"))"), "\(printed.stderr)")
         let refused = try CommandRunner.run(["backup", "--db", database.path, "--out", path])
         #expect(refused.status == 1 && refused.stderr.contains("exists already"))
+        // A backup into a missing folder names the folder, not the master it read.
+        let nowhere = try CommandRunner.run(["backup", "--db", database.path, "--out", "backups/master.sqlite"], in: scratch.url)
+        #expect(nowhere.status == 1 && nowhere.stderr.contains("backups/master.sqlite: cannot write the backup: there is no folder backups (create it with mkdir -p backups"),
+                "\(nowhere.stderr)")
         // No partial file is left beside it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains("partial") }.isEmpty)
     }
