@@ -205,6 +205,8 @@ struct ReleaseResponder: HTTPResponder {
             let size = listed.bytes
             switch ByteRange(header: Self.rangeApplies(request, etag: listed.sha256) ? request.headers[.range] : nil, size: size) {
             case .unsatisfiable:
+                // Answered, not thrown (its headers are the file's), so logged here like every 4xx.
+                logError("416 \(request.method.rawValue) \(request.uri.string): the range \(request.headers[.range] ?? "") starts past the end of \(listed.path) (\(size) bytes)")
                 headers[.contentRange] = "bytes */\(size)"
                 return Response(status: .rangeNotSatisfiable, headers: headers)
             case .part(let range):

@@ -138,7 +138,7 @@ extension DataChecker {
                 let kilometres = Geography.metres(latitude: a, longitude: b, toLatitude: c, longitude: d) / 1000
                 if kilometres > limits.connectionKilometres {
                     try tooLong.found(.connectionTooLong, .connections, "\(line)/\(first)/\(second)") { """
-                        \(lineName(text(10))): \(name(text(11) ?? "")) – \(name(text(12) ?? "")) is \(String(format: "%.1f", kilometres)) km long \
+                        \(lineName(text(10))): \(name(text(11) ?? "")) – \(name(text(12) ?? "")) is \(Self.kilometres(kilometres, over: limits.connectionKilometres)) km long \
                         (limit \(Self.kilometres(limits.connectionKilometres)) km; \
                         if they are not neighbours: \(CommandHint("disconnect", "\(line)", "\(first)", "\(second)")); \
                         a real long edge, such as a tunnel under a strait: waive it)
@@ -229,7 +229,7 @@ extension DataChecker {
             guard rule == .stationMovedImplausibly ? isImplausible : !isImplausible && move.kilometres > limits.moveKilometres else { continue }
             try out.found(rule, .stations, String(move.station)) {
                 let place = """
-                    \(name(move.name)) moved \(String(format: "%.1f", move.kilometres)) km in version \(version) \
+                    \(name(move.name)) moved \(Self.kilometres(move.kilometres, over: isImplausible ? implausible : limits.moveKilometres)) km in version \(version) \
                     (\(Self.degrees(move.from.0)), \(Self.degrees(move.from.1)) → \(Self.degrees(move.to.0)), \(Self.degrees(move.to.1))
                     """
                 return isImplausible

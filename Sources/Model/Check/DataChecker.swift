@@ -167,6 +167,16 @@ package struct DataChecker {
     static func kilometres(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
+
+    /// A distance over `limit`, with as many decimals (one to three) as it takes to read as over
+    /// it: 1.04 km against a limit of 1 km is "1.04", never "1.0".
+    static func kilometres(_ value: Double, over limit: Double) -> String {
+        for decimals in 1...3 {
+            let text = String(format: "%.\(decimals)f", value)
+            if let shown = Double(text), shown > limit { return text }
+        }
+        return String(format: "%.3f", value)
+    }
 }
 
 /// Where a rule's findings go: the caller's handler, and (in debug builds) a check that they

@@ -272,7 +272,8 @@ package struct ManifestAudit {
                 if Self.kind(filePath(path)) == S_IFDIR && folders.contains(path) {
                     walk(path)
                 } else if !listed.contains(path) && !(relative.isEmpty && Self.isLeftover(name)) {
-                    problems.append(ManifestProblem(field: "folder", file: path, reason: Self.unlistedReason))
+                    let kind = Self.kind(filePath(path)) == S_IFDIR ? "folder" : "file"
+                    problems.append(ManifestProblem(field: kind, file: path, reason: Self.unlistedReason))
                 }
             }
         }

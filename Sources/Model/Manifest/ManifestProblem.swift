@@ -3,8 +3,8 @@ import StationSupport
 /// One way a manifest disagrees with its release folder, naming the field and the file:
 /// `versions[3].downloads[from 1].path "2/stations.sqlite.gz": … (expected 3/delta-from-1.sql.gz)`.
 public struct ManifestProblem: Sendable, Equatable, CustomStringConvertible {
-    /// The manifest's field (`newest`, `versions[3].rows.stations`), or `folder` for what the
-    /// folder holds that the manifest does not list.
+    /// The manifest's field (`newest`, `versions[3].rows.stations`), or `file` or `folder` for
+    /// what the release folder holds that the manifest does not list.
     public var field: String
     /// The file or folder concerned, relative to the release folder, if any.
     public var file: String?

@@ -104,6 +104,14 @@ import Testing
         ])
     }
 
+    /// A distance just over its limit reads as over it: 1.03 km against 1 km, never "1.0 km".
+    @Test func aDistanceJustOverItsLimitReadsAsOverIt() throws {
+        let database = try scratch.baseDatabase()
+        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900104"], values: ["lat": "35.639452"]))])
+        let lines = try database.check().findings.map(\.line).filter { $0.contains("station-moved-far") }
+        #expect(lines.count == 1 && lines[0].contains("テスト南 moved 1.03 km in version 2") && lines[0].contains("; limit 1 km;"), "\(lines)")
+    }
+
     /// Names repeat per line, among open stations only: the second and third 陸奥市川 of line 11201
     /// both name the first, a closed one and the 八戸 of another line do not count. A closed
     /// station's connections name both ends by name (names are read only for findings). Rules come in their fixed order.

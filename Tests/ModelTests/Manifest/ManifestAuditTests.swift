@@ -83,7 +83,7 @@ import Testing
              try FileManager.default.createDirectory(atPath: folder + "/99", withIntermediateDirectories: true)
              try FileManager.default.copyItem(atPath: folder + "/3/stations.sqlite.gz", toPath: folder + "/99/stations.sqlite.gz")
          }),
-        ("unlisted-delta", #"folder "3/delta-from-0.sql.gz": not listed in the manifest"#,
+        ("unlisted-delta", #"file "3/delta-from-0.sql.gz": not listed in the manifest"#,
          { _, folder in try FileManager.default.copyItem(atPath: folder + "/3/delta-from-1.sql.gz", toPath: folder + "/3/delta-from-0.sql.gz") }),
         ("file-behind-a-link", #"versions[3].carry_over.path "3/carry-over.sql": a symbolic link (expected a regular file)"#,
          { _, folder in
@@ -117,7 +117,7 @@ import Testing
         let misplaced = "versions[2].database_gzip.path 3/stations.sqlite.gz"
         #expect(try problems(.listed) == [misplaced])
         let sized = try problems(.sizes)
-        #expect(sized == [misplaced, "versions[2].carry_over.path 2/carry-over.sql", "folder 2/stations.sqlite.gz", "folder 2/stray.txt"],
+        #expect(sized == [misplaced, "versions[2].carry_over.path 2/carry-over.sql", "file 2/stations.sqlite.gz", "file 2/stray.txt"],
                 "\(sized)")
     }
 

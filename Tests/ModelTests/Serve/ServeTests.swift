@@ -59,6 +59,8 @@ import Testing
         // One common-log-format line per request, and a graceful stop on SIGTERM.
         #expect(server.stderr.contains("127.0.0.1 - - ["))
         #expect(server.stderr.contains("\"GET /update?from=1 HTTP/1.1\" 200 "))
+        // Every 4xx has a line with its reason, the 416 of a range past the end too.
+        #expect(server.stderr.contains("416 GET /") && server.stderr.contains("starts past the end of"), "\(server.stderr.suffix(2000))")
         #expect(server.stop(SIGTERM) == 0)
         #expect(server.stderr.hasSuffix("Stopped serving \(folder).\n"), "\(server.stderr.suffix(300))")
     }
