@@ -5,7 +5,7 @@ struct AddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a company, line, station, connection or prefecture.",
         discussion: """
-            Example: station-admin add companies company_cd=247 company_name=ハピラインふくい e_status=0
+            Example: station-admin add companies company_cd=302 rr_cd=99 company_name=宇都宮ライトレール e_status=0
 
             \(ExitStatus.standard)
             """)

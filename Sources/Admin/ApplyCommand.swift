@@ -5,7 +5,7 @@ struct ApplyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
         commandName: "apply", abstract: "Apply a plan (one real event) as one version: all its operations or none.",
         discussion: """
-            Example: station-admin apply datasets/plans/2024-03-16-hokuriku.jsonl --dry-run
+            Example, on a master at version 2 (README's loop before its plan): station-admin apply datasets/plans/2024-03-16-hokuriku.jsonl --dry-run
 
             \(ExitStatus.standard)
             """)

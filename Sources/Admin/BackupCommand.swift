@@ -6,7 +6,7 @@ struct BackupCommand: ParsableCommand {
         commandName: "backup",
         abstract: "Copy the master to a new file, consistent while other commands run, and checked.",
         discussion: """
-            Example: station-admin backup --out backups/master-2024-03-16.sqlite
+            Example: station-admin backup --out master-2024-03-16.sqlite
 
             The copy is one committed state (SQLite's online backup), passes SQLite's integrity check, and never replaces a file. To restore, stop writing, then copy the backup over the master (and remove master.sqlite-wal and -shm). A release from a restored master is refused while the release folder holds versions it does not have, or has differently (docs/curating.md, "Backups and recovery").
 

@@ -85,7 +85,7 @@ struct WaiveCommand: ParsableCommand {
         commandName: "waive",
         abstract: "Accept one finding of `check` (one rule, one row) with a reason; kept in the master, never published.",
         discussion: """
-            Example: station-admin waive connection-too-long connections 11101/1110101/1110102 --reason "the Seikan Tunnel is 54 km"
+            Example: station-admin waive closed-without-date stations 9991244 --reason "the operator gave no closing date"
 
             \(ExitStatus.standard)
             """)
@@ -108,7 +108,7 @@ struct UnwaiveCommand: ParsableCommand {
         commandName: "unwaive",
         abstract: "Remove a waiver: `check` reports the finding again.",
         discussion: """
-            Example: station-admin unwaive connection-too-long connections 11101/1110101/1110102
+            Example: station-admin unwaive connection-too-long connections 11118/1111802/1111806
 
             \(ExitStatus.standard)
             """)

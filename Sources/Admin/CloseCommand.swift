@@ -5,7 +5,7 @@ struct CloseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "close", abstract: "Close a company, line or station (DELETE: e_status = 2; the row stays).",
         discussion: """
-            Example: station-admin close stations 1141543 --date 2024-03-16
+            Example: station-admin close stations 1111312 --date 2023-04-01
 
             \(ExitStatus.standard)
             """)

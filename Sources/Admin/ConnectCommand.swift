@@ -5,7 +5,10 @@ struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connect", abstract: "Add connections along a chain of stations on a line.",
         discussion: """
-            Example: station-admin connect 99206 9920607 1120102
+            Examples (a station 9920609 between 筒井 and 青森, its connections after it is added):
+              station-admin add stations station_cd=9920609 station_name=新駅 line_cd=99206 pref_cd=2 lat=40.8205 lon=140.757 e_status=0
+              station-admin disconnect 99206 9920608 1120120
+              station-admin connect 99206 9920608 9920609 1120120
 
             \(ExitStatus.standard)
             """)

@@ -9,7 +9,7 @@ struct DeltaCommand: ParsableCommand {
         commandName: "delta",
         abstract: "Print the SQL a client at a given data version receives.",
         discussion: """
-            Example: station-admin delta --from 1 (what a phone at version 1 will get); a summary goes to stderr.
+            Example: station-admin delta --from 1     what a phone at version 1 gets; a summary goes to stderr
 
             \(ExitStatus.readOnly)
             """)

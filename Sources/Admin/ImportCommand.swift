@@ -8,7 +8,7 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
         commandName: "import",
         abstract: "Import station CSVs as one new data version, every change logged in `updates`.",
         discussion: """
-            Example: station-admin import datasets/ekidata/2021-03-12 --memo "ekidata 2021-03-12"
+            Example, on a new master (station-admin init): station-admin import datasets/ekidata/2019-12-27 --memo "ekidata 2019-12-27"
 
             The files are merged three ways with upstream's last files of their tables: a column upstream did not change keeps the master's value (a curated fix survives), one upstream changed takes the file's, and one both changed is a conflict the import refuses until it is decided (--prefer, --resolve). Provisional rows that upstream now has under its own codes are adopted with --adopt. A snapshot older than the last one imported is refused (--allow-older).
 

@@ -5,7 +5,7 @@ struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create an empty master database (data version 0).",
         discussion: """
-            Example: station-admin init --db master.sqlite
+            Example: station-admin init --db new-master.sqlite
 
             \(ExitStatus.standard)
             """)

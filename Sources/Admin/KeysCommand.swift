@@ -7,7 +7,9 @@ struct KeysCommand: ParsableCommand {
         commandName: "keys",
         abstract: "Make and show the Ed25519 keys that sign release manifests.",
         discussion: """
-            Example: station-admin keys generate --out signing-2026, then station-admin release --sign signing-2026
+            Examples:
+              station-admin keys generate --out ~/.station-admin/signing-2027   a new key, outside the repository
+              station-admin release --out release --sign ~/.station-admin/signing-2027   the folder signed with it
 
             \(ExitStatus.standard)
             """,
@@ -18,7 +20,7 @@ struct KeysCommand: ParsableCommand {
             commandName: "generate",
             abstract: "Write a new private key to FILE (mode 0600) and its public key to FILE.pub.",
             discussion: """
-                Example: station-admin keys generate --out ~/.station-admin/signing-2026
+                Example: station-admin keys generate --out ~/.station-admin/signing-2027
 
                 FILE.pub is one line, `ed25519 KEYID BASE64`: what an app pins, and what `verify --trust` takes. \
                 Keep FILE secret and backed up; neither file is ever overwritten.

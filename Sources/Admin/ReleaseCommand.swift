@@ -9,7 +9,7 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         commandName: "release",
         abstract: "Build the client database of a version, and the gzip SQL delta from every older version.",
         discussion: """
-            Example: station-admin release --out release (writes release/N/…, release/manifest.json)
+            Example: station-admin release --out release --sign ~/.station-admin/signing-2026     writes release/N/… and release/manifest.json
 
             \(ExitStatus.standard)
             """)

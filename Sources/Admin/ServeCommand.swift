@@ -13,7 +13,9 @@ struct ServeCommand: ParsableCommand {
             Phones ask GET /update?from=V with their data version and get the delta, a redirect to the full \
             database (with the carry-over script in X-Carry-Over), 204 when up to date, or 400. A release \
             published into the folder is served at once. Stops on Ctrl-C or SIGTERM after the requests in flight.
-            Example: station-admin serve --out release --port 8080, then curl -s localhost:8080/update?from=1 --compressed | head
+            Examples:
+              station-admin serve --out release --port 8080 &
+              curl -s localhost:8080/update?from=1 --compressed | head -n 3     the SQL a phone at version 1 receives
 
             \(ExitStatus.readOnly)
             """)

@@ -6,7 +6,7 @@ struct SplitCommand: ParsableCommand {
         commandName: "split",
         abstract: "Split a station: add a new station copied from the old one and record DUPLICATE old → new.",
         discussion: """
-            Example: station-admin split 1120101 9920607 --line 99206 --connect-to 9920608 station_name=八戸（新）
+            Example: station-admin split 1120601 9920699 --line 99206 --connect-to 9920606 station_name=八戸
 
             \(ExitStatus.standard)
             """)

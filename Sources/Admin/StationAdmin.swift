@@ -18,8 +18,8 @@ struct StationAdmin: ParsableCommand {
             or when `check` or `verify` found errors; 2 for a usage error (and for a failed
             `diff --exit-code`, whose 1 means "would change").
             Shell completion: station-admin --generate-completion-script bash (or zsh, fish).
+            The tool's version: station-admin --version.
             """,
-        version: version,
         groupedSubcommands: [
             CommandGroup(name: "Set up", subcommands: [InitCommand.self, BackupCommand.self, SynthCommand.self]),
             CommandGroup(name: "Import and look", subcommands: [
@@ -35,8 +35,10 @@ struct StationAdmin: ParsableCommand {
                 SyncPostgresCommand.self]),
         ])
 
-    /// The package version, printed by `--version`.
-    static let version = "0.9.0"
+    /// The package version, printed by `station-admin --version`. Not ArgumentParser's
+    /// `CommandConfiguration.version`, which lists a global `--version` in every subcommand's
+    /// help beside the subcommand's own `--version <version>` (log, check, review, …).
+    static let version = "0.10.0"
 
     /// Data on stdout, messages on stderr; exit 1 for a failed command, 2 for a usage error.
     static func main() {
@@ -46,6 +48,10 @@ struct StationAdmin: ParsableCommand {
         do {
             try CommandLineText.requireUTF8()
             let arguments = CommandSuggestion.globalOptionsMovedAfterTheCommand(Array(CommandLine.arguments.dropFirst()))
+            if arguments == ["--version"] {
+                print(version)
+                Foundation.exit(0)
+            }
             if let typo = CommandSuggestion.misspelledCommand(in: arguments, commands: configuration.subcommands.map { $0._commandName }) {
                 Console.error("Error: '\(typo.given)' is not a station-admin command. Did you mean '\(typo.nearest)'?")
                 Console.error("  See 'station-admin --help' for the commands.")

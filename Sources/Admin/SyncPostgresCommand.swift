@@ -21,7 +21,7 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
             (updated_at set to now, so that the timestamp sync sends the copies to the phones), the --then SQL, and the release \
             recorded in SCHEMA.release_state. An older release, another dataset's, or a changed published version is refused. \
             Running it again changes nothing. The password may come from PGPASSWORD. docs/web.md says how a web service runs it.
-            Example: station-admin sync-postgres --from release --trust signing-2026.pub --database postgres://web@127.0.0.1:5432/app
+            Example, on the web service's database (its completions table, docs/web.md): station-admin sync-postgres --from release --trust ~/.station-admin/signing-2026.pub --database postgres://web@127.0.0.1:5432/app
 
             \(ExitStatus.standard)
             """)

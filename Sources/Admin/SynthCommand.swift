@@ -7,9 +7,10 @@ struct SynthCommand: ParsableCommand, ShowsProgress {
         commandName: "synth",
         abstract: "Generate an ekidata-shaped snapshot, or a next snapshot of one with some stations changed.",
         discussion: """
-            Examples: station-admin synth --stations 1000000 --seed 1 --out /tmp/s1
-                      station-admin synth --from /tmp/s1 --change 1 --seed 2 --out /tmp/s2
-                      station-admin synth --stations 1000000 --scattered --out /tmp/broken
+            Examples:
+              station-admin synth --stations 100000 --seed 1 --out s1
+              station-admin synth --from s1 --change 1 --seed 2 --out s2           s1 with 1 % of its stations changed
+              station-admin synth --stations 100000 --scattered --out broken       coordinates that check refuses
 
             \(ExitStatus.readOnly)
             """)

@@ -5,7 +5,7 @@ struct TransferLineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfer-line", abstract: "Pass a whole line to another company; station codes stay.",
         discussion: """
-            Example: station-admin transfer-line 99636 --company 211
+            Example: station-admin transfer-line 99636 --company 203 --memo "北神線 to 神戸高速鉄道"
 
             \(ExitStatus.standard)
             """)

@@ -39,6 +39,15 @@ import Testing
         #expect(result.stdout == "\(newest)\n")
     }
 
+    /// A subcommand's own `--version <version>` is the only `--version` its help lists, and takes its value.
+    @Test(arguments: ["log", "check", "review", "release"]) func aSubcommandsVersionOptionIsNotShadowed(_ command: String) throws {
+        let help = try CommandRunner.run([command, "--help"], environment: ["COLUMNS": "200"]).stdout
+        let options = help.components(separatedBy: "\n").filter { $0.hasPrefix("  --version") }
+        #expect(options.count == 1 && options[0].hasPrefix("  --version <version>") && !help.contains("Show the version"), "\(help)")
+        let missing = try CommandRunner.run([command, "--version"])
+        #expect(missing.status == 2 && missing.stderr.contains("Missing value for '--version <version>'"), "\(missing.stderr)")
+    }
+
     @Test(arguments: [("stauts", "status"), ("imprt", "import"), ("relase", "release"), ("verfy", "verify")])
     func aMistypedCommandSuggestsTheNearest(_ typed: String, _ nearest: String) throws {
         let result = try CommandRunner.run([typed, "datasets/ekidata/2021-03-12"])

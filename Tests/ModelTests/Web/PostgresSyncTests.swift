@@ -354,7 +354,7 @@ import Testing
     /// key left to its default and the updated time set to now; a table that could not take a
     /// split fails the run that first names it, before any split exists.
     @Test func splitsAreCopiedInTheTablesWebFrameworksMake() async throws {
-        let (history, keys, server, database) = try webDatabase()
+        let (history, _, server, database) = try webDatabase()
         let records = "(1, 1141512), (2, 1141512), (2, 1141530), (3, 1141530), (3, 9944019), (3, 1120101)"
         try server.psql(database, """
             CREATE TABLE visits (id bigserial PRIMARY KEY, user_id bigint NOT NULL, station_cd bigint NOT NULL, note varchar,
