@@ -51,6 +51,11 @@ import Testing
                 in: scratch.url, unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
             #expect(result.status == 0, "\(document) example \(number + 1) failed: \(command)\n\(result.stderr)")
             if result.status != 0 { break }
+            // What the comment quotes ("kept 2017-07-05 from v14 …") is what the command printed.
+            let comment = command.components(separatedBy: " #").dropFirst().joined(separator: " #")
+            for quoted in comment.components(separatedBy: "\"").enumerated().filter({ $0.offset % 2 == 1 }).map(\.element) {
+                #expect((result.stdout + result.stderr).contains(quoted), "\(document) example \(number + 1) does not print \"\(quoted)\": \(result.stdout)")
+            }
         }
         return server
     }
@@ -70,23 +75,31 @@ import Testing
         #expect(try Manifest.decode(Data(manifest.stdout.utf8)).newest == 3)
     }
 
+    /// The manifest format publishing.md names is the one a release writes.
+    @Test func publishingNamesTheManifestFormatWritten() throws {
+        let flowing = try Self.text("docs/publishing.md").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let format = Manifest.currentFormat
+        #expect(flowing.contains("`format` (\(format)),") && flowing.contains("(up to \(format))") && flowing.contains("brings the folder to \(format)."))
+    }
+
     @Test func theGuidesExamplesRunInOrderAsWritten() throws {
-        let commands = try Self.guides.flatMap { Self.commands(in: try Self.text($0)) }
-        #expect(commands.count >= 25)
+        let commands = try Self.guides.map { Self.commands(in: try Self.text($0)) }
+        #expect(commands.joined().count >= 25)
         // The commands, and what a phone does with what they publish (a copy, sqlite3).
-        #expect(commands.allSatisfy { ["station-admin ", "station-phone ", "cp ", "sqlite3 "].contains(where: $0.hasPrefix) })
-        let server = try run(commands, "the guides")
+        #expect(commands.joined().allSatisfy { ["station-admin ", "station-phone ", "cp ", "sqlite3 "].contains(where: $0.hasPrefix) })
+        let server = try run(commands[0] + commands[1], "curating.md and publishing.md")
         defer { _ = server?.stop() }
+        // The curl session of publishing.md's "Serving releases", where a reader of the two guides
+        // is: curating.md's server serving its release folder.
+        let session = try Self.text("docs/publishing.md").components(separatedBy: "```console\n")[1].components(separatedBy: "```")[0].split(separator: "\n")
+        let curl = try CommandRunner.run(["-c", String(session[0].dropFirst(2))], program: URL(fileURLWithPath: "/bin/bash"))
+        #expect(curl.stdout.split(separator: "\n") == Array(session.dropFirst()), "\(curl.stdout)")
+        _ = try run(commands[2], "clients.md")
         let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
         #expect(try database.dataVersion() == 15)
         #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
         #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
         #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
-        // The curl session of publishing.md's "Serving releases", against the server started
-        // above, which serves the releases published after it started.
-        let session = try Self.text("docs/publishing.md").components(separatedBy: "```console\n")[1].components(separatedBy: "```")[0].split(separator: "\n")
-        let curl = try CommandRunner.run(["-c", String(session[0].dropFirst(2))], program: URL(fileURLWithPath: "/bin/bash"))
-        #expect(curl.stdout.split(separator: "\n") == Array(session.dropFirst()), "\(curl.stdout)")
         #expect(server?.stop(SIGTERM) == 0)
         // The phone that updated the app kept its split credit.
         #expect(try completions(ofDatabase: scratch.path("new.sqlite")).keys.sorted() == [1120309, 9999001])

@@ -98,6 +98,31 @@ import Testing
         #expect(report.stationsByWeight[1] == 47)
     }
 
+    /// curating.md quotes what `weights --propose-major` gives on the bundled 2021-03-12 data: the
+    /// sentence is computed here and must be in the guide as written.
+    @Test func curatingGuideQuotesTheWeightsFigures() throws {
+        let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
+        try database.importSnapshot([Fixtures.ekidata2021])
+        let report = try database.assignWeights(seed: 1, proposeMajor: true)
+        let major = report.stationsByWeight.filter { (1...9).contains($0.key) }.values.reduce(0, +)
+        let sampled = (report.stationsByWeight[11] ?? 0) + (report.stationsByWeight[12] ?? 0)
+        let spread = Dictionary(uniqueKeysWithValues: report.spreadAfter.map { ($0.extent, $0) })
+        let extents = ["all Japan", "Kanto", "Tokyo 23 wards"].map { spread[$0]! }
+        func grouped(_ number: Int) -> String {
+            number < 1000 ? "\(number)" : grouped(number / 1000) + "," + String(String(number % 1000 + 1000).dropFirst())
+        }
+        let reached = extents.map { "\($0.coveredByWeight) of \($0.cellsWithStations)" }
+        let without = extents.map { "\($0.coveredWithoutWeights)" }
+        let sentence = """
+            On the 2021-03-12 data that is \(grouped(major)) stations at 1–9 and \(grouped(sampled)) at 11–12, and the \
+            top 150 pins reach \(reached[0]), \(reached[1]) and \(reached[2]) occupied cells over all Japan, Kanto and Tokyo's \
+            23 wards (\(without[0]), \(without[1]) and \(without[2]) without weights).
+            """
+        let guide = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/curating.md"), encoding: .utf8)
+        let flowing = guide.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flowing.contains(sentence), "curating.md should say: \(sentence)")
+    }
+
     @Test func municipalitiesAreReadFromEkidataAddresses() {
         #expect(Municipality.name(in: "八戸市市川町") == "八戸市")
         #expect(Municipality.name(in: "上北郡おいらせ町") == "おいらせ町")
