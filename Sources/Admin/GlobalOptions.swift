@@ -18,6 +18,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .customLong("no-pager"), help: "Print long output (log, diff --show, check, suggest) instead of paging it on a terminal.")
     var noPager = false
 
+    /// The options above as typed, for moving them after a command they were typed before:
+    /// those that take a value, and the flags.
+    static let valuedNames: Set<String> = ["--db"]
+    static let flagNames: Set<String> = ["--no-pager"]
+
     var databasePath: String {
         db ?? ProcessInfo.processInfo.environment["STATION_ADMIN_DB"] ?? "master.sqlite"
     }

@@ -48,6 +48,11 @@ struct StationAdmin: ParsableCommand {
         do {
             try CommandLineText.requireUTF8()
             let arguments = CommandSuggestion.globalOptionsMovedAfterTheCommand(Array(CommandLine.arguments.dropFirst()))
+            if let negative = CommandSuggestion.negativeNumber(in: arguments) {
+                Console.error("Error: \(negative)")
+                Console.error("  See 'station-admin \(arguments.first { !$0.hasPrefix("-") } ?? "") --help' for the options.")
+                Foundation.exit(2)
+            }
             if arguments == ["--version"] {
                 print(version)
                 Foundation.exit(0)

@@ -10,7 +10,7 @@ extension MasterDatabase {
     /// finding marked waived when a curator accepted it. Holds every finding: at any size,
     /// `check(version:limits:rules:each:)` streams them.
     ///
-    /// - Throws: `CheckError.noSuchVersion` for a version the master does not have.
+    /// - Throws: `NoSuchVersion` for a version the master does not have.
     public func check(version: Int? = nil, limits: CheckLimits = CheckLimits()) throws -> CheckReport {
         var findings: [CheckFinding] = []
         let outcome = try check(version: version, limits: limits) { findings.append($0) }
@@ -22,16 +22,14 @@ extension MasterDatabase {
     /// A million findings stream in the memory of one.
     ///
     /// - Returns: how many there were, and which waivers' findings went by.
-    /// - Throws: `CheckError.noSuchVersion` for a version the master does not have.
+    /// - Throws: `NoSuchVersion` for a version the master does not have.
     public func check(version: Int? = nil, limits: CheckLimits = CheckLimits(), rules: Set<CheckRule> = Set(CheckRule.allCases),
                       each body: (CheckFinding) throws -> Void) throws -> CheckOutcome {
         // Not `read`: an older version is rebuilt in temp tables.
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             let version = version ?? newest
-            guard (1...max(newest, 1)).contains(version), newest > 0 else {
-                throw CheckError.noSuchVersion(requested: version, newest: newest)
-            }
+            try NoSuchVersion.require(version, newest: newest)
             let waivers = try Waivers.identities(db)
             var outcome = CheckOutcome(tally: CheckTally(version: version), rules: rules)
             try DataChecker(version: version, newest: newest, limits: limits, declared: declared).forEachFinding(db, rules: rules) { found, message in

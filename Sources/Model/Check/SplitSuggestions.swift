@@ -59,8 +59,14 @@ extension MasterDatabase {
     ///   - version: the version whose closures and additions are paired; nil for the newest.
     ///   - radius: metres within which a closed and an added station count as near.
     ///   - all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
+    /// - Throws: `NoSuchVersion` for a version the master does not have.
     public func suggestSplits(version: Int? = nil, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false) throws -> [SplitSuggestion] {
-        try read { db in try SplitFinder.suggest(db, version: version ?? Self.dataVersion(db), radius: radius, all: all) }
+        try read { db in
+            let newest = try Self.dataVersion(db)
+            let version = version ?? newest
+            try NoSuchVersion.require(version, newest: newest)
+            return try SplitFinder.suggest(db, version: version, radius: radius, all: all)
+        }
     }
 }
 

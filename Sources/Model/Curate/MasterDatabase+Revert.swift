@@ -5,8 +5,6 @@ import StationVersion
 
 /// A revert the master refuses.
 public enum RevertError: Error, LocalizedError, Equatable {
-    /// No such version to revert.
-    case noSuchVersion(Int, newest: Int)
     /// Columns later versions changed too, or upstream now holds, and nobody decided: nothing is written.
     case undecided(version: Int, conflicts: [MergeConflict])
     /// The revert, as decided, would leave rows that break a rule the same rows would break if
@@ -15,8 +13,6 @@ public enum RevertError: Error, LocalizedError, Equatable {
 
     public var errorDescription: String? {
         switch self {
-        case let .noSuchVersion(version, newest):
-            return "version \(version) does not exist (expected a version from 1 to \(newest))"
         case let .undecided(version, conflicts):
             var lines = ["reverting version \(version) needs decisions: \(conflicts.count) \(conflicts.count == 1 ? "column was" : "columns were") changed again by a later version, or upstream now holds what the revert would undo:"]
             lines += conflicts.prefix(MergeConflict.shownInRefusal).map { "  " + $0.description }
@@ -54,7 +50,7 @@ extension MasterDatabase {
     public func revert(version target: Int, decisions: MergeDecisions = MergeDecisions(), memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
         try write { db in
             let newest = try Self.dataVersion(db)
-            guard (1...max(newest, 1)).contains(target), newest > 0 else { throw RevertError.noSuchVersion(target, newest: newest) }
+            try NoSuchVersion.require(target, newest: newest)
             var batch = ChangeBatch(declared)
             var conflicts: [MergeConflict] = []
             for table in declared.tables {

@@ -50,7 +50,7 @@ extension MasterDatabase {
     /// It reads one state of the master (a read transaction) and writes nothing to it.
     /// A file is written under a temporary name and renamed when complete.
     ///
-    /// - Throws: `DeltaError.noSuchVersion` for a negative or too new version.
+    /// - Throws: `NoSuchVersion` for a negative or too new version.
     public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, into destination: DeltaDestination) throws -> WrittenDelta {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
@@ -64,11 +64,9 @@ extension MasterDatabase {
 }
 
 extension DeltaWriter {
-    /// - Throws: `DeltaError` for a version outside 0 to `newest`, or `from` newer than `to`.
+    /// - Throws: `NoSuchVersion` for a version outside 0 to `newest`; `DeltaError` for `from` newer than `to`.
     package static func checkVersions(from: Int, to: Int, newest: Int) throws {
-        for version in [from, to] where version < 0 || version > newest {
-            throw DeltaError.noSuchVersion(requested: version, newest: newest)
-        }
+        for version in [from, to] { try NoSuchVersion.require(version, newest: newest, lowest: 0) }
         if from > to { throw DeltaError.fromNewerThanTo(from: from, to: to) }
     }
 

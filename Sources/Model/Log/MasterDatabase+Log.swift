@@ -68,10 +68,7 @@ extension MasterDatabase {
     package func forEachUpdate(_ filter: LogFilter, _ body: (Update, Database) throws -> Void) throws {
         try read { db in
             if let version = filter.version {
-                let newest = try Self.dataVersion(db)
-                guard (1...max(newest, 1)).contains(version), newest > 0 else {
-                    throw LogError.noSuchVersion(requested: version, newest: newest)
-                }
+                try NoSuchVersion.require(version, newest: try Self.dataVersion(db))
             }
             if let key = filter.key, try !UpdateLog.names(key: key, db) { throw LogError.noSuchKey(key) }
             try UpdateLog.forEach(filter, db) { try body($0, db) }

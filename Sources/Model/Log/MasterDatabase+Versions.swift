@@ -71,15 +71,12 @@ extension VersionSummary {
     }
 }
 
-/// A version or key `log` and `versions` cannot show.
+/// A key `log` cannot show (a version it cannot show is `NoSuchVersion`).
 public enum LogError: Error, LocalizedError, Equatable {
-    case noSuchVersion(requested: Int, newest: Int)
     case noSuchKey(String)
 
     public var errorDescription: String? {
         switch self {
-        case let .noSuchVersion(requested, newest):
-            return MissingVersion.message(requested: requested, newest: newest)
         case let .noSuchKey(key):
             return "no updates row names key \(key.quotedForMessage()) (expected a code the log knows, e.g. a station_cd, or line_cd/station_cd1/station_cd2)"
         }

@@ -67,12 +67,12 @@ public enum CarryOverScript {
 extension MasterDatabase {
     /// Writes the carry-over script of version `version` (default: the newest) into `sink`.
     ///
-    /// - Throws: `ReleaseError.noSuchVersion`.
+    /// - Throws: `NoSuchVersion`.
     public func writeCarryOver(version: Int? = nil, into sink: ByteSink) throws {
         try readingOneState { db in
             let newest = try Self.dataVersion(db)
             let version = version ?? newest
-            guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+            try NoSuchVersion.require(version, newest: newest, lowest: 0)
             try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: sink)
         }
         try sink.finish()

@@ -108,7 +108,7 @@ struct ReleaseBuild {
         let newest = try MasterDatabase.dataVersion(db)
         guard newest > 0 else { throw ReleaseError.nothingImported }
         let version = requested ?? newest
-        guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+        try NoSuchVersion.require(version, newest: newest, lowest: 0)
         var checkTally: CheckTally?
         if let checks, version > 0 {
             Progress.phase("checking version \(version)")

@@ -96,7 +96,7 @@ extension MasterDatabase {
         try? FileManager.default.removeItem(atPath: path)
         let rows = try readingOneState(attaching: path) { db in
             let newest = try Self.dataVersion(db)
-            guard (0...newest).contains(version) else { throw ReleaseError.noSuchVersion(requested: version, newest: newest) }
+            try NoSuchVersion.require(version, newest: newest, lowest: 0)
             return try ReleaseDatabaseBuilder.fill(version: version, newest: newest, declared, db)
         }
         try ReleaseDatabaseBuilder.complete(path, version: version, declared)

@@ -7,7 +7,6 @@ import StationSupport
 
 /// What `release`, `verify` and the carry-over script refuse, naming the folder or version.
 public enum ReleaseError: Error, LocalizedError, Equatable {
-    case noSuchVersion(requested: Int, newest: Int)
     case missingFolder(String)
     case missingManifest(String)
     /// The manifest cannot be read, or its folder disagrees with it (`ManifestAudit`).
@@ -49,8 +48,6 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
                 + "or bring back the master the folder came from"
         case .nothingImported:
             return "the master is at data version 0: nothing has been imported yet, so there is nothing to release (import a folder of ekidata CSV files first: `\(CommandHint("import", "FOLDER"))`)"
-        case let .noSuchVersion(requested, newest):
-            return MissingVersion.message(requested: requested, newest: newest, lowest: 0)
         case let .missingFolder(path):
             return "\(path): no release folder here (build one with `\(CommandHint("release", "--out", path))`)"
         case let .manifest(error):

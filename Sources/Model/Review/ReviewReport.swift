@@ -125,17 +125,14 @@ public struct PinMap: Sendable {
     public var pins: [[Double]]
 }
 
-/// A version `review` cannot show.
+/// A master `review` cannot show (a version it does not have is `NoSuchVersion`).
 public enum ReviewError: Error, LocalizedError, Equatable {
     case noVersions
-    case noSuchVersion(requested: Int, newest: Int)
 
     public var errorDescription: String? {
         switch self {
         case .noVersions:
             return "the master has no version to review yet (import or apply something first)"
-        case let .noSuchVersion(requested, newest):
-            return MissingVersion.message(requested: requested, newest: newest)
         }
     }
 }
@@ -161,7 +158,7 @@ extension MasterDatabase {
             let newest = try Self.dataVersion(db)
             guard newest > 0 else { throw ReviewError.noVersions }
             let version = requested ?? newest
-            guard (1...newest).contains(version) else { throw ReviewError.noSuchVersion(requested: version, newest: newest) }
+            try NoSuchVersion.require(version, newest: newest)
             let summary = try VersionSummary.all(db, only: version).first!
             let reader = ReviewReader(version: version, newest: newest, declared: declared)
             let overview = try reader.changes(db, counts: summary.counts, limits: limits)

@@ -127,11 +127,42 @@ import Testing
             """)
     }
 
-    @Test func aNegativeRadiusSaysItMustBePositive() throws {
-        let result = try CommandRunner.run(["suggest", "--radius", "-5", "--db", scratch.path("m.sqlite")])
+    @Test func aZeroRadiusSaysItMustBePositive() throws {
+        let result = try CommandRunner.run(["suggest", "--radius", "0", "--db", scratch.path("m.sqlite")])
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("Error: --radius must be a positive number of metres (e.g. --radius 500).\n"))
         #expect(result.stderr.components(separatedBy: "--help").count == 2)
+    }
+
+    /// A negative number is refused with a sentence, not ArgumentParser's "Missing value" (it
+    /// reads `-3` as an option), whichever option and form.
+    @Test(arguments: [["log", "--version", "-3"], ["suggest", "--radius", "-5"], ["versions", "--limit=-2"], ["delta", "--from", "-1"]])
+    func aNegativeNumberIsRefusedWithASentence(_ arguments: [String]) throws {
+        let result = try CommandRunner.run(arguments + ["--db", scratch.path("m.sqlite")])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("Error: ") && result.stderr.contains("takes no negative number") && !result.stderr.contains("Missing value"),
+                "\(result.stderr)")
+    }
+
+    /// Global options in any number and order before the command, as git takes `-C`.
+    @Test func globalOptionsComeBeforeTheCommandInAnyNumber() throws {
+        let database = try scratch.baseDatabase()
+        for arguments in [["--db", database.path, "--no-pager", "versions"], ["--no-pager", "--db", database.path, "versions"],
+                          ["--db=\(database.path)", "--no-pager", "log", "-n", "1"]] {
+            let result = try CommandRunner.run(arguments)
+            #expect(result.status == 0 && !result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// Every command that takes a version says the same sentence for one the master does not
+    /// have, and exits 1: `suggest` too.
+    @Test(arguments: [["suggest", "--version", "99"], ["check", "--version", "99"], ["log", "--version", "99"], ["review", "--version", "99"],
+                      ["revert", "99"]])
+    func aVersionTheMasterDoesNotHaveIsOneSentence(_ arguments: [String]) throws {
+        let database = try scratch.baseDatabase()
+        let result = try CommandRunner.run(arguments + ["--db", database.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("data version 99 does not exist (expected 1 to 1; `station-admin versions` lists them)"), "\(result.stderr)")
     }
 
     @Test func aMissingPlanSaysTheFileDoesNotExist() throws {

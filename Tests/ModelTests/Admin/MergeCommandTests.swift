@@ -77,6 +77,6 @@ import Testing
         let reverted = try CommandRunner.run(["revert", "--db", database.path, "2", "--memo", "not a major station"])
         #expect(reverted.status == 0 && reverted.stdout.hasPrefix("Committed version 3: 1 change"), "\(reverted.stdout)")
         let missing = try CommandRunner.run(["revert", "--db", database.path, "7"])
-        #expect(missing.status == 1 && missing.stderr.contains("version 7 does not exist (expected a version from 1 to 3)"), "\(missing.stderr)")
+        #expect(missing.status == 1 && missing.stderr.contains("data version 7 does not exist (expected 1 to 3; `station-admin versions` lists them)"), "\(missing.stderr)")
     }
 }

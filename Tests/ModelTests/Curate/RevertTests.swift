@@ -118,7 +118,7 @@ import Testing
         #expect(try database.value("SELECT post FROM stations WHERE station_cd = 1120102") == "039-9999")
         try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "陸奥市川駅")
-        #expect(throws: RevertError.noSuchVersion(9, newest: 5)) { try database.revert(version: 9) }
+        #expect(throws: NoSuchVersion(requested: 9, newest: 5)) { try database.revert(version: 9) }
     }
 
     /// 東滝川 (1110602) closed by a curator with a provisional date (v3), then by upstream too, on

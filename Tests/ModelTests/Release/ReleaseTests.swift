@@ -152,9 +152,9 @@ import Testing
 
     @Test func aDeltaFromANonexistentVersionIsAClearError() throws {
         let database = try twoVersions()
-        #expect(throws: DeltaError.noSuchVersion(requested: 3, newest: 2)) { try database.writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
-        #expect(throws: DeltaError.noSuchVersion(requested: -1, newest: 2)) { try database.writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
-        #expect(throws: ReleaseError.noSuchVersion(requested: 5, newest: 2)) { try database.release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
+        #expect(throws: NoSuchVersion(requested: 3, newest: 2, lowest: 0)) { try database.writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: NoSuchVersion(requested: -1, newest: 2, lowest: 0)) { try database.writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: NoSuchVersion(requested: 5, newest: 2, lowest: 0)) { try database.release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
         #expect(!FileManager.default.fileExists(atPath: scratch.path("d.sql")))
         let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "7"])
         #expect(result.status == 1)

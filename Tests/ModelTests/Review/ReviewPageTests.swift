@@ -266,7 +266,7 @@ import Testing
         let logged = try database.log(LogFilter(version: 2)).count
         #expect(past.summary.version == 2 && past.changes.count == logged)
         #expect(past.changes.first { $0.station == 1120206 }?.mapKind == .closed)
-        #expect(throws: ReviewError.noSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
+        #expect(throws: NoSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
     }
 
     /// A 300-pixel map gets one dot per occupied pixel, not one per station: at 1M stations
