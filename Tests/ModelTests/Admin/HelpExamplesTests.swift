@@ -131,6 +131,39 @@ import Testing
         }
     }
 
+    /// The library's messages spell options for the command line to take (`choose another
+    /// --out`): each option any of them names is one a command has, so that renaming an option in
+    /// Admin cannot leave stale advice behind. Doc comments and the review page's CSS custom
+    /// properties (`var(--ink)`) are not advice.
+    @Test func everyOptionTheLibraryNamesIsOneACommandHas() throws {
+        var options: Set<String> = ["--help", "--version", "--generate-completion-script"]
+        let declared = try NSRegularExpression(pattern: #"^\s+(?:-[a-zA-Z], )?(--[a-z][a-z-]*)"#, options: [.anchorsMatchLines])
+        for command in Self.commands {
+            let help = try Self.help(command)
+            for match in declared.matches(in: help, range: NSRange(help.startIndex..., in: help)) {
+                options.insert(String(help[Range(match.range(at: 1), in: help)!]))
+            }
+        }
+        let named = try NSRegularExpression(pattern: #"(?<![\w(-])--[a-z][a-z-]*[a-z](?![\w:-])"#)
+        var stale: [String] = [], seen = 0
+        for folder in ["Sources/Model", "Sources/StationServe", "Sources/StationWeb"] {
+            let root = Fixtures.repository.appendingPathComponent(folder)
+            let files = FileManager.default.enumerator(atPath: root.path)!.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+            for file in files {
+                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+                for (number, line) in text.components(separatedBy: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                    for match in named.matches(in: line, range: NSRange(line.startIndex..., in: line)) {
+                        let option = String(line[Range(match.range, in: line)!])
+                        seen += 1
+                        if !options.contains(option) { stale.append("\(folder)/\(file):\(number + 1): \(option)") }
+                    }
+                }
+            }
+        }
+        #expect(stale.isEmpty, "options the library names that no command has:\n\(stale.joined(separator: "\n"))")
+        #expect(options.count > 60 && seen > 50, "\(seen) named; the commands have \(options.sorted())")
+    }
+
     @Test(arguments: commands) func theExamplesRunAsWritten(_ command: String) throws {
         let examples = Self.examples(inHelp: try Self.help(command))
         try #require(!examples.lines.isEmpty, "\(command) --help has no example")
