@@ -33,7 +33,7 @@ import Testing
     /// `--version` is the newest release CHANGELOG.md describes: the two never drift apart.
     @Test func versionPrintsTheChangelogsNewestVersion() throws {
         let changelog = try String(contentsOf: Fixtures.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
-        let newest = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## [") }?.dropFirst(4).prefix { $0 != "]" })
+        let newest = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }?.dropFirst(4).prefix { $0 != "]" })
         let result = try CommandRunner.run(["--version"])
         #expect(result.status == 0)
         #expect(result.stdout == "\(newest)\n")
