@@ -40,6 +40,9 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         if !result.removedLeftovers.isEmpty {
             Console.error("Removed what interrupted releases left: \(result.removedLeftovers.joined(separator: ", ")).")
         }
+        if let reason = result.publishedNotRecorded {
+            Console.error("Note: version \(result.released.version) is published, but the master could not record it (\(reason)); the next release reads it from the folder.")
+        }
         if skipChecks { Console.error("Checks skipped (--skip-checks): this release was not checked.") }
         if output.json { return try Console.printJSON(result.released) }
         let released = result.released

@@ -7,8 +7,8 @@ import Foundation
 /// announcing too much, no `Content-Length`, bytes past the range, too slow, cancelled) stops
 /// the transfer before another byte is read: the memory an answer takes is one part of it.
 /// Foundation's `URLSession` on Linux (itself on libcurl) queues every part for its delegate
-/// without limit instead: a server on the same machine sending without end filled 2 GB before
-/// a cancellation reached the transfer.
+/// without limit instead, so a server sending without end grows the app's memory until a
+/// cancellation reaches the transfer.
 package final class CurlTransport: HTTPTransport {
     /// No byte for this long ends a transfer (a `URLSessionConfiguration`'s `timeoutIntervalForRequest`).
     let idleTimeout: TimeInterval

@@ -17,12 +17,3 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
-
-/// Seconds since an instant, on the monotonic clock (`ContinuousClock` needs iOS 16).
-package struct Stopwatch: Sendable {
-    private let start = DispatchTime.now().uptimeNanoseconds
-
-    package init() {}
-
-    package var seconds: Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
-}

@@ -73,11 +73,12 @@ extension MasterDatabase {
         // and a publish touches only its own version's folder: their entries are checked, not
         // their files again.
         try folder.requireAgreement(manifest, depth: { $0 == released.version ? .contents : .listed })
-        recordPublished(released)
+        let unrecorded = recordPublished(released)
         phases.done("published, and the folder checked again")
         return ReleaseResult(
             released: released, manifest: manifest, verification: verification, checks: checks,
-            completedInterruptedVersion: locked.completedInterruptedVersion, removedLeftovers: locked.removedLeftovers)
+            completedInterruptedVersion: locked.completedInterruptedVersion, removedLeftovers: locked.removedLeftovers,
+            publishedNotRecorded: unrecorded)
     }
 
     /// A release folder prepared and locked for this master, with what the lock found to finish

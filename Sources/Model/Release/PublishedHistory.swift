@@ -65,12 +65,20 @@ extension MasterDatabase {
         }
     }
 
-    /// Records the content hash of a version a release published, when the master can be written
-    /// (a release from a read-only master learns it again from the folder next time).
-    package func recordPublished(_ released: ReleasedVersion) {
-        try? write { db in
-            try PublishedHistory.record(version: released.version, contentHash: released.contentHash, db)
-            return ((), true)
+    /// Records the content hash of a version a release published. The release is published
+    /// whatever happens here (a release from a read-only master learns the hash again from the
+    /// folder next time), so a failure is told, not thrown.
+    ///
+    /// - Returns: why the record could not be written, or nil.
+    package func recordPublished(_ released: ReleasedVersion) -> String? {
+        do {
+            try write { db in
+                try PublishedHistory.record(version: released.version, contentHash: released.contentHash, db)
+                return ((), true)
+            }
+            return nil
+        } catch {
+            return ErrorText.describe(error)
         }
     }
 }

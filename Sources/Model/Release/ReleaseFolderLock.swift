@@ -102,7 +102,3 @@ extension ReleaseFolder {
         rmdir(path)
     }
 }
-
-extension String {
-    package var nonEmpty: String? { isEmpty ? nil : self }
-}

@@ -49,4 +49,7 @@ public struct ReleaseResult: Sendable {
     public var completedInterruptedVersion: Int?
     /// Build folders and temporary files of dead processes that this release removed.
     public var removedLeftovers: [String]
+    /// Why the master could not record what was published (a read-only master, a full disk), if
+    /// it could not: the release stands, and the next one learns it from the folder.
+    public var publishedNotRecorded: String?
 }

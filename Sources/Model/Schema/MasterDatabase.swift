@@ -159,7 +159,7 @@ public final class MasterDatabase: Sendable {
 
     /// Refuses a damaged master (`refuseDamage`) before a write commits. Beside a write-ahead
     /// log, on a second connection while `db` works: it reads the state `db`'s immediate
-    /// transaction began from, the one nothing else can change now, and its 13 ms a MiB overlap
+    /// transaction began from, the one nothing else can change now, and its page reads overlap
     /// the import's parsing; `wait()` before committing. With a rollback journal, which keeps a
     /// reader out once the writer writes pages, here, before anything is written.
     private func checkDamage(_ db: Database, besideTheWriter: Bool) throws -> BackgroundTask<Void>? {
@@ -175,9 +175,9 @@ public final class MasterDatabase: Sendable {
     }
 
     /// Masters up to this size are checked with SQLite's `quick_check` (every page's structure)
-    /// before every write, release and backup: about 13 ms a MiB (0.02 s for the bundled data's
-    /// 4 MiB, 5 s for a million stations' 369 MB), so at most 0.2 s here. A larger master is
-    /// checked page by page as SQLite reads it, and whole by `check --integrity` and `backup`.
+    /// before every write, release and backup: its cost grows with the file, and up to this size
+    /// it stays a small part of any command (benchmarks/RESULTS.md). A larger master is checked
+    /// page by page as SQLite reads it, and whole by `check --integrity` and `backup`.
     package static let checkedWholeBytes: Int64 = 16 << 20
 
     /// Refuses a master SQLite finds damaged, before anything is written or published from it.

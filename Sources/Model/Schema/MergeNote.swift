@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSupport
 
 /// A master value as a merge shows it: JSON's own types, `NULL` in words.
 public enum MergeValue: Codable, Sendable, Hashable, CustomStringConvertible {
@@ -131,8 +132,7 @@ public struct MergeNote: Codable, Sendable, Equatable {
             SELECT version, table_name, column_name, outcome, base, ours, theirs, ours_version FROM merge_notes
             WHERE key_id = ?\(table == nil ? "" : " AND table_name = ?") ORDER BY version, table_name, column_name
             """, arguments: StatementArguments([key] + (table.map { [$0] } ?? []))).map { row in
-            MergeNote(version: row[0], table: row[1], key: key, column: row[2], outcome: Outcome(rawValue: row[3]) ?? .kept,
-                      base: Self.decode(row[4]), ours: Self.decode(row[5]), theirs: Self.decode(row[6]), oursVersion: row[7])
+            try MergeNote(stored: row, version: row[0], table: row[1], key: key, column: row[2], from: 3)
         }
     }
 
@@ -145,8 +145,7 @@ public struct MergeNote: Codable, Sendable, Equatable {
             WHERE version = ? AND outcome IN (\(outcomes.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
             ORDER BY CASE table_name \(tableOrder) END, length(key_id), key_id, column_name\(limit.map { " LIMIT \($0)" } ?? "")
             """, arguments: [version]).map { row in
-            MergeNote(version: version, table: row[0], key: row[1], column: row[2], outcome: Outcome(rawValue: row[3]) ?? .kept,
-                      base: Self.decode(row[4]), ours: Self.decode(row[5]), theirs: Self.decode(row[6]), oursVersion: row[7])
+            try MergeNote(stored: row, version: version, table: row[0], key: row[1], column: row[2], from: 3)
         }
     }
 
@@ -155,8 +154,39 @@ public struct MergeNote: Codable, Sendable, Equatable {
         String(decoding: (try? JSONEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
 
-    private static func decode(_ text: String?) -> MergeValue {
-        guard let text, let value = try? JSONDecoder().decode(MergeValue.self, from: Data(text.utf8)) else { return .null }
-        return value
+    /// A note as `merge_notes` stores it: `outcome, base, ours, theirs, ours_version` from column
+    /// `first` of `row` on.
+    /// - Throws: `MergeNoteError.unreadable` for an outcome or value that is not a note's: a
+    ///   damaged row is told, never read as NULL or as "kept".
+    private init(stored row: Row, version: Int, table: String, key: String, column: String, from first: Int) throws {
+        func unreadable(_ field: String, _ text: String?) -> MergeNoteError {
+            MergeNoteError.unreadable(version: version, table: table, key: key, column: column, field: field, text: text ?? "NULL")
+        }
+        let outcomeText: String? = row[first]
+        guard let outcome = outcomeText.flatMap(Outcome.init(rawValue:)) else { throw unreadable("outcome", outcomeText) }
+        var values: [MergeValue] = []
+        for (offset, field) in ["base", "ours", "theirs"].enumerated() {
+            let text: String? = row[first + 1 + offset]
+            guard let text else { values.append(.null); continue }
+            guard let value = try? JSONDecoder().decode(MergeValue.self, from: Data(text.utf8)) else { throw unreadable(field, text) }
+            values.append(value)
+        }
+        self.init(version: version, table: table, key: key, column: column, outcome: outcome, base: values[0], ours: values[1],
+                  theirs: values[2], oursVersion: row[first + 4])
+    }
+}
+
+/// A `merge_notes` row that is not a note (a damaged or hand-edited master).
+public enum MergeNoteError: Error, LocalizedError, Equatable {
+    /// The note of `version` on `table` `key` `column` holds `text` in `field`, which no note holds.
+    case unreadable(version: Int, table: String, key: String, column: String, field: String, text: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case let .unreadable(version, table, key, column, field, text):
+            return "merge_notes of version \(version), \(table) \(key) \(column): \(field) is \(text.quotedForMessage()), "
+                + "which is not a merge note's (expected a JSON value, or an outcome kept, ours, theirs or adopted); "
+                + "the master was edited by hand or is damaged: restore it from a backup"
+        }
     }
 }

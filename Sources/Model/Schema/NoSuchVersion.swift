@@ -13,6 +13,7 @@ public struct NoSuchVersion: Error, LocalizedError, Equatable, Sendable {
     /// release (version 0 is a phone's empty database).
     public let lowest: Int
 
+    /// The error for `requested`, on a master whose newest version is `newest`.
     public init(requested: Int, newest: Int, lowest: Int = 1) {
         self.requested = requested
         self.newest = newest

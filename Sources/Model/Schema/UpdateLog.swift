@@ -218,11 +218,6 @@ package enum UpdateLog {
             """, arguments: [table.name, key, version])
     }
 
-    /// The keys of `table` that versions after `version` changed, each once.
-    package static func keysChanged(of table: MasterTable, after version: Int, _ db: Database) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT DISTINCT key_id FROM updates WHERE \(versionRange(of: table, after: version, through: Int.max))")
-    }
-
     /// The rows `version` changed in `table` (never its splits), in the order it wrote them.
     package static func rows(of table: MasterTable, in version: Int, _ db: Database) throws -> [(key: String, kind: Update.Kind)] {
         try Row.fetchAll(db, sql: """

@@ -73,6 +73,14 @@ import Testing
         #expect(next.version == 5)
         #expect(try database.mergeNotes(key: "1111116").map(\.description) == ["stations 1111116 close_ymd: kept 2017-07-05 from v3 (the file says NULL)"])
         #expect(try database.mergeNotes(key: "1111116").first?.oursVersion == 3)
+        // A damaged note is told, never read as NULL.
+        let copy = try MasterDatabase.open(at: try database.backup(to: scratch.path("damaged.sqlite")).path)
+        try copy.write { db in
+            try db.execute(sql: "UPDATE merge_notes SET ours = '{\"broken' WHERE key_id = '1111116'")
+            return ((), true)
+        }
+        #expect(throws: MergeNoteError.unreadable(version: 5, table: "stations", key: "1111116", column: "close_ymd", field: "ours",
+                                                  text: "{\"broken")) { try copy.mergeNotes(key: "1111116") }
 
         #expect {
             try database.importSnapshot([try nextSnapshot(closeDate: "2017-07-01", name: "conflicting")])
