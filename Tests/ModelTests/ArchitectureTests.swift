@@ -169,4 +169,15 @@ import Testing
         }
         #expect(targets.count > 10 && missing == [], "library targets without a test folder")
     }
+
+    /// docs/layout.md names every target's folder: each of `Sources/` as `Sources/NAME`, each of
+    /// `Sources/Model` as `NAME/`, so that a target added or renamed is a line of the map.
+    @Test func theLayoutNamesEveryTargetFolder() throws {
+        let manager = FileManager.default
+        let layout = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/layout.md"), encoding: .utf8)
+        let sources = try manager.contentsOfDirectory(atPath: Fixtures.repository.appendingPathComponent("Sources").path).filter { !$0.hasPrefix(".") }
+        let model = try manager.contentsOfDirectory(atPath: Fixtures.repository.appendingPathComponent("Sources/Model").path).filter { !$0.hasPrefix(".") }
+        let unnamed = sources.filter { !layout.contains("`Sources/\($0)`") } + model.filter { !layout.contains("`\($0)/`") }
+        #expect(sources.count > 10 && model.count > 10 && unnamed.isEmpty, "folders docs/layout.md does not name: \(unnamed)")
+    }
 }
