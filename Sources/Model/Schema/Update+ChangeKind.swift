@@ -19,12 +19,12 @@ extension Update.Kind {
     /// `stored`, NULL keys where none is) and the new one (alias `new`) of `table`.
     package static func changeSQL(_ table: MasterTable, stored: String, new: String) -> String {
         let closed = MasterTable.closedStatus
-        guard table.closesByStatus else { return "CASE WHEN \(stored).\(table.keyColumns[0]) IS NULL THEN 'INSERT' ELSE 'UPDATE' END" }
+        guard table.closesByStatus else { return "CASE WHEN \(stored).\(table.keyColumns[0]) IS NULL THEN \(Update.Kind.insert.sql) ELSE \(Update.Kind.update.sql) END" }
         return """
-            CASE WHEN \(stored).\(table.keyColumns[0]) IS NULL THEN 'INSERT'
-                 WHEN \(stored).e_status = \(closed) AND \(new).e_status <> \(closed) THEN 'RESTORE'
-                 WHEN \(stored).e_status <> \(closed) AND \(new).e_status = \(closed) THEN 'DELETE'
-                 ELSE 'UPDATE' END
+            CASE WHEN \(stored).\(table.keyColumns[0]) IS NULL THEN \(Update.Kind.insert.sql)
+                 WHEN \(stored).e_status = \(closed) AND \(new).e_status <> \(closed) THEN \(Update.Kind.restore.sql)
+                 WHEN \(stored).e_status <> \(closed) AND \(new).e_status = \(closed) THEN \(Update.Kind.delete.sql)
+                 ELSE \(Update.Kind.update.sql) END
             """
     }
 }

@@ -15,6 +15,10 @@ public struct Update: Codable, Sendable, Equatable, FetchableRecord, TableRecord
 
         /// The kind as a JSON count key: lower snake_case, as every key of the JSON contract.
         public var countKey: String { rawValue.lowercased() }
+
+        /// The kind as an SQL literal (`'DELETE'`), for the queries that stage and log changes:
+        /// spelled from the case, never typed again.
+        package var sql: String { "'\(rawValue)'" }
     }
 
     /// The log's table.

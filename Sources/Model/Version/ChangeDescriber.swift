@@ -25,7 +25,7 @@ package struct ChangeDescriber {
     /// Changes of existing rows first (they are what a curator checks), then new rows;
     /// each group in table order, then key order. `each` returns whether to go on.
     package func describe(_ db: Database, tables: [MasterTable], each: (DescribedChange) throws -> Bool) throws {
-        for condition in ["s.kind <> 'INSERT'", "s.kind = 'INSERT'"] {
+        for condition in ["s.kind <> \(Update.Kind.insert.sql)", "s.kind = \(Update.Kind.insert.sql)"] {
             for table in tables {
                 guard try describe(db, table: table, where: condition, each: each) else { return }
             }

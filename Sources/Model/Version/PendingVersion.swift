@@ -88,7 +88,7 @@ package struct PendingVersion {
                 if try table.closesByStatus && !StagingTables.isLoaded(table, db) {
                     try db.execute(sql: """
                         INSERT INTO \(upstream) (\(keys), upstream_lacks)
-                        SELECT \(keys), 1 FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE' AND source_line IS NULL
+                        SELECT \(keys), 1 FROM \(StagingTables.stagedTable(table)) WHERE kind = \(Update.Kind.delete.sql) AND source_line IS NULL
                         """)
                 }
             }
@@ -123,7 +123,7 @@ package struct PendingVersion {
 
     /// How many rows of `table` the staged changes reopen.
     package func reopeningCount(of table: MasterTable) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'RESTORE'") ?? 0
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = \(Update.Kind.restore.sql)") ?? 0
     }
 
     /// Stages a curated table: `rows` are whole new states (what equals the stored row stages
@@ -144,7 +144,7 @@ package struct PendingVersion {
         let keyCondition = table.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")
         let remove = try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(columns))
-            SELECT 'DELETE', NULL, \(columns) FROM main.\(table.name) WHERE \(keyCondition)
+            SELECT \(Update.Kind.delete.sql), NULL, \(columns) FROM main.\(table.name) WHERE \(keyCondition)
             """)
         for key in removals {
             try remove.execute(arguments: StatementArguments(key))
@@ -174,7 +174,7 @@ package struct PendingVersion {
 
     /// How many rows of `table` the staged changes close (or, for connections, remove).
     package func closingCount(of table: MasterTable) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = 'DELETE'") ?? 0
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StagingTables.stagedTable(table)) WHERE kind = \(Update.Kind.delete.sql)") ?? 0
     }
 
     // MARK: Writing

@@ -118,7 +118,7 @@ package struct ProvisionalMatcher {
                 ORDER BY r.\(key)
                 """
             : """
-                SELECT \(columns) FROM \(StagingTables.stagedTable(table)) r WHERE r.kind = 'INSERT' AND r.source_line IS NOT NULL
+                SELECT \(columns) FROM \(StagingTables.stagedTable(table)) r WHERE r.kind = \(Update.Kind.insert.sql) AND r.source_line IS NOT NULL
                 UNION ALL
                 SELECT \(columns) FROM \(StagingTables.theirsTable(table)) r
                 WHERE NOT EXISTS (SELECT 1 FROM \(StagingTables.baseTable(table)) b WHERE b.\(key) = r.\(key))

@@ -237,7 +237,7 @@ package struct StreamingTableDiff {
         let values = table.columns.map { table.closesByStatus && $0.name == "e_status" ? "\(MasterTable.closedStatus)" : $0.name }
         let stageMissing = try db.makeStatement(sql: """
             INSERT INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-            SELECT 'DELETE', NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
+            SELECT \(Update.Kind.delete.sql), NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
             """)
         for key in missing {
             try stageMissing.execute(arguments: StatementArguments(key.values))
@@ -257,7 +257,7 @@ package struct StreamingTableDiff {
             """)
         let close = try db.makeStatement(sql: """
             INSERT OR IGNORE INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-            SELECT 'DELETE', NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
+            SELECT \(Update.Kind.delete.sql), NULL, \(values.joined(separator: ", ")) FROM main.\(table.name) WHERE \(keyCondition)
             \(table.closesByStatus ? "AND e_status <> \(MasterTable.closedStatus)" : "")
             """)
         for key in dropped {

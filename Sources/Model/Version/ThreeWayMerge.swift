@@ -310,7 +310,7 @@ package struct ThreeWayMerge {
             }
             try db.execute(sql: """
                 INSERT OR IGNORE INTO \(StagingTables.stagedTable(table)) (kind, source_line, \(table.columnNames.joined(separator: ", ")))
-                SELECT 'DELETE', NULL, \(columns.joined(separator: ", ")) FROM main.\(table.name) p
+                SELECT \(Update.Kind.delete.sql), NULL, \(columns.joined(separator: ", ")) FROM main.\(table.name) p
                 WHERE p.e_status <> \(MasterTable.closedStatus)
                   AND p.\(table.keyColumns[0]) IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = '\(table.name)')
                 """)
@@ -318,7 +318,7 @@ package struct ThreeWayMerge {
         let connections = declared.connections
         try db.execute(sql: """
             INSERT OR IGNORE INTO \(StagingTables.stagedTable(connections)) (kind, source_line, \(connections.columnNames.joined(separator: ", ")))
-            SELECT 'DELETE', NULL, \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")) FROM main.connections c
+            SELECT \(Update.Kind.delete.sql), NULL, \(connections.columnNames.map { "c." + $0 }.joined(separator: ", ")) FROM main.connections c
             WHERE c.line_cd IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'lines')
                OR c.station_cd1 IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'stations')
                OR c.station_cd2 IN (SELECT provisional FROM temp.merge_adoptions WHERE adopted AND table_name = 'stations')
@@ -355,7 +355,7 @@ package struct ThreeWayMerge {
         guard !superseded.isEmpty else { return }
         let stage = try db.makeStatement(sql: """
             INSERT OR IGNORE INTO \(StagingTables.stagedTable(connections)) (kind, source_line, \(connections.columnNames.joined(separator: ", ")))
-            VALUES ('DELETE', NULL, \(connections.columnNames.map { _ in "?" }.joined(separator: ", ")))
+            VALUES (\(Update.Kind.delete.sql), NULL, \(connections.columnNames.map { _ in "?" }.joined(separator: ", ")))
             """)
         for row in superseded {
             try stage.execute(arguments: StatementArguments(connections.columnNames.map { row[$0] as DatabaseValue }))

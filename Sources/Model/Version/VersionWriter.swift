@@ -42,11 +42,11 @@ package struct VersionWriter {
         }
         try StatementBinding.execute("""
             INSERT INTO updates (type, table_name, key_id, user_version, update_date, memo)
-            SELECT 'DUPLICATE', CAST(old_cd AS TEXT), CAST(new_cd AS TEXT), ?, ?, ? FROM temp.staged_duplicates ORDER BY seq
+            SELECT \(Update.Kind.duplicate.sql), CAST(old_cd AS TEXT), CAST(new_cd AS TEXT), ?, ?, ? FROM temp.staged_duplicates ORDER BY seq
             """, [version, date, memo], db)
         try db.execute(sql: """
             INSERT INTO version_counts (version, table_name, type, count)
-            SELECT ?, '\(MasterTable.stations.name)', 'DUPLICATE', COUNT(*) FROM temp.staged_duplicates HAVING COUNT(*) > 0
+            SELECT ?, '\(MasterTable.stations.name)', \(Update.Kind.duplicate.sql), COUNT(*) FROM temp.staged_duplicates HAVING COUNT(*) > 0
             """, arguments: [version])
     }
 
@@ -84,9 +84,9 @@ package struct VersionWriter {
         try db.execute(sql: """
             INSERT OR IGNORE INTO main.\(table.upstreamTable) (\(columns), upstream_lacks)
             SELECT \(table.columnNames.map { "m." + $0 }.joined(separator: ", ")), 0
-            FROM \(staged) s CROSS JOIN main.\(table.name) m ON \(table.keyJoin("m", "s")) WHERE s.kind <> 'INSERT';
+            FROM \(staged) s CROSS JOIN main.\(table.name) m ON \(table.keyJoin("m", "s")) WHERE s.kind <> \(Update.Kind.insert.sql);
             INSERT OR IGNORE INTO main.\(table.upstreamTable) (\(table.keyOrder), upstream_lacks)
-            SELECT \(table.keyOrder), 1 FROM \(staged) WHERE kind = 'INSERT';
+            SELECT \(table.keyOrder), 1 FROM \(staged) WHERE kind = \(Update.Kind.insert.sql);
             """)
     }
 
@@ -100,16 +100,16 @@ package struct VersionWriter {
             INSERT INTO main.\(table.historyTable) (key_id, valid_to, \(columns))
             SELECT \(table.keyText(alias: "m")), ?, \(table.columnNames.map { "m." + $0 }.joined(separator: ", "))
             FROM main.\(table.name) m JOIN \(staged) s ON \(table.keyJoin("m", "s"))
-            WHERE s.kind <> 'INSERT'
+            WHERE s.kind <> \(Update.Kind.insert.sql)
             """, arguments: [version])
         if !table.closesByStatus {
             try db.execute(sql: """
-                DELETE FROM main.\(table.name) WHERE (\(keys)) IN (SELECT \(keys) FROM \(staged) WHERE kind = 'DELETE')
+                DELETE FROM main.\(table.name) WHERE (\(keys)) IN (SELECT \(keys) FROM \(staged) WHERE kind = \(Update.Kind.delete.sql))
                 """)
         }
         try db.execute(sql: """
             INSERT OR REPLACE INTO main.\(table.name) (\(columns))
-            SELECT \(columns) FROM \(staged)\(table.closesByStatus ? "" : " WHERE kind <> 'DELETE'") ORDER BY \(keys)
+            SELECT \(columns) FROM \(staged)\(table.closesByStatus ? "" : " WHERE kind <> \(Update.Kind.delete.sql)") ORDER BY \(keys)
             """)
     }
 }
