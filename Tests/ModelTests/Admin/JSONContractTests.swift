@@ -119,6 +119,12 @@ import Testing
         let log = try CommandRunner.run(["log", "--db", database.path, "--nl", "-n", "1"])
         let row = try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as! [String: Any]
         #expect((row["update"] as? [String: Any])?["memo"] is NSNull)
+        // A `--nl` line is an item of the array log.schema.json describes, as json.md says.
+        let lines = try CommandRunner.run(["log", "--db", database.path, "--nl", "-n", "5"]).stdout
+        #expect(lines.split(separator: "\n").count == 5)
+        #expect(try scratch.schemaFindings(lines, against: "docs/schemas/log.schema.json", lines: true, items: true) == "")
+        #expect(try scratch.schemaFindings(lines.replacingOccurrences(of: "\"update\"", with: "\"updat\""), against: "docs/schemas/log.schema.json",
+                                           lines: true, items: true).contains("is not valid under any of the given schemas"))
     }
 
     @Test func deltaJSONNeedsAnOutputFileForTheSQL() throws {

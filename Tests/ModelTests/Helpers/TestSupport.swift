@@ -114,11 +114,12 @@ final class Locked<Value>: @unchecked Sendable {
 extension Scratch {
     /// What `scripts/validate-json` says of `json` against the schema (a path in the repository):
     /// "" when it is valid.
-    func schemaFindings(_ json: String, against schema: String, lines: Bool = false) throws -> String {
+    /// - Parameter items: each line against the schema's `items` (`scripts/validate-json --items`).
+    func schemaFindings(_ json: String, against schema: String, lines: Bool = false, items: Bool = false) throws -> String {
         let file = path("validate-\(UUID().uuidString).json")
         try json.write(toFile: file, atomically: true, encoding: .utf8)
         let result = try CommandRunner.run(
-            [Fixtures.repository.appendingPathComponent(schema).path, file] + (lines ? ["--lines"] : []),
+            [Fixtures.repository.appendingPathComponent(schema).path, file] + (lines ? ["--lines"] : []) + (items ? ["--items"] : []),
             program: Fixtures.repository.appendingPathComponent("scripts/validate-json"))
         #expect(result.status == 0 || !result.stdout.isEmpty, "\(result.stderr)")
         return result.stdout + (result.status == 0 ? "" : result.stderr)
