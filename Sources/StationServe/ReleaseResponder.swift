@@ -84,7 +84,7 @@ struct ReleaseResponder: HTTPResponder {
         guard ManifestAudit.kind(release.path(of: ManifestSignatures.fileName)) != nil else {
             throw Refusal(.notFound, "this release folder is not signed (station-admin release --sign)")
         }
-        let file = try ReleaseFile(ManifestSignatures.fileName, bytes: nil, in: release.folder)
+        let file = try ServedFile(ManifestSignatures.fileName, bytes: nil, in: release.folder)
         let bytes = try file.read(offset: 0, count: Int(file.identity.size))
         return Self.conditional(request, etag: FileDigest.sha256(bytes), cacheControl: Self.revalidate) {
             var headers = HTTPFields()
@@ -221,24 +221,24 @@ struct ReleaseResponder: HTTPResponder {
         }
     }
 
-    /// `listed` opened as `ReleaseFile` requires, its content checked against the manifest's hash
+    /// `listed` opened as `ServedFile` requires, its content checked against the manifest's hash
     /// (once per change of the file; hashing a large file is done off Swift's few worker threads).
-    private func checkedFile(_ listed: ReleasedFile) async throws -> ReleaseFile {
+    private func checkedFile(_ listed: ReleasedFile) async throws -> ServedFile {
         let folder = release.folder, verified = self.verified
         if listed.bytes <= SmallFileCache.largestFile {
-            let file = try ReleaseFile(listed, in: folder)
+            let file = try ServedFile(listed, in: folder)
             try verified.check(file, against: listed)
             return file
         }
         return try await NIOThreadPool.singleton.runIfActive {
-            let file = try ReleaseFile(listed, in: folder)
+            let file = try ServedFile(listed, in: folder)
             try verified.check(file, against: listed)
             return file
         }
     }
 
     /// A checked small file's bytes, from memory after the first read (keyed by its SHA-256).
-    private func smallFileBytes(_ file: ReleaseFile, _ listed: ReleasedFile) throws -> Data {
+    private func smallFileBytes(_ file: ServedFile, _ listed: ReleasedFile) throws -> Data {
         try cache.bytes(sha256: listed.sha256) {
             try file.read(offset: 0, count: Int(file.identity.size))
         }
@@ -247,7 +247,7 @@ struct ReleaseResponder: HTTPResponder {
     /// Small files from memory, large ones streamed from the checked file in 256 KiB `pread`s on
     /// NIO's thread pool; a file that shrinks while sent cuts the response short (the client sees
     /// fewer bytes than `Content-Length` and retries).
-    private func body(_ file: ReleaseFile, _ listed: ReleasedFile, _ range: ClosedRange<Int>?, head: Bool) async throws -> ResponseBody {
+    private func body(_ file: ServedFile, _ listed: ReleasedFile, _ range: ClosedRange<Int>?, head: Bool) async throws -> ResponseBody {
         guard let range, !head else { return ResponseBody() }
         if listed.bytes <= SmallFileCache.largestFile {
             let bytes = try smallFileBytes(file, listed)

@@ -10,19 +10,19 @@ import Synchronization
 /// Each request opens the file again, so a file replaced after start (by a link, a FIFO, other
 /// bytes) is judged as it is now. The open never blocks (`O_NONBLOCK`: a FIFO would wait for a
 /// writer for ever and hold a worker), and reads are `pread`s of a regular file, which end.
-final class ReleaseFile: Sendable {
+final class ServedFile: Sendable {
     let path: String
     let descriptor: Int32
     let identity: FileIdentity
 
     /// Opens `listed` inside `folder`, refusing what a manifest cannot mean.
-    convenience init(_ listed: ReleasedFile, in folder: String) throws(ReleaseFileError) {
+    convenience init(_ listed: ReleasedFile, in folder: String) throws(ServedFileError) {
         try self.init(listed.path, bytes: listed.bytes, in: folder)
     }
 
     /// Opens `relative` inside `folder`: `bytes` long, unless nil (a file the manifest cannot list,
     /// such as its signatures).
-    init(_ relative: String, bytes: Int?, in folder: String) throws(ReleaseFileError) {
+    init(_ relative: String, bytes: Int?, in folder: String) throws(ServedFileError) {
         path = relative
         var directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw .unreadable(relative, String(cString: strerror(errno))) }
@@ -59,7 +59,7 @@ final class ReleaseFile: Sendable {
     deinit { close(descriptor) }
 
     /// `count` bytes from `offset`; fewer than asked means the file shrank while served.
-    func read(offset: Int, count: Int) throws(ReleaseFileError) -> Data {
+    func read(offset: Int, count: Int) throws(ServedFileError) -> Data {
         var data = Data(count: count)
         var done = 0
         while done < count {
@@ -76,7 +76,7 @@ final class ReleaseFile: Sendable {
     }
 
     /// The SHA-256 of the whole file (hex), read in 1 MiB steps.
-    func sha256() throws(ReleaseFileError) -> String {
+    func sha256() throws(ServedFileError) -> String {
         var hasher = SHA256()
         let size = Int(identity.size)
         var offset = 0
@@ -90,7 +90,7 @@ final class ReleaseFile: Sendable {
 
     /// Why `name` in `directory` did not open: `O_NOFOLLOW` on a link and `O_DIRECTORY` on a
     /// file give the same errors, so the entry itself says which it is.
-    private static func openError(_ path: String, _ code: Int32, at directory: Int32, _ name: String) -> ReleaseFileError {
+    private static func openError(_ path: String, _ code: Int32, at directory: Int32, _ name: String) -> ServedFileError {
         switch code {
         case ELOOP, ENOTDIR:
             var status = stat()
@@ -111,7 +111,7 @@ final class VerifiedFiles: Sendable {
     private let hashes = Mutex<[FileIdentity: String]>([:])
 
     /// Throws unless `file`'s bytes hash to `listed.sha256` (hashing only when not known).
-    func check(_ file: ReleaseFile, against listed: ReleasedFile) throws(ReleaseFileError) {
+    func check(_ file: ServedFile, against listed: ReleasedFile) throws(ServedFileError) {
         if hashes.withLock({ $0[file.identity] }) == listed.sha256 { return }
         let hash = try file.sha256()
         guard hash == listed.sha256 else { throw .contentDiffers(listed.path) }
@@ -124,7 +124,7 @@ final class VerifiedFiles: Sendable {
 
 /// Why a file the manifest lists is not sent: the server's log names the file and the reason,
 /// the phone gets a 500 and tries again later.
-enum ReleaseFileError: Error, LocalizedError, Equatable {
+enum ServedFileError: Error, LocalizedError, Equatable {
     case missing(String)
     case throughLink(String)
     case notRegular(String)
