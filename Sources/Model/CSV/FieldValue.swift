@@ -21,7 +21,7 @@ package struct FieldDecoder {
     private let rules: [Rule]
 
     private struct Rule {
-        package let kind: MasterTable.Kind
+        package let kind: MasterTable.ColumnKind
         package let domain: MasterTable.IntegerDomain?
         package let isRequired: Bool
         package let maxBytes: Int
@@ -124,7 +124,7 @@ package struct FieldDecoder {
     /// ekidata's date for "unknown", read as NULL.
     private static let unknownDate: StaticString = "0000-00-00"
 
-    private func number(_ bytes: UnsafeBufferPointer<UInt8>, _ name: @autoclosure () -> String, _ kind: MasterTable.Kind, _ line: Int) throws -> Double {
+    private func number(_ bytes: UnsafeBufferPointer<UInt8>, _ name: @autoclosure () -> String, _ kind: MasterTable.ColumnKind, _ line: Int) throws -> Double {
         let isPlainNumber = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }
         // strtod reads a C string: copy the (short) field with a terminating NUL.
         var value: Double?
@@ -266,7 +266,7 @@ package struct FieldDecoder {
         }
     }
 
-    package static func expectation(_ kind: MasterTable.Kind) -> String {
+    package static func expectation(_ kind: MasterTable.ColumnKind) -> String {
         switch kind {
         case .integer: return "a whole number"
         case .real: return "a number"

@@ -21,7 +21,7 @@ package enum SQLLiteral {
         }
     }
 
-    package static func render(_ column: String, _ kind: MasterTable.Kind) -> String {
+    package static func render(_ column: String, _ kind: MasterTable.ColumnKind) -> String {
         guard kind.holdsText else { return "quote(\(column))" }
         // instr() compares text by its bytes, so it finds a NUL or a CR without a CAST to BLOB.
         return "(CASE WHEN typeof(\(column)) = 'text' AND (instr(\(column), char(0)) > 0 OR instr(\(column), char(13)) > 0) "
@@ -30,7 +30,7 @@ package enum SQLLiteral {
 
     /// A rendering for hashing that tells every value apart: `quote()` (which already
     /// tells 1, 1.0, '1' and X'31' apart), and for text with a NUL `nul-text:` and its bytes in hex.
-    package static func canonical(_ column: String, _ kind: MasterTable.Kind) -> String {
+    package static func canonical(_ column: String, _ kind: MasterTable.ColumnKind) -> String {
         guard kind.holdsText else { return "quote(\(column))" }
         return "(CASE WHEN typeof(\(column)) = 'text' AND instr(\(column), char(0)) > 0 "
             + "THEN 'nul-text:' || hex(CAST(\(column) AS BLOB)) ELSE quote(\(column)) END)"
@@ -67,7 +67,7 @@ extension SQLLiteral {
     }
 }
 
-extension MasterTable.Kind {
+extension MasterTable.ColumnKind {
     package var holdsText: Bool {
         switch self {
         case .text, .date: return true

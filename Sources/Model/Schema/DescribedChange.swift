@@ -110,7 +110,7 @@ extension FieldChange {
     /// Whether two stored values of a column differ under the diff rules: coordinates are
     /// equal within `MasterTable.coordinateTolerance`, text byte for byte (as SQLite compares it,
     /// not by Unicode equivalence).
-    package static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.Kind) -> Bool {
+    package static func differ(_ new: DatabaseValue, _ old: DatabaseValue, _ kind: MasterTable.ColumnKind) -> Bool {
         switch (kind, new.storage, old.storage) {
         case (.coordinate, _, _), (.real, _, _):
             guard let a = Double.fromDatabaseValue(new), let b = Double.fromDatabaseValue(old) else {
@@ -139,7 +139,7 @@ extension FieldChange {
 /// A `FieldChange` as JSON: its values as numbers where the column holds numbers.
 package struct TypedFieldChange: Encodable {
     package let change: FieldChange
-    package let kind: MasterTable.Kind?
+    package let kind: MasterTable.ColumnKind?
 
     package enum CodingKeys: String, CodingKey { case column, old, new }
 

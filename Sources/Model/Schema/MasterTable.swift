@@ -5,7 +5,7 @@
 /// The migration in `MasterSchema` is frozen SQL; `MasterSchemaTests` checks that the two agree.
 public struct MasterTable: Sendable, Hashable {
     /// How a column's CSV text is read and compared.
-    public enum Kind: Sendable, Hashable {
+    public enum ColumnKind: Sendable, Hashable {
         /// Codes, statuses and sort keys.
         case integer
         /// Longitude and latitude, equal within `MasterTable.coordinateTolerance`.
@@ -75,7 +75,7 @@ public struct MasterTable: Sendable, Hashable {
         /// The column's name, as in ekidata's header.
         public let name: String
         /// How its values are read, stored and compared.
-        public let kind: Kind
+        public let kind: ColumnKind
         /// For text columns: the longest value, in UTF-8 bytes.
         public let textLimit: TextLimit?
         /// For integer columns with a domain: values outside it are bad input.
@@ -99,7 +99,7 @@ public struct MasterTable: Sendable, Hashable {
         }
 
         /// A column; `since` is the client schema version from which phones have it (1: the first).
-        public init(_ name: String, _ kind: Kind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil,
+        public init(_ name: String, _ kind: ColumnKind, required: Bool = false, inCSV: Bool = true, domain: IntegerDomain? = nil, defaultValue: Int? = nil,
                     limit: TextLimit? = nil, since: Int = 1) {
             precondition((kind == .text) == (limit != nil), "\(name): a text column, and only a text column, has a TextLimit")
             self.name = name
@@ -197,8 +197,8 @@ public struct MasterTable: Sendable, Hashable {
 }
 
 extension MasterTable {
-    package static let longitude = Kind.coordinate(range: -180...180)
-    package static let latitude = Kind.coordinate(range: -90...90)
+    package static let longitude = ColumnKind.coordinate(range: -180...180)
+    package static let latitude = ColumnKind.coordinate(range: -90...90)
 
     /// ekidata's `pref.csv`: the 47 prefectures and `99 その他`.
     public static let prefectures = MasterTable(

@@ -31,7 +31,7 @@ package struct CuratedRowDiff {
     /// SQL that is true when two values of a column differ under the diff rules, and false
     /// (never NULL, so that `NOT` of it means "equal") otherwise: NULL-aware, and coordinates equal
     /// within `MasterTable.coordinateTolerance`. `FieldChange.differ` is the same rule in Swift.
-    package static func differsSQL(_ new: String, _ old: String, _ kind: MasterTable.Kind) -> String {
+    package static func differsSQL(_ new: String, _ old: String, _ kind: MasterTable.ColumnKind) -> String {
         switch kind {
         case .coordinate, .real:
             return "((\(new) IS NULL) <> (\(old) IS NULL) OR ifnull(abs(\(new) - \(old)) >= \(MasterTable.coordinateTolerance), 0))"

@@ -270,7 +270,7 @@ package struct StreamingTableDiff {
     /// NULL-aware, text byte for byte, coordinates equal within `MasterTable.coordinateTolerance`
     /// (as `CuratedRowDiff.differsSQL` says in SQL for curated batches).
     fileprivate static func differs(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>,
-                                stored: SQLiteStatement, column: Int32, kind: MasterTable.Kind) -> Bool {
+                                stored: SQLiteStatement, column: Int32, kind: MasterTable.ColumnKind) -> Bool {
         let type = sqlite3_column_type(stored, column)
         switch field {
         case .null:

@@ -60,9 +60,9 @@ package struct ThreeWayColumn: Sendable {
         (.oursIsTheirs, .takeTheirs),
     ]
 
-    package let kind: MasterTable.Kind
+    package let kind: MasterTable.ColumnKind
 
-    package init(kind: MasterTable.Kind) {
+    package init(kind: MasterTable.ColumnKind) {
         self.kind = kind
     }
 

@@ -8,7 +8,7 @@ import Testing
 @Suite struct ThreeWayColumnTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
-        let kind: MasterTable.Kind
+        let kind: MasterTable.ColumnKind
         let base: DatabaseValue, ours: DatabaseValue, theirs: DatabaseValue
         var oursAsTheirs: DatabaseValue? = nil
         var held = false
@@ -16,7 +16,7 @@ import Testing
         var testDescription: String { name }
     }
 
-    static let coordinate = MasterTable.Kind.coordinate(range: -180...180)
+    static let coordinate = MasterTable.ColumnKind.coordinate(range: -180...180)
 
     static let cases: [Case] = [
         Case(name: "nobody changed it", kind: .text, base: "彦山".databaseValue, ours: "彦山".databaseValue, theirs: "彦山".databaseValue,
