@@ -31,6 +31,30 @@ import Testing
         return (master, folder, backups)
     }
 
+    /// A release whose publish the master cannot record (another writer holds it past the busy
+    /// timeout) stands, and says why; the next release learns the version from the folder.
+    @Test func aPublishTheMasterCannotRecordIsToldNotSwallowed() throws {
+        let path = try scratch.baseDatabase().path
+        let master = try MasterDatabase.open(at: path, busyTimeout: 0.2)
+        let folder = scratch.path("release")
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true
+        let writer = try DatabaseQueue(path: path, configuration: holding)
+        var options = ReleaseOptions(outputFolder: folder, verify: false)
+        options.skipChecks = true
+        // Once the manifest is published, another process begins a write and holds it.
+        options.onStep = { step in if step == .manifestWritten { try writer.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") } } }
+        let result = try master.release(options)
+        try writer.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
+        #expect(result.released.version == 1 && (result.publishedNotRecorded ?? "").contains("another StationAdmin process is writing this database"), "\(result.publishedNotRecorded ?? "nil")")
+        #expect(try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json"))).newest == 1)
+        // Not recorded, so the next release checks the folder's version against the master's own build, and goes on.
+        try master.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "2"]))])
+        var next = ReleaseOptions(outputFolder: folder, verify: false)
+        next.skipChecks = true
+        #expect(try master.release(next).publishedNotRecorded == nil)
+    }
+
     @discardableResult
     func release(_ master: MasterDatabase, _ folder: String, version: Int? = nil) throws -> ReleaseResult {
         var options = ReleaseOptions(outputFolder: folder, verify: false)
