@@ -3,7 +3,7 @@ import Foundation
 import StationLog
 import StationRelease
 import StationServe
-import Synchronization
+import StationSupport
 
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,23 +39,14 @@ struct ServeCommand: ParsableCommand {
         let server = ReleaseServer(folder: out, host: host, port: port, logsRequests: !quiet,
                                    maxConnections: maxConnections, shutdownDeadline: .seconds(shutdownDeadline))
         let host = self.host, out = self.out, limit = server.effectiveMaxConnections()
-        let failure = Mutex<Error?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await server.run(onRunning: { port in
-                    Console.error("Serving \(out) on http://\(host):\(port) (GET /update?from=V, /manifest.json; "
-                        + "at most \(limit) connections; Ctrl-C stops)")
-                }, onMessage: { Console.error($0) })
-            } catch {
-                failure.withLock { $0 = error }
-            }
-            done.signal()
-        }
         let stopping = Self.watchStopSignals(deadline: shutdownDeadline, out: out)
-        done.wait()
-        withExtendedLifetime(stopping) {}
-        if let error = failure.withLock({ $0 }) { throw error }
+        defer { withExtendedLifetime(stopping) {} }
+        try SynchronousWait.result {
+            try await server.run(onRunning: { port in
+                Console.error("Serving \(out) on http://\(host):\(port) (GET /update?from=V, /manifest.json; "
+                    + "at most \(limit) connections; Ctrl-C stops)")
+            }, onMessage: { Console.error($0) })
+        }
         Console.error("Stopped serving \(out).")
     }
 

@@ -84,18 +84,9 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
                 try kill?(step)
             }
         }
-        let outcome = Mutex<Result<PostgresSyncReport, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task { [sync] in
-            let result: Result<PostgresSyncReport, any Error>
-            do { result = .success(try await sync.run()) } catch { result = .failure(error) }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
         let report: PostgresSyncReport
         do {
-            report = try outcome.withLock { $0! }.get()
+            report = try SynchronousWait.result { [sync] in try await sync.run() }
         } catch {
             if json { try Console.printJSON(SyncFailure(error)) }
             throw error
