@@ -22,11 +22,29 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case unsafeScratch(path: String, reason: String)
     case damagedState(table: String, reason: String)
 
-    /// The case, as `--json` names it (`missing-privilege`).
+    /// The case, as `--json` names it (`missing-privilege`): spelled per case, so that a new
+    /// case cannot compile without its name, and a rename of a case does not rename the contract.
     public var kind: String {
-        let name = String(String(describing: self).prefix { $0 != "(" })
-        return name.reduce(into: "") { text, character in
-            if character.isUppercase { text += "-" + character.lowercased() } else { text.append(character) }
+        switch self {
+        case .badAddress: return "bad-address"
+        case .badIdentifier: return "bad-identifier"
+        case .badUserTable: return "bad-user-table"
+        case .cannotConnect: return "cannot-connect"
+        case .server: return "server"
+        case .missingPrivilege: return "missing-privilege"
+        case .notAFirstRun: return "not-a-first-run"
+        case .baselineAfterRelease: return "baseline-after-release"
+        case .rollback: return "rollback"
+        case .sameVersionOtherContent: return "same-version-other-content"
+        case .otherDataset: return "other-dataset"
+        case .missingUserTable: return "missing-user-table"
+        case .badUpdatedColumn: return "bad-updated-column"
+        case .missingUserColumn: return "missing-user-column"
+        case .changedByHand: return "changed-by-hand"
+        case .changedMeanwhile: return "changed-meanwhile"
+        case .operatorSQLEndedTransaction: return "operator-sql-ended-transaction"
+        case .unsafeScratch: return "unsafe-scratch"
+        case .damagedState: return "damaged-state"
         }
     }
 

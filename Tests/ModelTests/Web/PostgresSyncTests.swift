@@ -118,6 +118,29 @@ import Testing
         }
     }
 
+    /// `--json`'s `kind` is the schema's words: lower case and hyphens, one per case
+    /// (`operator-sql-ended-transaction`, which the old spelling from the case's name made
+    /// `operator-s-q-l-ended-transaction`).
+    @Test func eachFailureKindIsTheSchemasWord() throws {
+        let kinds: [PostgresSyncError] = [
+            .badAddress(text: "", reason: ""), .badIdentifier("", role: ""), .badUserTable(""), .cannotConnect(address: "", reason: ""),
+            .server(address: "", step: "", message: ""), .missingPrivilege(address: "", step: "", message: "", grant: ""),
+            .notAFirstRun(option: "", version: 1), .baselineAfterRelease(baseline: 1, release: 1), .rollback(database: 1, release: 1),
+            .sameVersionOtherContent(version: 1, database: "", release: ""), .otherDataset(database: "", release: ""),
+            .missingUserTable(table: ""), .badUpdatedColumn(table: "", column: "", type: ""), .missingUserColumn(table: "", column: ""),
+            .changedByHand(table: "", column: "", expected: "", found: nil), .changedMeanwhile, .operatorSQLEndedTransaction,
+            .unsafeScratch(path: "", reason: ""), .damagedState(table: "", reason: ""),
+        ]
+        let words = kinds.map(\.kind)
+        #expect(Set(words).count == kinds.count)
+        #expect(words.allSatisfy { $0.allSatisfy { $0.isLowercase || $0 == "-" } && !$0.contains("--") })
+        #expect(PostgresSyncError.operatorSQLEndedTransaction.kind == "operator-sql-ended-transaction")
+        let schema = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/schemas/sync-postgres-failure.schema.json"), encoding: .utf8)
+        for named in ["server", "missing-privilege", "cannot-connect", "unsafe-scratch", "changed-meanwhile", "operator-sql-ended-transaction"] {
+            #expect(schema.contains(named) && words.contains(named), "\(named)")
+        }
+    }
+
     @Test func versionByVersionAndAllAtOnceEndEqualToTheReleaseWithEachSplitCopiedOnce() async throws {
         let history = try history()
         let keys = try history.trusted
