@@ -48,7 +48,8 @@ public struct ImportOptions: Sendable {
 }
 
 extension MasterDatabase {
-    /// What importing `paths` would change; writes nothing.
+    /// What importing `paths` would change; writes nothing: `import --dry-run` and `diff` are
+    /// this one call.
     ///
     /// The import runs for real inside a transaction that is rolled back, so a diff
     /// finds every error an import would.
@@ -71,15 +72,14 @@ extension MasterDatabase {
     /// - Parameters:
     ///   - paths: snapshot folders or CSV files; each file is the whole of its table.
     ///   - options: the memo, whether a mass closure is allowed, how many changes to describe.
-    ///   - dryRun: run the import and roll it back: the report of what it would do.
     ///   - everyChange: where to list every change, whatever `options.describeLimit` says
     ///     (written inside the transaction, read after it).
     /// - Throws: `CSVError` (file, line, column, value, expectation), `ImportError`,
     ///   `MasterDatabaseError`. On any error the database is unchanged.
     @discardableResult
-    public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(), dryRun: Bool = false,
+    public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(),
                                listingEveryChangeIn everyChange: DescribedChangeFile? = nil) throws -> ChangeReport {
-        try runImport(paths, options: options, commit: !dryRun, everyChange: everyChange)
+        try runImport(paths, options: options, commit: true, everyChange: everyChange)
     }
 
     private func runImport(_ paths: [String], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?) throws -> ChangeReport {

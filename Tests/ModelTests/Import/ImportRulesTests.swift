@@ -191,7 +191,7 @@ import Testing
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
         #expect(try database.diff([snapshot.path]).totalChanges == 1)
-        let dryRun = try database.importSnapshot([snapshot.path], dryRun: true)
+        let dryRun = try database.diff([snapshot.path], options: ImportOptions())
         #expect(dryRun.totalChanges == 1 && !dryRun.committed && dryRun.version == 2)
         #expect(try database.settledSHA256() == before)
         #expect(try database.dataVersion() == 1)
