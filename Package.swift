@@ -44,7 +44,7 @@ let package = Package(
         .library(name: "Model", targets: modelTargets),
         .library(name: "StationServe", targets: ["StationServe"]),
         // What a phone app embeds: no target of the curator's toolkit.
-        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationSignatures"]),
+        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationManifest", "StationSupport", "StationSignatures"]),
         // The example app on it, which the tests, scripts/demo and README use.
         .executable(name: "station-phone", targets: ["StationPhone"]),
     ],
@@ -69,17 +69,17 @@ let package = Package(
         // Signed manifests as both sides read them: the curator's release signs, the phone checks.
         .target(name: "StationSignatures", dependencies: [crypto], path: "Sources/StationSignatures"),
         // The phone's side: one call that updates an app's database by any of the three paths.
-        .target(name: "StationClientCore", dependencies: ["StationSignatures", "CZlib", grdb, grdbSQLite, crypto,
+        .target(name: "StationClientCore", dependencies: ["StationManifest", "StationSignatures", "CZlib", grdb, grdbSQLite, crypto,
                                                          .target(name: "CCurlTransfer", condition: .when(platforms: [.linux]))],
                 path: "Sources/StationClientCore"),
         // What an app imports: the core, and the HTTP source made from a URLSessionConfiguration,
         // which on Linux needs FoundationNetworking (and libcurl loaded at every start).
-        .target(name: "StationClient", dependencies: ["StationClientCore", "StationSignatures", grdb], path: "Sources/StationClient"),
+        .target(name: "StationClient", dependencies: ["StationClientCore", "StationManifest", "StationSignatures", grdb], path: "Sources/StationClient"),
         // The library, one target per capability, along the data flow (docs/ARCHITECTURE.md, which
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
-        .target(name: "StationSupport", dependencies: ["CZlib", "CSQLiteConfig", grdb, grdbSQLite, crypto], path: "Sources/Model/Support"),
-        .target(name: "StationSchema", dependencies: ["StationSupport", grdb, grdbSQLite], path: "Sources/Model/Schema"),
+        .target(name: "StationSupport", dependencies: ["CZlib", crypto], path: "Sources/Model/Support"),
+        .target(name: "StationSchema", dependencies: ["StationManifest", "StationSupport", "CSQLiteConfig", grdb, grdbSQLite], path: "Sources/Model/Schema"),
         .target(name: "StationCSV", dependencies: ["StationSchema", "CCSV", grdb, grdbSQLite], path: "Sources/Model/CSV"),
         .target(name: "StationHistory", dependencies: ["StationSchema", grdb], path: "Sources/Model/History"),
         .target(name: "StationLog", dependencies: ["StationSchema", grdb], path: "Sources/Model/Log"),
@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),
-        .target(name: "StationManifest", dependencies: ["StationSchema", "StationSignatures", grdb, grdbSQLite], path: "Sources/Model/Manifest"),
+        .target(name: "StationManifest", dependencies: ["StationSupport", "StationSignatures"], path: "Sources/Model/Manifest"),
         .target(name: "StationRelease", dependencies: ["StationManifest", "StationDelta", "StationLog", "StationCheck", "StationSignatures", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
         .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
         .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),

@@ -3,6 +3,7 @@ import Foundation
 import StationCheck
 import StationImport
 import StationLog
+import StationSchema
 import StationSupport
 
 @main

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 import StationSignatures
 
 /// The release an app ships in its bundle, for the app-update path: the version's database and

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 
 /// The full and bundled paths' install: the release's tables are replaced inside the app's own
 /// database, in one write transaction of it, and nothing else in the file is touched.

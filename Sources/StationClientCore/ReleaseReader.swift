@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSignatures
 
 /// The newest release of a folder, read and verified exactly as a phone verifies it, for a
@@ -31,7 +32,7 @@ public struct ReleaseReader: Sendable {
         let accepting = manifest.signed.map { record.accepting($0) } ?? record
         return VerifiedRelease(
             version: newest.version, database: newest.database, databaseGzip: newest.databaseGzip, splits: newest.splits ?? [],
-            deltas: newest.deltas.filter { delta in newest.downloads.contains { $0.from == delta.from && $0.kind == "delta" } },
+            deltas: newest.deltas.filter { delta in newest.downloads.contains { $0.from == delta.from && $0.kind == .delta } },
             olderDatabases: Dictionary(manifest.index.versions.filter { $0.version != newest.version }.map { ($0.version, ($0.database, $0.databaseGzip)) },
                                        uniquingKeysWith: { first, _ in first }),
             manifestSHA256: manifest.sha256,

@@ -1,6 +1,7 @@
 import Crypto
-import StationSignatures
 import Foundation
+import StationManifest
+import StationSignatures
 
 /// A file the manifest lists, downloaded into `destination` in ranges of `chunkBytes`: each part
 /// is streamed to `destination.part` and synced, so a download cut (a lost connection, a killed

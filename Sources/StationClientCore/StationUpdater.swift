@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 import StationSignatures
 
 /// Updates an app's database from a release folder by any of the three paths (docs/clients.md,
@@ -218,7 +219,7 @@ public struct StationUpdater: Sendable {
             return UpdatePlan(method: .upToDate, from: version, to: version, downloadBytes: 0, fullDownloadBytes: 0, manifestSHA256: manifest.sha256)
         }
         guard version < index.newest else { throw StationClientError.newerThanRelease(database: version, newest: index.newest) }
-        if let download = release.downloads.first(where: { $0.from == version }), download.kind == "delta",
+        if let download = release.downloads.first(where: { $0.from == version }), download.kind == .delta,
            let delta = release.deltas.first(where: { $0.from == version }) {
             return UpdatePlan(method: .delta, from: version, to: index.newest, downloadBytes: delta.file.bytes, fullDownloadBytes: full,
                               manifestSHA256: manifest.sha256)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 import StationSignatures
 
 /// What a database remembers of the manifests it accepted: the highest sequence (no rollback),

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationManifest
 
 /// What an update will do, from the verified manifest, before anything is downloaded: what
 /// ``StationUpdater/check()`` returns and ``StationUpdater/update(_:appData:progress:)`` carries

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 
 /// The files an update keeps beside the database, in one folder (`<database>.update/`): the
 /// downloads (whose `.part` files a later update resumes) and the new content being made

@@ -137,8 +137,7 @@ struct ReleaseResponder: HTTPResponder {
             }
             headers[.cacheControl] = Self.revalidate
             headers[.contentType] = "application/json"
-            let body = FullDownloadBody(kind: "full", to: version, path: database.path, sha256: database.sha256, bytes: database.bytes,
-                                        carryOver: carryOver?.path, carryOverSha256: carryOver?.sha256)
+            let body = FullDownloadAnswer(database: database, carryOver: carryOver, to: version)
             return Response(status: .seeOther, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try Self.json(body))))
         case let .delta(file, version):
             return try await Self.conditional(request, etag: etag, cacheControl: Self.revalidate) {
@@ -157,31 +156,6 @@ struct ReleaseResponder: HTTPResponder {
                 }
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
-        }
-    }
-
-    struct FullDownloadBody: Encodable {
-        let kind: String
-        let to: Int
-        let path: String
-        let sha256: String
-        let bytes: Int
-        let carryOver: String?
-        let carryOverSha256: String?
-
-        enum CodingKeys: String, CodingKey {
-            case kind, to, path, sha256, bytes, carryOver = "carry_over", carryOverSha256 = "carry_over_sha256"
-        }
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(to, forKey: .to)
-            try container.encode(path, forKey: .path)
-            try container.encode(sha256, forKey: .sha256)
-            try container.encode(bytes, forKey: .bytes)
-            try container.encode(carryOver, forKey: .carryOver)
-            try container.encode(carryOverSha256, forKey: .carryOverSha256)
         }
     }
 

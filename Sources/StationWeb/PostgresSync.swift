@@ -3,6 +3,7 @@ import GRDB
 import NIOCore
 import PostgresNIO
 import StationClientCore
+import StationManifest
 import StationSupport
 
 /// Brings the web service's PostgreSQL database to the newest release of a folder, as a phone

@@ -1,5 +1,6 @@
 import PostgresNIO
 import StationClientCore
+import StationManifest
 
 /// A split carried out in one of the web service's tables of users' records: every user's rows of
 /// the old station copied to the new one, never over a row the user already has there, with the

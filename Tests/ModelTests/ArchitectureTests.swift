@@ -180,4 +180,31 @@ import Testing
         let unnamed = sources.filter { !layout.contains("`Sources/\($0)`") } + model.filter { !layout.contains("`\($0)/`") }
         #expect(sources.count > 10 && model.count > 10 && unnamed.isEmpty, "folders docs/layout.md does not name: \(unnamed)")
     }
+
+    /// The release format has one home: the manifest's snake_case keys are spelled in
+    /// StationManifest alone (the client decodes its `Manifest`), and what the server and the
+    /// phone's client share of it links no SQLite and no master schema.
+    @Test func theManifestsFormatHasOneHomeThatLinksNoSQLite() throws {
+        let sources = try Self.sources()
+        let keys = ["\"database_gzip\"", "\"carry_over\"", "\"carry_over_sha256\"", "\"content_hash\"", "\"sql_parts\"",
+                    "\"client_schema\"", "\"published_at\""]
+        let elsewhere = sources.filter { !$0.path.hasPrefix("Model/Manifest/") }.flatMap { file in
+            file.text.split(separator: "\n").filter { line in
+                // A coding key's raw value; a table's or a column's name of the same spelling is not one.
+                line.contains("case ") && keys.contains { line.contains("= \($0)") }
+            }.map { "\(file.path): \($0.trimmingCharacters(in: .whitespaces))" }
+        }
+        #expect(elsewhere.isEmpty, "the manifest's keys spelled outside StationManifest: \(elsewhere)")
+        for folder in ["Model/Manifest/", "Model/Support/", "StationServe/", "StationSignatures/"] {
+            let reaching = sources.filter { $0.path.hasPrefix(folder) }.filter { file in
+                file.text.split(separator: "\n").contains { ["import GRDB", "import GRDBSQLite", "import CSQLiteConfig", "import StationSchema"].contains($0) }
+            }.map(\.path)
+            #expect(reaching.isEmpty, "\(folder) reaches SQLite or the master's schema: \(reaching)")
+        }
+        let package = try String(contentsOf: Fixtures.repository.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for target in ["StationManifest", "StationSupport"] {
+            let line = package.split(separator: "\n").first { $0.contains(".target(name: \"\(target)\"") }.map(String.init) ?? ""
+            #expect(!line.isEmpty && !line.contains("grdb"), "\(target) depends on GRDB: \(line)")
+        }
+    }
 }

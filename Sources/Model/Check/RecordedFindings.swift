@@ -1,5 +1,7 @@
 import GRDB
 import GRDBSQLite
+import StationManifest
+import StationSchema
 import StationSupport
 
 /// The findings of the newest version, kept with the master (curator data, never published)

@@ -1,5 +1,4 @@
 import Foundation
-import StationSchema
 
 /// `manifest.json` of a release folder: every built version, its database and its deltas.
 ///

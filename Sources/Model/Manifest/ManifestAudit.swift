@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import StationSchema
 import StationSupport
 
 /// Checks a manifest against the folder it describes: the contract phones, servers and CDNs
@@ -26,7 +24,7 @@ package struct ManifestAudit {
         case listed
         /// Paths, kinds and sizes.
         case sizes
-        /// And the database's `user_version` and rows.
+        /// And the database's `user_version` and rows, as `databaseContents` reads them.
         case contents
         /// And every file's SHA-256.
         case hashes
@@ -36,12 +34,19 @@ package struct ManifestAudit {
     package let folder: String
     /// How deeply each version's files are read.
     package let depth: (Int) -> Depth
+    /// A client database's `user_version` and rows per table: read through SQLite by the release
+    /// (`ReleaseFolder.databaseContents`), which this format-only target does not link. Without
+    /// it, `Depth.contents` and `.hashes` leave the rows unread.
+    package let databaseContents: DatabaseContents?
+    /// How a database's `user_version` and rows per table are read.
+    package typealias DatabaseContents = (String) throws -> (version: Int, rows: [String: Int])
     /// The version folders on the way to the files, each looked at once per audit.
     private let folderKinds = FolderKinds()
 
-    package init(folder: String, depth: @escaping (Int) -> Depth) {
+    package init(folder: String, depth: @escaping (Int) -> Depth, databaseContents: DatabaseContents? = nil) {
         self.folder = folder
         self.depth = depth
+        self.databaseContents = databaseContents
     }
 
     /// - Throws: `ManifestError.disagrees` with every problem found.
@@ -103,7 +108,7 @@ package struct ManifestAudit {
         let deltaPaths = try auditDeltas(released, field: field, problem, file: file)
         Self.auditDownloads(released, format: format, deltaPaths: deltaPaths, field: field, problem)
         // The rows are read only from a file that is where it should be (and, hashing, ours).
-        if filesOK, depth(version) >= .contents { auditRows(released, field: field, problem) }
+        if filesOK, depth(version) >= .contents, let databaseContents { auditRows(released, databaseContents, field: field, problem) }
     }
 
     /// Each delta's versions and file, and its join and SQL; the path of each, by the version it
@@ -165,10 +170,11 @@ package struct ManifestAudit {
     }
 
     /// The database's `user_version` and row counts against the manifest's.
-    private func auditRows(_ released: ReleasedVersion, field: String, _ problem: (String, String?, String) -> Void) {
+    private func auditRows(_ released: ReleasedVersion, _ databaseContents: DatabaseContents, field: String,
+                           _ problem: (String, String?, String) -> Void) {
         let counts: (version: Int, rows: [String: Int])
         do {
-            counts = try Self.rows(ofDatabase: filePath(released.database.path))
+            counts = try databaseContents(filePath(released.database.path))
         } catch {
             problem("\(field).database", released.database.path, "not a readable SQLite database (\(error.localizedDescription))")
             return
@@ -298,21 +304,6 @@ package struct ManifestAudit {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         return status.st_mode & S_IFMT
-    }
-
-    /// A client database's `user_version` and rows per master table, opened read-only.
-    package static func rows(ofDatabase path: String) throws -> (version: Int, rows: [String: Int]) {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            var rows: [String: Int] = [:]
-            for table in MasterTable.all where try db.tableExists(table.name) {
-                rows[table.name] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0
-            }
-            return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1, rows)
-        }
     }
 }
 

@@ -2,8 +2,8 @@ import Foundation
 
 /// Reading a release folder from outside the curator's release (`serve`).
 public enum ReleaseFolderReader {
-    /// A manifest's bytes, decoded and checked against its folder by `ManifestAudit`, sizes but
-    /// not hashes (the files are the ones `release` hashed as it wrote them).
+    /// A manifest's bytes, decoded and checked against its folder by `ManifestAudit` to the
+    /// sizes: a server hashes each file before it first serves it, which covers its contents.
     ///
     /// - Throws: `ManifestError.corrupt` or `.disagrees`.
     public static func checkedManifest(_ data: Data, folder path: String) throws -> Manifest {
@@ -14,7 +14,7 @@ public enum ReleaseFolderReader {
         } catch {
             throw ManifestError.corrupt(manifestPath, reason: error.localizedDescription)
         }
-        try ManifestAudit(folder: path, depth: { _ in .contents }).requireAgreement(manifest)
+        try ManifestAudit(folder: path, depth: { _ in .sizes }).requireAgreement(manifest)
         return manifest
     }
 }

@@ -19,6 +19,41 @@ public enum UpdateAnswer: Sendable, Equatable {
     case refused(status: Int, message: String)
 }
 
+/// The JSON body of a full answer (`303 See Other`): the gzip database to download, its hash and
+/// size, and the carry-over script (`{"kind": "full", "to": 4, "path": "4/stations.sqlite.gz",
+/// "sha256": …, "bytes": …, "carry_over": "4/carry-over.sql", "carry_over_sha256": …}`).
+public struct FullDownloadAnswer: Encodable, Sendable {
+    /// The version the download brings the phone to.
+    public let to: Int
+    /// The gzip database.
+    public let database: ReleasedFile
+    /// The script the phone runs after it; nil in a folder made before carry-over scripts.
+    public let carryOver: ReleasedFile?
+
+    /// The body of `.full(database, carryOver: carryOver, to: to)`.
+    public init(database: ReleasedFile, carryOver: ReleasedFile?, to: Int) {
+        self.to = to
+        self.database = database
+        self.carryOver = carryOver
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, to, path, sha256, bytes, carryOver = "carry_over", carryOverSha256 = "carry_over_sha256"
+    }
+
+    /// Every key present, `null` for no carry-over.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ClientDownload.Kind.full, forKey: .kind)
+        try container.encode(to, forKey: .to)
+        try container.encode(database.path, forKey: .path)
+        try container.encode(database.sha256, forKey: .sha256)
+        try container.encode(database.bytes, forKey: .bytes)
+        try container.encode(carryOver?.path, forKey: .carryOver)
+        try container.encode(carryOver?.sha256, forKey: .carryOverSha256)
+    }
+}
+
 extension Manifest {
     /// The answer to a phone at data version `from` (the query's text, nil when absent).
     public func answer(from text: String?) -> UpdateAnswer {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationLog
+import StationManifest
 import StationSchema
 import StationSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSignatures
 import StationSupport
 

@@ -1,5 +1,7 @@
 import Foundation
+import GRDB
 import StationManifest
+import StationSchema
 import StationSupport
 
 /// A release folder on disk: `manifest.json` and one folder per built version.
@@ -63,9 +65,25 @@ package struct ReleaseFolder: Sendable {
     /// - Throws: `ReleaseError.manifest(.disagrees)` with every problem `ManifestAudit` finds.
     package func requireAgreement(_ manifest: Manifest, depth: @escaping (Int) -> ManifestAudit.Depth) throws {
         do {
-            try ManifestAudit(folder: path, depth: depth).requireAgreement(manifest)
+            try ManifestAudit(folder: path, depth: depth, databaseContents: Self.databaseContents).requireAgreement(manifest)
         } catch let error as ManifestError {
             throw ReleaseError.manifest(error)
+        }
+    }
+
+    /// A client database's `user_version` and rows per master table, opened read-only: what
+    /// `ManifestAudit` compares with the manifest's `rows` at `Depth.contents`.
+    package static func databaseContents(_ path: String) throws -> (version: Int, rows: [String: Int]) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            var rows: [String: Int] = [:]
+            for table in MasterTable.all where try db.tableExists(table.name) {
+                rows[table.name] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name)") ?? 0
+            }
+            return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1, rows)
         }
     }
 

@@ -4,6 +4,7 @@ import StationCheck
 import StationDelta
 import StationHistory
 import StationLog
+import StationManifest
 import StationSchema
 import StationSupport
 import StationWeights

@@ -1,4 +1,5 @@
 import GRDB
+import StationManifest
 
 /// Reads the `updates` log: the one place that knows its layout (a split is a `DUPLICATE` row
 /// whose `table_name` holds the old station code and `key_id` the new one). Queries that join

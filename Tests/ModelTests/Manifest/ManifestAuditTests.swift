@@ -111,7 +111,7 @@ import Testing
         }
         let manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: copy + "/manifest.json")))
         func problems(_ depth: ManifestAudit.Depth) throws -> [String] {
-            try ManifestAudit(folder: copy, depth: { $0 == 2 ? depth : .sizes }).problems(manifest)
+            try ManifestAudit(folder: copy, depth: { $0 == 2 ? depth : .sizes }, databaseContents: ReleaseFolder.databaseContents).problems(manifest)
                 .map { "\($0.field) \($0.file ?? "-")" }
         }
         let misplaced = "versions[2].database_gzip.path 3/stations.sqlite.gz"

@@ -1,5 +1,3 @@
-import GRDB
-
 /// A station split recorded in the log: every user record of `old` is copied to `new`
 /// (DOMAIN.md, DUPLICATE).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import StationSignatures
 
 /// What a phone checks before it downloads anything a manifest lists (docs/clients.md, "How a
 /// phone updates"): a signature by a pinned key verifies over the manifest's exact bytes; the manifest
@@ -70,7 +71,7 @@ public struct ManifestTrust: Sendable {
 /// A manifest whose signature verified, with the fields signing adds.
 public struct SignedManifest: Sendable, Equatable {
     /// The fields a phone checks; the rest of the manifest (versions, files) it reads as usual.
-    public struct Fields: Decodable, Sendable, Equatable {
+    public struct Fields: Sendable, Equatable {
         /// The dataset (the master's lineage) the manifest is of.
         public let dataset: String?
         /// Grows by one with every signing: a phone refuses a lower one.
@@ -86,28 +87,22 @@ public struct SignedManifest: Sendable, Equatable {
         /// `expires` as an instant.
         public let expiresDate: Date
 
-        enum CodingKeys: String, CodingKey { case dataset, sequence, publishedAt = "published_at", expires, newest }
-
-        public init(from decoder: Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            dataset = try container.decodeIfPresent(String.self, forKey: .dataset)
-            sequence = try container.decode(Int.self, forKey: .sequence)
-            publishedAt = try container.decode(String.self, forKey: .publishedAt)
-            expires = try container.decode(String.self, forKey: .expires)
-            newest = try container.decode(Int.self, forKey: .newest)
-            guard let published = Self.date(publishedAt), let expiry = Self.date(expires) else {
-                throw DecodingError.dataCorruptedError(forKey: .expires, in: container, debugDescription: "not a UTC timestamp like 2026-11-27T03:10:00Z")
-            }
-            publishedAtDate = published
-            expiresDate = expiry
-        }
-
+        /// The fields of `manifest`, read as `Manifest` decodes them (the format's one home).
         static func decode(_ manifest: Data) throws(SignatureError) -> Fields {
+            let decoded: Manifest
             do {
-                return try JSONDecoder().decode(Fields.self, from: manifest)
+                decoded = try Manifest.decode(manifest)
             } catch {
-                throw .unreadableManifest("a signed manifest has `sequence`, `published_at` and `expires` (\(error))")
+                throw .unreadableManifest("not a manifest (\(error))")
             }
+            guard let sequence = decoded.sequence, let publishedAt = decoded.publishedAt, let expires = decoded.expires else {
+                throw .unreadableManifest("a signed manifest has `sequence`, `published_at` and `expires`")
+            }
+            guard let published = date(publishedAt), let expiry = date(expires) else {
+                throw .unreadableManifest("`published_at` and `expires` are UTC timestamps like 2026-11-27T03:10:00Z (read \(publishedAt) and \(expires))")
+            }
+            return Fields(dataset: decoded.dataset, sequence: sequence, publishedAt: publishedAt, expires: expires, newest: decoded.newest,
+                          publishedAtDate: published, expiresDate: expiry)
         }
 
         /// `2026-11-27T03:10:00Z`, the form signed manifests carry.
