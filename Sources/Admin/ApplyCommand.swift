@@ -16,6 +16,6 @@ struct ApplyCommand: ParsableCommand, ShowsProgress {
 
     func run() throws {
         let database = try global.openDatabase(author: curation.who)
-        try curation.report(database.apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun), database)
+        try curation.report(Curator(database).apply(planAt: plan, memo: curation.memo, dryRun: curation.dryRun), database)
     }
 }

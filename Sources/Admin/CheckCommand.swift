@@ -50,18 +50,18 @@ struct CheckCommand: ParsableCommand {
         let outcome: CheckOutcome
         if output.json {
             var findings = Console.JSONArrayStream<CheckFinding>(spool, depth: 1)
-            outcome = try database.check(version: version, limits: limits, rules: rules) { try findings.append($0) }
+            outcome = try Checker(database).check(version: version, limits: limits, rules: rules) { try findings.append($0) }
             try findings.finish()
-            try Console.printJSON(CheckJSON(outcome, waivers: try database.waivers(checked: outcome)), spooledFindings: spool)
+            try Console.printJSON(CheckJSON(outcome, waivers: try Checker(database).waivers(checked: outcome)), spooledFindings: spool)
         } else {
-            outcome = try database.check(version: version, limits: limits, rules: rules) { finding in
+            outcome = try Checker(database).check(version: version, limits: limits, rules: rules) { finding in
                 try spool.write(FindingsPrinter.line(finding).escapingControlCharacters + "\n")
             }
             Pager.startIfWanted(disabled: global.noPager)
             let output = FileSink.standardOutput()
             try output.write(FindingsPrinter.summary(outcome.tally) + "\n")
             try spool.copy(to: output)
-            let waivers = try database.waivers(checked: outcome)
+            let waivers = try Checker(database).waivers(checked: outcome)
             if !waivers.isEmpty {
                 try output.write("\nWaivers (\(waivers.count)):\n")
                 for waiver in waivers {
@@ -98,7 +98,7 @@ struct WaiveCommand: ParsableCommand {
     @OptionGroup var who: AuthorOption
 
     func run() throws {
-        try global.openDatabase(author: who).waive(rule: rule, table: table, key: key, reason: reason, ahead: ahead)
+        try Checker(global.openDatabase(author: who)).waive(rule: rule, table: table, key: key, reason: reason, ahead: ahead)
         Console.line("Waived \(rule) on \(table) \(key).")
     }
 }
@@ -118,7 +118,7 @@ struct UnwaiveCommand: ParsableCommand {
     @Argument(help: "The key.") var key: String
 
     func run() throws {
-        try global.openDatabase().unwaive(rule: rule, table: table, key: key)
+        try Checker(global.openDatabase()).unwaive(rule: rule, table: table, key: key)
         Console.line("Removed the waiver of \(rule) on \(table) \(key).")
     }
 }

@@ -13,7 +13,7 @@ struct CurationOptions: ParsableArguments {
     /// Applies the operations as one version and prints what happened.
     func run(_ operations: [PlanOperation], _ global: GlobalOptions) throws {
         let database = try global.openDatabase(author: who)
-        try report(database.apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun), database)
+        try report(Curator(database).apply(operations.map { LocatedOperation($0) }, memo: memo, dryRun: dryRun), database)
     }
 
     func report(_ report: ChangeReport, _ database: MasterDatabase, revertOf reverted: Int? = nil) throws {

@@ -33,7 +33,7 @@ struct DeltaCommand: ParsableCommand {
 
     func run() throws {
         let destination: DeltaDestination = output.map { .file($0) } ?? .stream(FileSink.standardOutput())
-        let written = try global.openDatabase().writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, into: destination)
+        let written = try DeltaExport(global.openDatabase()).writeDelta(from: from, to: to, gzip: gzip, transaction: transaction, into: destination)
         if report.json { return try Console.printJSON(written) }
         let summary = written.summary
         Console.error("delta \(summary.from) → \(summary.to): \(plural(summary.totalStatements, "statement"))")

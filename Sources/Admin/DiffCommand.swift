@@ -44,7 +44,7 @@ struct DiffCommand: ParsableCommand, ShowsProgress {
         // Every change goes to a file and is read back one at a time: a diff of a million
         // stations describes two million.
         let everyChange = try DescribedChangeFile()
-        let report = try database.diff(snapshot.paths, options: try snapshot.options(describeLimit: 0), listingEveryChangeIn: everyChange)
+        let report = try Importer(database).diff(snapshot.paths, options: try snapshot.options(describeLimit: 0), listingEveryChangeIn: everyChange)
         if conflicts {
             if report.conflicts.isEmpty && report.adoptions.isEmpty {
                 // An empty resolution file is a valid one: say why it is empty, where a person reads.

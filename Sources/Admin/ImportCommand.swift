@@ -34,8 +34,8 @@ struct ImportCommand: ParsableCommand, ShowsProgress {
         let everyChange = output.json ? try DescribedChangeFile() : nil
         let options = try snapshot.options(memo: memo, describeLimit: output.json ? 0 : show)
         let report = try UndecidedOutput.printing(json: output.json) {
-            dryRun ? try database.diff(snapshot.paths, options: options, listingEveryChangeIn: everyChange)
-                : try database.importSnapshot(snapshot.paths, options: options, listingEveryChangeIn: everyChange)
+            dryRun ? try Importer(database).diff(snapshot.paths, options: options, listingEveryChangeIn: everyChange)
+                : try Importer(database).importSnapshot(snapshot.paths, options: options, listingEveryChangeIn: everyChange)
         }
         if let everyChange { return try Console.printJSON(report, listing: everyChange) }
         if report.totalChanges == 0 {

@@ -61,9 +61,9 @@ struct LogCommand: ParsableCommand {
                                limit: limit, newestFirst: isStory ? reverse : !reverse)
         if isStory {
             // A key's story: each change with its columns, old → new.
-            let story = try database.story(key: key!, table: table, newestFirst: filter.newestFirst)
+            let story = try LogReader(database).story(key: key!, table: table, newestFirst: filter.newestFirst)
             // What imports kept or decided of the key stands among its changes, at the version of the import.
-            let lines = StoryLine.interleaving(story, notes: try database.mergeNotes(key: key!, table: table), newestFirst: filter.newestFirst)
+            let lines = StoryLine.interleaving(story, notes: try LogReader(database).mergeNotes(key: key!, table: table), newestFirst: filter.newestFirst)
             if output.json { return try Console.printJSON(lines) }
             if nl { return try lines.forEach(Console.printJSONLine) }
             Pager.startIfWanted(disabled: global.noPager)
@@ -77,16 +77,16 @@ struct LogCommand: ParsableCommand {
             return
         }
         // JSON carries what the text shows: each row with its name and values, as a key's story has them.
-        if output.json { return try Console.printJSONArray { append in try database.forEachDescribedUpdate(filter, append) } }
+        if output.json { return try Console.printJSONArray { append in try LogReader(database).forEachDescribedUpdate(filter, append) } }
         if nl {
             let printer = Console.JSONLinePrinter()
-            return try database.forEachDescribedUpdate(filter) { try printer.print($0) }
+            return try LogReader(database).forEachDescribedUpdate(filter) { try printer.print($0) }
         }
         Pager.startIfWanted(disabled: global.noPager)
         if oneline {
-            return try database.forEachUpdate(filter) { Console.fields(Self.shortFields($0)) }
+            return try LogReader(database).forEachUpdate(filter) { Console.fields(Self.shortFields($0)) }
         }
-        try database.forEachDescribedUpdate(filter) { Console.line(Self.line($0)) }
+        try LogReader(database).forEachDescribedUpdate(filter) { Console.line(Self.line($0)) }
     }
 
     /// `21880  v4  2026-11-24T10:00:00Z  UPDATE stations 1130101 東京: weight 13 → 2  (memo)`

@@ -33,7 +33,7 @@ struct ReleaseCommand: ParsableCommand, ShowsProgress {
         options.skipChecks = skipChecks
         options.onStep = FaultInjection.releaseStep()
         options.signing = try signingOptions.signing()
-        let result = try global.openDatabase().release(options)
+        let result = try Publisher(global.openDatabase()).release(options)
         if let version = result.completedInterruptedVersion {
             Console.error("Completed the interrupted release of version \(version) first.")
         }

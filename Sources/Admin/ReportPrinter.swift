@@ -124,7 +124,7 @@ enum ReportPrinter {
     /// would be refused today.
     static func printNextStep(_ database: MasterDatabase) throws {
         Swift.print("")
-        Swift.print(try database.releaseReadiness().nextStep)
+        Swift.print(try Checker(database).releaseReadiness().nextStep)
     }
 
     /// Each suggestion in words, then its ready plan line.

@@ -29,12 +29,12 @@ struct RevertCommand: ParsableCommand {
         let database = try global.openDatabase(author: curation.who)
         let decided = try decisions.decisions()
         if conflicts {
-            let found = try database.revert(version: version, decisions: decided, dryRun: true).conflicts
+            let found = try Curator(database).revert(version: version, decisions: decided, dryRun: true).conflicts
             if found.isEmpty { Console.error("Nothing to decide: reverting version \(version) meets no conflict.") }
             return print(try MergeDecisions.skeleton(conflicts: found, adoptions: []), terminator: "")
         }
         let report = try UndecidedOutput.printing(json: curation.output.json) {
-            try database.revert(version: version, decisions: decided, memo: curation.memo, dryRun: curation.dryRun)
+            try Curator(database).revert(version: version, decisions: decided, memo: curation.memo, dryRun: curation.dryRun)
         }
         try curation.report(report, database, revertOf: version)
     }

@@ -21,7 +21,7 @@ struct ReviewCommand: ParsableCommand {
     @Flag(help: "Write Markdown instead of HTML.") var markdown = false
 
     func run() throws {
-        let report = try global.openDatabase().review(version: version)
+        let report = try Reviewer(global.openDatabase()).review(version: version)
         let text = markdown ? ReviewMarkdown.markdown(report) : ReviewPage.html(report)
         // Not in the release folder: it holds only what phones download.
         let path = output ?? "reviews/review-\(report.summary.version).\(markdown ? "md" : "html")"

@@ -14,7 +14,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let status = try global.openDatabase().status()
+        let status = try LogReader(global.openDatabase()).status()
         if output.json { return try Console.printJSON(status) }
         print("\(global.databasePath): data version \(status.version), \(status.updates) updates rows")
         var rows = TextTable(alignments: [.left, .right, .left], indent: "  ")

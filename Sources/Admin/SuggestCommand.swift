@@ -28,7 +28,7 @@ struct SuggestCommand: ParsableCommand {
 
     func run() throws {
         let database = try global.openDatabase()
-        let suggestions = try database.suggestSplits(version: version, radius: radius, all: all)
+        let suggestions = try Checker(database).suggestSplits(version: version, radius: radius, all: all)
         if output.json { return try Console.printJSON(suggestions) }
         if suggestions.isEmpty {
             // A suggestion already recorded is not suggested again: say so, or "none" reads as none found.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import StationCheck
-import StationSignatures
 import StationRelease
+import StationSignatures
 
 struct VerifyCommand: ParsableCommand, ShowsProgress {
     static let configuration = CommandConfiguration(
@@ -22,7 +22,7 @@ struct VerifyCommand: ParsableCommand, ShowsProgress {
 
     func run() throws {
         let keys = try trust.map(TrustedKey.init(contentsOfFile:))
-        let report = try global.openDatabase().verifyRelease(folder: out, trust: keys)
+        let report = try Publisher(global.openDatabase()).verifyRelease(folder: out, trust: keys)
         if output.json {
             try Console.printJSON(report)
             if !report.failures.isEmpty { throw ExitCode.failure }

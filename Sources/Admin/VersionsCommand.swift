@@ -23,7 +23,7 @@ struct VersionsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let versions = try global.openDatabase().versions(limit: limit)
+        let versions = try LogReader(global.openDatabase()).versions(limit: limit)
         if output.json { return try Console.printJSON(versions) }
         if versions.isEmpty { return print("No versions yet: import or apply something.") }
         for version in versions {

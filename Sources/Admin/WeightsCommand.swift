@@ -26,7 +26,7 @@ struct WeightsCommand: ParsableCommand, ShowsProgress {
 
     func run() throws {
         let database = try global.openDatabase(author: curation.who)
-        let report = try database.assignWeights(seed: seed, proposeMajor: proposeMajor, memo: curation.memo, dryRun: curation.dryRun)
+        let report = try Weigher(database).assignWeights(seed: seed, proposeMajor: proposeMajor, memo: curation.memo, dryRun: curation.dryRun)
         if curation.output.json { return try Console.printJSON(report) }
         if proposeMajor {
             print("Major stations: \(report.proposedMajors) proposed 1–9, \(report.keptHandWeights) hand weights kept.")

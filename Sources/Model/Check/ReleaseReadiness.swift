@@ -24,19 +24,19 @@ public struct ReleaseReadiness: Sendable, Equatable {
     }
 }
 
-extension MasterDatabase {
+extension Checker {
     /// As `release` decides it (its default limits): from the newest version's recorded
     /// findings when it has them, so that it costs no pass over a million stations.
     public func releaseReadiness() throws -> ReleaseReadiness {
-        try readingOneState { db in
-            let newest = try Self.dataVersion(db)
+        try master.readingOneState { db in
+            let newest = try MasterDatabase.dataVersion(db)
             guard newest > 0 else { return ReleaseReadiness(version: 0, unwaivedErrors: 0) }
             if let tally = try VersionChecks.recordedTally(db, version: newest) {
                 return ReleaseReadiness(version: newest, unwaivedErrors: tally.count(.error, waived: false))
             }
             let waived = try Waivers.identities(db)
             var unwaivedErrors = 0
-            try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared: declared).forEachFinding(db) { found, _ in
+            try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared: master.declared).forEachFinding(db) { found, _ in
                 if found.rule.severity == .error && !Waivers.accept(found, among: waived) { unwaivedErrors += 1 }
             }
             return ReleaseReadiness(version: newest, unwaivedErrors: unwaivedErrors)

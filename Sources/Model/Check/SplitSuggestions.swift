@@ -52,7 +52,7 @@ public struct SplitSuggestion: Codable, Sendable, Equatable {
     }
 }
 
-extension MasterDatabase {
+extension Checker {
     /// The DUPLICATEs that `version` (default: the newest) seems to call for; see `SplitFinder`.
     ///
     /// - Parameters:
@@ -61,8 +61,8 @@ extension MasterDatabase {
     ///   - all: every candidate pair, instead of the assignment (`SplitFinder.assigned`).
     /// - Throws: `NoSuchVersion` for a version the master does not have.
     public func suggestSplits(version: Int? = nil, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false) throws -> [SplitSuggestion] {
-        try read { db in
-            let newest = try Self.dataVersion(db)
+        try master.read { db in
+            let newest = try MasterDatabase.dataVersion(db)
             let version = version ?? newest
             try NoSuchVersion.require(version, newest: newest)
             return try SplitFinder.suggest(db, version: version, radius: radius, all: all)

@@ -103,7 +103,7 @@ package enum Waivers {
     }
 }
 
-extension MasterDatabase {
+extension Checker {
     /// Accepts the finding of `rule` on one row of a table the rule checks. The row must exist
     /// and the rule must find it at the newest version, unless `ahead`: a curator may accept a
     /// known long edge before the plan or import that brings it.
@@ -127,26 +127,26 @@ extension MasterDatabase {
         if !ahead {
             // The row, then the one rule's findings, in one state of the master.
             let identity = FindingIdentity(rule: rule.rawValue, table: table, key: key)
-            try readingOneState { db in
+            try master.readingOneState { db in
                 let exists = try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM \(masterTable.name) WHERE \(masterTable.keyColumns.map { "\($0) = ?" }.joined(separator: " AND ")))",
                     arguments: StatementArguments(parts)) ?? false
                 guard exists else { throw WaiverError.noSuchRow(table: table, key: key) }
-                let newest = try Self.dataVersion(db)
+                let newest = try MasterDatabase.dataVersion(db)
                 var found = false
-                try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared: declared).forEachFinding(db, rules: [rule]) { row, _ in
+                try DataChecker(version: newest, newest: newest, limits: CheckLimits(), declared: master.declared).forEachFinding(db, rules: [rule]) { row, _ in
                     if row.identity == identity { found = true }
                 }
                 guard found else { throw WaiverError.notFound(identity) }
             }
         }
-        try write { db in
+        try master.write { db in
             // The reason by its byte length (StatementBinding's text rule).
             try StatementBinding.execute("""
                 INSERT INTO waivers (rule, table_name, key_id, reason, author, waived_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (rule, table_name, key_id) DO UPDATE SET reason = excluded.reason, author = excluded.author,
                     waived_at = excluded.waived_at
-                """, [rule.rawValue, table, key, reason, author, UTCTimestamp.text(Date())], db)
+                """, [rule.rawValue, table, key, reason, master.author, UTCTimestamp.text(Date())], db)
             return ((), true)
         }
     }
@@ -155,7 +155,7 @@ extension MasterDatabase {
     ///
     /// - Throws: `WaiverError` when no such waiver exists.
     public func unwaive(rule: String, table: String, key: String) throws {
-        try write { db in
+        try master.write { db in
             try db.execute(sql: "DELETE FROM waivers WHERE rule = ? AND table_name = ? AND key_id = ?", arguments: [rule, table, key])
             guard db.changesCount > 0 else { throw WaiverError.notWaived(FindingIdentity(rule: rule, table: table, key: key)) }
             return ((), true)
@@ -165,7 +165,7 @@ extension MasterDatabase {
     /// Every waiver, each saying whether a streamed check found its row (nil for a waiver of a
     /// rule that check did not run).
     public func waivers(checked outcome: CheckOutcome) throws -> [Waiver] {
-        try read { db in
+        try master.read { db in
             try Waivers.all(db).map { waiver in
                 var waiver = waiver
                 waiver.stillFound = CheckRule(rawValue: waiver.rule).map(outcome.rules.contains) == true
@@ -178,7 +178,7 @@ extension MasterDatabase {
     /// Every waiver, each saying whether its rule still finds the row at the newest version.
     public func waivers(findings: CheckReport? = nil) throws -> [Waiver] {
         let found = findings.map { Set($0.findings.map(\.identity)) }
-        return try read { db in
+        return try master.read { db in
             try Waivers.all(db).map { waiver in
                 var waiver = waiver
                 waiver.stillFound = found.map { $0.contains(waiver.identity) }

@@ -22,7 +22,7 @@ public struct StoryEntry: Sendable, Equatable, Encodable {
     public var summary: String { "v\(update.userVersion) " + change.summary }
 }
 
-extension MasterDatabase {
+extension LogReader {
     /// A key's whole story across versions: every `updates` row naming it (its splits
     /// included), each with the columns it changed, old → new, read from the history.
     public func story(key: String, table: String? = nil, newestFirst: Bool = false) throws -> [StoryEntry] {
@@ -35,7 +35,7 @@ extension MasterDatabase {
     /// the curated values an import kept, with the version each came from; conflicts decided;
     /// a provisional row adopted.
     public func mergeNotes(key: String, table: String? = nil) throws -> [MergeNote] {
-        try read { db in try MergeNote.notes(table: table, key: key, db) }
+        try master.read { db in try MergeNote.notes(table: table, key: key, db) }
     }
 }
 

@@ -65,13 +65,13 @@ public enum CarryOverScript {
     }
 }
 
-extension MasterDatabase {
+extension Publisher {
     /// Writes the carry-over script of version `version` (default: the newest) into `sink`.
     ///
     /// - Throws: `NoSuchVersion`.
     public func writeCarryOver(version: Int? = nil, into sink: ByteSink) throws {
-        try readingOneState { db in
-            let newest = try Self.dataVersion(db)
+        try master.readingOneState { db in
+            let newest = try MasterDatabase.dataVersion(db)
             let version = version ?? newest
             try NoSuchVersion.require(version, newest: newest, lowest: 0)
             try CarryOverScript.write(to: version, splits: UpdateLog.splits(db, after: 0, through: version), into: sink)

@@ -31,7 +31,7 @@ package enum PublishedHistory {
     }
 }
 
-extension MasterDatabase {
+extension Publisher {
     /// Refuses a release whose master disagrees with what `folder` published: see `PublishedHistory`.
     ///
     /// - Parameters:
@@ -44,7 +44,7 @@ extension MasterDatabase {
         if manifest.newest > newest {
             throw ReleaseError.folderAhead(folder, folderNewest: manifest.newest, masterNewest: newest)
         }
-        let recorded = try read(PublishedHistory.recorded)
+        let recorded = try master.read(PublishedHistory.recorded)
         for published in manifest.versions {
             let masterHash = published.version == released.version ? released.contentHash : recorded[published.version]
             if let masterHash, masterHash != published.contentHash {
@@ -72,7 +72,7 @@ extension MasterDatabase {
     /// - Returns: why the record could not be written, or nil.
     package func recordPublished(_ released: ReleasedVersion) -> String? {
         do {
-            try write { db in
+            try master.write { db in
                 try PublishedHistory.record(version: released.version, contentHash: released.contentHash, db)
                 return ((), true)
             }

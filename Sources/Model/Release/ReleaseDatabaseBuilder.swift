@@ -90,16 +90,16 @@ package enum ReleaseDatabaseBuilder {
     }
 }
 
-extension MasterDatabase {
+extension Publisher {
     /// Builds the client database of any version, for `verify` and for tests.
     public func buildClientDatabase(version: Int, at path: String) throws -> BuiltDatabase {
         try? FileManager.default.removeItem(atPath: path)
-        let rows = try readingOneState(attaching: path) { db in
-            let newest = try Self.dataVersion(db)
+        let rows = try master.readingOneState(attaching: path) { db in
+            let newest = try MasterDatabase.dataVersion(db)
             try NoSuchVersion.require(version, newest: newest, lowest: 0)
-            return try ReleaseDatabaseBuilder.fill(version: version, newest: newest, declared, db)
+            return try ReleaseDatabaseBuilder.fill(version: version, newest: newest, master.declared, db)
         }
-        try ReleaseDatabaseBuilder.complete(path, version: version, declared)
-        return BuiltDatabase(rows: rows, contentHash: try ContentHash.compute(ofFile: path, declared))
+        try ReleaseDatabaseBuilder.complete(path, version: version, master.declared)
+        return BuiltDatabase(rows: rows, contentHash: try ContentHash.compute(ofFile: path, master.declared))
     }
 }

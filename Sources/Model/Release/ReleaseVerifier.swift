@@ -1,10 +1,10 @@
 import Foundation
-import StationManifest
-import StationSignatures
 import GRDB
 import StationDelta
 import StationLog
+import StationManifest
 import StationSchema
+import StationSignatures
 import StationSupport
 
 /// What `verify` checked, and what failed.
@@ -147,7 +147,7 @@ package struct ReleaseVerifier {
             return folder.filePath(version.database.path)
         }
         let path = self.path("base-\(from).sqlite")
-        if !FileManager.default.fileExists(atPath: path) { _ = try master.buildClientDatabase(version: from, at: path) }
+        if !FileManager.default.fileExists(atPath: path) { _ = try Publisher(master).buildClientDatabase(version: from, at: path) }
         return path
     }
 
@@ -357,7 +357,7 @@ package enum SyntheticCompletions {
     }
 }
 
-extension MasterDatabase {
+extension Publisher {
     /// Verifies every delta of every version in a release folder (see `ReleaseVerifier`).
     ///
     /// - Throws: `ReleaseError` for a missing, corrupt or disagreeing folder;
@@ -381,7 +381,7 @@ extension MasterDatabase {
         defer { withExtendedLifetime(lock) {} }
         if FileManager.default.fileExists(atPath: folder.intentPath) { throw ReleaseError.interruptedRelease(path) }
         let manifest = try folder.manifest()
-        if let lineage = try lineage() { try folder.requireLineage(lineage, of: manifest) }
+        if let lineage = try master.lineage() { try folder.requireLineage(lineage, of: manifest) }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stationadmin-verify-\(UUID().uuidString)").path
         var report = VerificationReport()
         let signatures = folder.signatureFindings(trust: trust, dataset: manifest.lineage, now: now)
@@ -389,7 +389,7 @@ extension MasterDatabase {
         report.failures += signatures.failures
         report.warnings += signatures.warnings
         for version in manifest.versions {
-            let verifier = ReleaseVerifier(folder: folder, master: self, scratch: scratch)
+            let verifier = ReleaseVerifier(folder: folder, master: master, scratch: scratch)
             let part = try verifier.verify(version, olderDatabases: (folder, manifest))
             report.passed += part.passed.map { "version \(version.version): \($0)" }
             report.failures += part.failures.map { "version \(version.version): \($0)" }

@@ -50,11 +50,11 @@ public struct MapSpread: Codable, Sendable {
     public var coveredWithoutWeights: Int
 }
 
-extension MasterDatabase {
+extension Weigher {
     /// The client's map query (DOMAIN.md): open stations inside the extent, by weight, then by
     /// squared distance from the centre, up to `pins`; and how they spread.
     public func mapSpread(_ extents: [MapExtent] = MapExtent.examples, pins: Int = 150, grid: Int = 8) throws -> [MapSpread] {
-        try read { db in try MapGeometry.spread(db, extents, pins: pins, grid: grid) }
+        try master.read { db in try MapGeometry.spread(db, extents, pins: pins, grid: grid) }
     }
 }
 

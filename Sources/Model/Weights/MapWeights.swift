@@ -34,7 +34,7 @@ public struct WeightReport: Codable, Sendable {
     }
 }
 
-extension MasterDatabase {
+extension Weigher {
     /// Assigns map weights (DOMAIN.md): hand weights 1–9 stay; with `proposeMajor`, the major
     /// stations without one get 1–9 from the network's structure (`MajorStationProposal`);
     /// in every first-order standard grid square (~80 km) one open station, chosen at random,
@@ -48,7 +48,7 @@ extension MasterDatabase {
     @discardableResult
     public func assignWeights(seed: UInt64 = 1, proposeMajor: Bool = false, memo: String? = nil, dryRun: Bool = false) throws -> WeightReport {
         Progress.phase(proposeMajor ? "reading stations, proposing major stations" : "reading stations")
-        let (stations, proposals) = try read { db in
+        let (stations, proposals) = try master.read { db in
             (try WeightedStation.all(db), proposeMajor ? try MajorStationProposal.propose(db) : [:])
         }
         var weights: [Int64: Int] = [:]
@@ -79,7 +79,7 @@ extension MasterDatabase {
                 operations.append(LocatedOperation(.edit(table: .stations, key: [String(code)], values: ["weight": String(weights[code]!)])))
             }
         }
-        let change = try apply(operations, memo: memo ?? "map weights, seed \(seed)" + (proposeMajor ? ", major stations proposed" : ""), dryRun: dryRun)
+        let change = try Curator(master).apply(operations, memo: memo ?? "map weights, seed \(seed)" + (proposeMajor ? ", major stations proposed" : ""), dryRun: dryRun)
         var byWeight: [Int: Int] = [:]
         var before: [MapPoint] = [], after: [MapPoint] = []
         for station in stations where station.isOpen {

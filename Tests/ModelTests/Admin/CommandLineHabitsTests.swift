@@ -91,7 +91,7 @@ import Testing
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
         batch.duplicate(old: 1120101, new: 9920601)
-        try database.commit(batch, memo: "split")
+        try Curator(database).commit(batch, memo: "split")
         let result = try CommandRunner.run(["suggest", "--db", database.path])
         #expect(result.stdout == "No likely splits or handovers left to record: version 2 recorded 1 split already (1120101 → 9920601).\n",
                 "\(result.stdout)\(result.stderr)")

@@ -85,9 +85,9 @@ import Testing
 
     @Test func verifyReadsAReadOnlyReleaseFolder() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "2"]))], memo: "v2")
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "2"]))], memo: "v2")
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         try FileManager.default.removeItem(atPath: folder + "/.lock")
         // A read-only mount of the folder, as a CDN origin or a build artifact is.
         let mounted = scratch.path("mounted")
@@ -110,7 +110,7 @@ import Testing
     @Test func aReleaseWaitingForAReaderDoesNotNameAStalePid() throws {
         let database = try scratch.baseDatabase()
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         // A pid that a dead writer might have left, and a reader holding the folder.
         try "999999\n".write(toFile: folder + "/.lock", atomically: false, encoding: .utf8)
         let reader = try ReleaseFolderLock.acquire(ReleaseFolder(path: folder), exclusive: false, timeout: 1)
@@ -119,7 +119,7 @@ import Testing
         var options = ReleaseOptions(outputFolder: folder, verify: false)
         options.lockTimeout = 0.2
         options.onWait = { message in waited.withLock { $0.append(message) } }
-        #expect(throws: ReleaseError.folderBusy(folder, holder: nil)) { try database.release(options) }
+        #expect(throws: ReleaseError.folderBusy(folder, holder: nil)) { try Publisher(database).release(options) }
         #expect(waited.withLock { $0 } == ["\(folder): waiting for another StationAdmin process that is using this release folder"])
         #expect(ReleaseError.folderBusy(folder, holder: nil).errorDescription
             == "\(folder): another StationAdmin process is using this release folder; try again when it has finished")

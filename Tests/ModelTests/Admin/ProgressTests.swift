@@ -34,7 +34,7 @@ import Testing
 
     @Test func aReleaseAndAVerifyShowTheirStepsOnATerminal() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
         let release = try onTerminal(["release", "--db", database.path, "--out", scratch.path("release")], environment: ["TERM": "xterm"])
         #expect(release.contains(Self.redraw + "checking version 2"))
         // The deltas are written on a second connection, beside the database's indexes and gzip.
@@ -64,7 +64,7 @@ import Testing
     /// a narrow one a shortened phase with the counts kept.
     @Test func theProgressLineFitsTheTerminalsWidth() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
         _ = try CommandRunner.run(["release", "--db", database.path, "--out", scratch.path("release")])
         func longestLine(columns: Int) throws -> String {
             let drawn = try Terminal(scratch: scratch).run(["verify", "--db", database.path, "--out", scratch.path("release")],

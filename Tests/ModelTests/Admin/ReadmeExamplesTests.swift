@@ -97,9 +97,9 @@ import Testing
         _ = try run(commands[2], "clients.md")
         let database = try MasterDatabase.open(at: scratch.path("master.sqlite"))
         #expect(try database.dataVersion() == 15)
-        #expect(try database.versions().last?.memo == "ekidata 2019-12-27")
+        #expect(try LogReader(database).versions().last?.memo == "ekidata 2019-12-27")
         #expect(try database.value("SELECT company_cd FROM lines WHERE line_cd = 99990") == 108)
-        #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: scratch.path("release")).failures == [])
         #expect(server?.stop(SIGTERM) == 0)
         // The phone that updated the app kept its split credit.
         #expect(try completions(ofDatabase: scratch.path("new.sqlite")).keys.sorted() == [1120309, 9999001])

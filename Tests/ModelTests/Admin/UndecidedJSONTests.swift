@@ -19,9 +19,9 @@ import Testing
 
     @Test func aRefusedImportAndARefusedRevertPrintTheirConflictsAsJSON() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019])
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["station_name": "東滝川駅"]))])
+        try Importer(database).importSnapshot([Fixtures.ekidata2019])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["station_name": "東滝川駅"]))])
         let curated = try database.dataVersion()
         let snapshot = try UpstreamSnapshots.from2021(into: scratch.path("2025-04-01"), date: "20250401") { file, line in
             guard file.hasPrefix("station"), line.hasPrefix("1110602,") else { return line }

@@ -21,8 +21,8 @@ import Testing
 
     @Test func anImportCountsEveryFindingAndWordsTheFirstOfEachRule() throws {
         let (database, _) = try scatteredMaster()
-        let first = try database.importSnapshot([scratch.path("v1")])
-        let all = try database.check().findings
+        let first = try Importer(database).importSnapshot([scratch.path("v1")])
+        let all = try Checker(database).check().findings
         let tooLong = all.filter { $0.rule == .connectionTooLong }
         #expect(tooLong.count > 1_000, "\(tooLong.count)")
         #expect(first.findingCounts["connection-too-long"] == tooLong.count)
@@ -32,9 +32,9 @@ import Testing
         #expect(try database.read { db in try RecordedFindings.identities(db, version: 1) } == Set(all.map(\.identity)))
 
         // The next version checks only the rows it changed, and introduces what the first had not.
-        let second = try database.importSnapshot([scratch.path("v2")])
+        let second = try Importer(database).importSnapshot([scratch.path("v2")])
         let before = Set(all.map(\.identity))
-        let now = try database.check().findings
+        let now = try Checker(database).check().findings
         let introduced = IntroducedFindings(now.filter { !before.contains($0.identity) })
         #expect(CheckRule.allCases.contains(where: introduced.isTruncated), "\(introduced.counts)")
         #expect(second.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }))
@@ -43,11 +43,11 @@ import Testing
 
         // The review of the newest version tells introduced from inherited by the set kept for
         // the version before, as a rebuild of that version does.
-        let reviewed = try database.review()
+        let reviewed = try Reviewer(database).review()
         #expect(reviewed.introducedFindings.counts == introduced.counts && reviewed.introducedFindings.total == introduced.total)
         #expect(reviewed.inheritedFindings.total == now.count - introduced.total)
         try database.queue.write { try $0.execute(sql: "DELETE FROM recorded_findings_before_version") }
-        let rebuilt = try database.review()
+        let rebuilt = try Reviewer(database).review()
         #expect(rebuilt.introducedFindings.counts == reviewed.introducedFindings.counts)
         #expect(rebuilt.introducedFindings.listed == reviewed.introducedFindings.listed)
         #expect(rebuilt.inheritedFindings.listed == reviewed.inheritedFindings.listed)
@@ -57,7 +57,7 @@ import Testing
         let (database, path) = try scatteredMaster()
         let imported = try CommandRunner.run(["import", "--db", path, scratch.path("v1")])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let all = try database.check().findings
+        let all = try Checker(database).check().findings
         let tooLong = all.filter { $0.rule == .connectionTooLong }.count
         #expect(imported.stdout.contains("Findings this version introduces: \(all.count) findings\n"), "\(imported.stdout)")
         #expect(imported.stdout.contains("  connection-too-long (warning): \(tooLong)\n"))

@@ -28,7 +28,7 @@ import Testing
         #expect(found.contains("dates-out-of-order stations 1120102"), "\(found)")
         #expect(outcome.introduced.first.contains { $0.key == "1120101" && $0.message.contains("60.5") })
         // Rolled back: the master never had them.
-        #expect(try database.check().findings.allSatisfy { !["1120101", "1120102"].contains($0.key) })
+        #expect(try Checker(database).check().findings.allSatisfy { !["1120101", "1120102"].contains($0.key) })
     }
 
     /// A broken export (every station anywhere in Japan) finds most rules: imported into an empty
@@ -37,10 +37,10 @@ import Testing
         let snapshot = scratch.path("scattered")
         try SnapshotSynthesizer.generate(stations: 3_000, seed: 7, scattered: true, into: snapshot)
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        let report = try database.importSnapshot([snapshot])
+        let report = try Importer(database).importSnapshot([snapshot])
         #expect(report.version == 1 && report.committed)
 
-        let full = try database.check()
+        let full = try Checker(database).check()
         let recorded = try database.read { db in try RecordedFindings.identities(db, version: 1) }
         #expect(recorded == Set(full.findings.map(\.identity)))
         let expected = IntroducedFindings(full.findings)

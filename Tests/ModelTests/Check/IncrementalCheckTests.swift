@@ -51,7 +51,7 @@ import Testing
         for seed in UInt64(0)..<6 {
             let scratch = Scratch()
             let database = try scratch.baseDatabase()
-            var before = Set(try database.check().findings.map(\.identity))
+            var before = Set(try Checker(database).check().findings.map(\.identity))
             var snapshot = Fixtures.base.path
             for generation in 1...6 {
                 let next = scratch.path("next-\(generation)")
@@ -59,10 +59,10 @@ import Testing
                 snapshot = next
                 var options = ImportOptions(allowMassClose: true)
                 options.checksAfterCommitFromStations = checkedAfterCommit ? 0 : .max
-                let report = try database.importSnapshot([next], options: options)
+                let report = try Importer(database).importSnapshot([next], options: options)
                 #expect(report.warnings.allSatisfy { !$0.contains("is committed, but") }, "\(report.warnings)")
                 guard report.committed else { continue }
-                let full = try database.check()
+                let full = try Checker(database).check()
                 let now = Set(full.findings.map(\.identity))
                 let recorded = try database.read { db in try RecordedFindings.identities(db, version: report.version) }
                 #expect(recorded == now, "seed \(seed) version \(report.version): carried forward \(diff(recorded ?? [], now))")
@@ -70,7 +70,7 @@ import Testing
                 #expect(report.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }),
                         "seed \(seed) version \(report.version)")
                 reached.formUnion(full.findings.map(\.rule))
-                #expect(report.suggestions == (try database.suggestSplits(version: report.version)), "seed \(seed) version \(report.version)")
+                #expect(report.suggestions == (try Checker(database).suggestSplits(version: report.version)), "seed \(seed) version \(report.version)")
                 suggested += report.suggestions.count
                 before = now
             }
@@ -85,23 +85,23 @@ import Testing
         let scratch = Scratch()
         let database = try scratch.baseDatabase()
         var random = SplitMix64(seed: seed)
-        var before = Set(try database.check().findings.map(\.identity))
+        var before = Set(try Checker(database).check().findings.map(\.identity))
         var ruleCounts: [CheckRule: Int] = [:]
         var committed = 1
         var attempts = 0
-        var checkedWhenNewest: [Int: [String]] = [1: try database.check().findings.map(Self.describe)]
+        var checkedWhenNewest: [Int: [String]] = [1: try Checker(database).check().findings.map(Self.describe)]
         while committed < Self.versionsPerHistory && attempts < 200 {
             attempts += 1
             let operations = try (0..<(1 + random.next() % 3)).map { _ in try randomOperation(database, &random) }
             let report: ChangeReport
             do {
-                report = try database.apply(operations.map { LocatedOperation($0) }, memo: "seed \(seed)")
+                report = try Curator(database).apply(operations.map { LocatedOperation($0) }, memo: "seed \(seed)")
             } catch {
                 continue  // an operation the master refuses (a closed station closed again): nothing was written
             }
             guard report.committed else { continue }
             committed += 1
-            let full = try database.check()
+            let full = try Checker(database).check()
             let now = Set(full.findings.map(\.identity))
             let recorded = try database.read { db in try RecordedFindings.identities(db, version: report.version) }
             #expect(recorded == now, "seed \(seed) version \(report.version): carried forward \(diff(recorded ?? [], now))")
@@ -120,7 +120,7 @@ import Testing
         }
         let newest = try database.dataVersion()
         for (version, findings) in checkedWhenNewest where version < newest {
-            #expect(try database.check(version: version).findings.map(Self.describe) == findings, "seed \(seed): version \(version) checked as a past version")
+            #expect(try Checker(database).check(version: version).findings.map(Self.describe) == findings, "seed \(seed): version \(version) checked as a past version")
         }
         #expect(committed == Self.versionsPerHistory, "seed \(seed): only \(committed) versions in \(attempts) attempts")
         return ruleCounts

@@ -14,7 +14,7 @@ import Testing
     /// The base fixture with one error (dates out of order) and one warning (a long connection).
     private func databaseWithFindings() throws -> MasterDatabase {
         let database = try scratch.baseDatabase()
-        try database.apply([
+        try Curator(database).apply([
             LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"])),
             LocatedOperation(.connect(line: 11201, stations: [1120101, 1120120])),
         ])
@@ -23,23 +23,23 @@ import Testing
 
     @Test func aWaiverMarksOneFindingAndIsRemovable() throws {
         let database = try databaseWithFindings()
-        #expect(try database.check().blocking.map(\.key) == ["1120102"])
-        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo, reported")
-        let report = try database.check()
+        #expect(try Checker(database).check().blocking.map(\.key) == ["1120102"])
+        try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo, reported")
+        let report = try Checker(database).check()
         #expect(report.findings.map(\.waived) == [true, false])
         #expect(report.blocking.isEmpty)
-        let waivers = try database.waivers(findings: report)
+        let waivers = try Checker(database).waivers(findings: report)
         #expect(waivers.map { "\($0.rule) \($0.table) \($0.key) \($0.reason) \($0.stillFound!)" }
             == ["dates-out-of-order stations 1120102 upstream typo, reported true"])
         // One rule, one key: the same row under another rule is not waived.
-        try database.waive(rule: "group-dangling", table: "stations", key: "1120102", reason: "not yet", ahead: true)
-        #expect(try database.check().findings.filter(\.waived).count == 1)
-        #expect(try database.waivers(findings: database.check()).map(\.stillFound) == [true, false])
+        try Checker(database).waive(rule: "group-dangling", table: "stations", key: "1120102", reason: "not yet", ahead: true)
+        #expect(try Checker(database).check().findings.filter(\.waived).count == 1)
+        #expect(try Checker(database).waivers(findings: Checker(database).check()).map(\.stillFound) == [true, false])
 
-        try database.unwaive(rule: "dates-out-of-order", table: "stations", key: "1120102")
-        #expect(try database.check().blocking.count == 1)
+        try Checker(database).unwaive(rule: "dates-out-of-order", table: "stations", key: "1120102")
+        #expect(try Checker(database).check().blocking.count == 1)
         #expect(throws: WaiverError.notWaived(FindingIdentity(rule: "dates-out-of-order", table: "stations", key: "1120102"))) {
-            try database.unwaive(rule: "dates-out-of-order", table: "stations", key: "1120102")
+            try Checker(database).unwaive(rule: "dates-out-of-order", table: "stations", key: "1120102")
         }
     }
 
@@ -61,21 +61,21 @@ import Testing
     @Test func aWaiverIsCuratorDataAndMakesNoVersion() throws {
         let database = try databaseWithFindings()
         let version = try database.dataVersion()
-        try database.waive(rule: "connection-too-long", table: "connections", key: "11201/1120101/1120120", reason: "ferry")
+        try Checker(database).waive(rule: "connection-too-long", table: "connections", key: "11201/1120101/1120120", reason: "ferry")
         #expect(try database.dataVersion() == version)
-        #expect(try database.log(LogFilter(version: version)).count == 2)
+        #expect(try LogReader(database).log(LogFilter(version: version)).count == 2)
     }
 
     @Test func badWaiversAreRefusedWithTheNearestRule() throws {
         let database = try databaseWithFindings()
         #expect(throws: WaiverError.unknownRule("dates-out-of-ordr", suggestion: "dates-out-of-order")) {
-            try database.waive(rule: "dates-out-of-ordr", table: "stations", key: "1120102", reason: "x")
+            try Checker(database).waive(rule: "dates-out-of-ordr", table: "stations", key: "1120102", reason: "x")
         }
         #expect(throws: WaiverError.unknownTable("station")) {
-            try database.waive(rule: "dates-out-of-order", table: "station", key: "1120102", reason: "x")
+            try Checker(database).waive(rule: "dates-out-of-order", table: "station", key: "1120102", reason: "x")
         }
         #expect(throws: WaiverError.emptyReason) {
-            try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "  ")
+            try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "  ")
         }
     }
 
@@ -83,7 +83,7 @@ import Testing
         let database = try databaseWithFindings()
         let folder = scratch.path("release")
         #expect {
-            try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+            try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         } throws: { error in
             (error as? ReleaseError).map {
                 if case let .checksFailed(version, findings) = $0 { return version == 2 && findings.map(\.key) == ["1120102"] }
@@ -95,12 +95,12 @@ import Testing
 
         var skipping = ReleaseOptions(outputFolder: folder, verify: false)
         skipping.skipChecks = true
-        let skipped = try database.release(skipping)
+        let skipped = try Publisher(database).release(skipping)
         #expect(skipped.checks == nil && skipped.released.version == 2)
 
-        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
-        let checked = try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        let checked = try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         #expect(checked.released.version == 3)
         #expect(checked.checks?.count(.error, waived: true) == 1)
         #expect(checked.checks?.count(.warning, waived: false) == 1)
@@ -109,28 +109,28 @@ import Testing
 
     @Test func aReleaseCountsTheNewestVersionsRecordedFindingsAndChecksWholeWhatBlocks() throws {
         let database = try databaseWithFindings()
-        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
-        let full = CheckTally(try database.check())
-        let released = try database.release(ReleaseOptions(outputFolder: scratch.path("a"), verify: false))
+        try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
+        let full = CheckTally(try Checker(database).check())
+        let released = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("a"), verify: false))
         #expect(released.checks == full)
 
         // The tally is the record's: a warning recorded for another row is counted.
         try database.queue.write {
             try $0.execute(sql: "INSERT INTO recorded_findings (rule, table_name, key_id) VALUES ('kana-not-katakana', 'stations', '1120101')")
         }
-        let counted = try database.release(ReleaseOptions(outputFolder: scratch.path("b"), verify: false))
+        let counted = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("b"), verify: false))
         #expect(counted.checks?.count(.warning, waived: false) == full.count(.warning, waived: false) + 1)
 
         // An unwaived error in the record is not taken on its word: the whole check decides.
         try database.queue.write {
             try $0.execute(sql: "INSERT INTO recorded_findings (rule, table_name, key_id) VALUES ('coordinates-outside-japan', 'stations', '1120101')")
         }
-        let checkedWhole = try database.release(ReleaseOptions(outputFolder: scratch.path("c"), verify: false))
+        let checkedWhole = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("c"), verify: false))
         #expect(checkedWhole.checks == full)
 
         // A record of another version, or none, is not used either.
         try database.queue.write { try $0.execute(sql: "UPDATE recorded_findings_version SET version = version - 1") }
-        let unrecorded = try database.release(ReleaseOptions(outputFolder: scratch.path("d"), verify: false))
+        let unrecorded = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("d"), verify: false))
         #expect(unrecorded.checks == full)
     }
 

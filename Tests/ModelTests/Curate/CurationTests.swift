@@ -18,11 +18,11 @@ import Testing
 
     @discardableResult
     func apply(_ database: MasterDatabase, _ operations: PlanOperation..., memo: String? = "curated") throws -> ChangeReport {
-        try database.apply(operations.map { LocatedOperation($0) }, memo: memo)
+        try Curator(database).apply(operations.map { LocatedOperation($0) }, memo: memo)
     }
 
     func updates(_ database: MasterDatabase, version: Int) throws -> [String] {
-        try database.log(LogFilter(version: version)).map { "\($0.type.rawValue) \($0.tableName) \($0.keyID)" }
+        try LogReader(database).log(LogFilter(version: version)).map { "\($0.type.rawValue) \($0.tableName) \($0.keyID)" }
     }
 
     @Test func addingAStationInsertsItWithItsWeight() throws {
@@ -33,7 +33,7 @@ import Testing
         #expect(report.version == 2 && report.committed)
         #expect(try updates(database, version: 2) == ["INSERT stations 1120121"])
         #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 1120121") == 2)
-        #expect(try database.log(LogFilter(version: 2)).first?.memo == "curated")
+        #expect(try LogReader(database).log(LogFilter(version: 2)).first?.memo == "curated")
     }
 
     @Test func editingChangesOnlyTheGivenColumns() throws {
@@ -110,7 +110,7 @@ import Testing
         try apply(database,
             .add(table: .lines, values: ["line_cd": "99206", "company_cd": "99", "line_name": "青い森鉄道線", "e_status": "0"]),
             .split(old: 1120101, new: 9920607, line: 99206, values: ["station_name": "八戸(青い森)"], connectTo: [1120102]))
-        let log = try database.log(LogFilter(version: 2))
+        let log = try LogReader(database).log(LogFilter(version: 2))
         #expect(log.map { "\($0.type.rawValue) \($0.tableName) \($0.keyID)" } == [
             "INSERT lines 99206", "INSERT stations 9920607", "INSERT connections 99206/9920607/1120102",
             "DUPLICATE 1120101 9920607",
@@ -186,7 +186,7 @@ import Testing
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "0000-00-00,0000-00-00,0,1120206", with: "0000-00-00,2020-03-14,2,1120206")
         try snapshot.appendLine("station.csv", "9980104,1120206,白銀,,,99001,2,031-0822,八戸市白銀町,141.5494,40.5291,2020-03-14,0000-00-00,0,9980104")
-        try database.importSnapshot([snapshot.path])
+        try Importer(database).importSnapshot([snapshot.path])
         try apply(database, .recordSplit(old: 1120206, new: 9980104))
         #expect(try updates(database, version: 3) == ["DUPLICATE 1120206 9980104"])
     }
@@ -194,7 +194,7 @@ import Testing
     @Test func dryRunReportsEverythingAndWritesNothing() throws {
         let database = try scratch.baseDatabase()
         let before = try database.settledSHA256()
-        let report = try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: [1120102]))], dryRun: true)
+        let report = try Curator(database).apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: [1120102]))], dryRun: true)
         #expect(!report.committed && report.version == 2)
         #expect(report.changes.map(\.summary).last == "DUPLICATE stations 1120101 → 9920607")
         #expect(report.changes.first?.summary.hasPrefix("INSERT stations 9920607 八戸: station_g_cd=1120101, station_name=八戸") == true)
@@ -207,7 +207,7 @@ import Testing
         try apply(database, .edit(table: .stations, key: ["1120101"], values: ["weight": "2"]))
         try apply(database, .split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))
         try apply(database, .close(table: .stations, key: ["1120101"], date: "2010-12-04", cascade: false))
-        let story = try database.story(key: "1120101")
+        let story = try LogReader(database).story(key: "1120101")
         #expect(story.first?.summary.hasPrefix("v1 INSERT stations 1120101 八戸: station_g_cd=1120101, station_name=八戸, line_cd=11201") == true)
         #expect(story.dropFirst().map(\.summary) == [
             "v2 UPDATE stations 1120101 八戸: weight 13 → 2",

@@ -76,7 +76,7 @@ import Testing
         #expect(empty.stderr.contains("weight is empty (expected a map weight: 1 to 9 by hand"), "\(empty.stderr)")
         // A plan goes through the same rule.
         #expect(throws: PlanError.self) {
-            try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "0"]))])
+            try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "0"]))])
         }
         #expect(try weight() == MapWeight.unsampled)
         #expect(try database.dataVersion() == 1)
@@ -92,7 +92,7 @@ import Testing
         let path = scratch.path("empty.sqlite")
         let database = try MasterDatabase.create(at: path)
         #expect(throws: ReleaseError.nothingImported) {
-            try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+            try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         }
         let release = try CommandRunner.run(["release", "--db", path, "--out", scratch.path("release")])
         #expect(release.status == 1)
@@ -133,30 +133,30 @@ import Testing
 
     @Test func aWaiverNamesAFindingThatExistsUnlessAhead() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["open_ymd": "2020-01-01", "close_ymd": "2019-12-31"]))])
         #expect(throws: WaiverError.wrongTable(rule: "connection-too-long", table: "stations", expected: ["connections"])) {
-            try database.waive(rule: "connection-too-long", table: "stations", key: "42", reason: "x")
+            try Checker(database).waive(rule: "connection-too-long", table: "stations", key: "42", reason: "x")
         }
         #expect(throws: WaiverError.badKey(table: "connections", key: "42")) {
-            try database.waive(rule: "connection-too-long", table: "connections", key: "42", reason: "x")
+            try Checker(database).waive(rule: "connection-too-long", table: "connections", key: "42", reason: "x")
         }
         // Only the key as `check` prints it: "01120102" would never match a finding.
         #expect(throws: WaiverError.badKey(table: "stations", key: "01120102")) {
-            try database.waive(rule: "dates-out-of-order", table: "stations", key: "01120102", reason: "x", ahead: true)
+            try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "01120102", reason: "x", ahead: true)
         }
         #expect(throws: WaiverError.noSuchRow(table: "stations", key: "42")) {
-            try database.waive(rule: "dates-out-of-order", table: "stations", key: "42", reason: "x")
+            try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "42", reason: "x")
         }
         #expect(throws: WaiverError.notFound(FindingIdentity(rule: "dates-out-of-order", table: "stations", key: "1120101"))) {
-            try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120101", reason: "x")
+            try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120101", reason: "x")
         }
         let refused = try CommandRunner.run(["waive", "--db", database.path, "connection-too-long", "stations", "42", "--reason", "x"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("connection-too-long checks connections, not stations"), "\(refused.stderr)")
-        #expect(try database.waivers().isEmpty)
+        #expect(try Checker(database).waivers().isEmpty)
 
-        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
-        try database.waive(rule: "dates-out-of-order", table: "stations", key: "1120101", reason: "the plan brings it", ahead: true)
+        try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120102", reason: "upstream typo")
+        try Checker(database).waive(rule: "dates-out-of-order", table: "stations", key: "1120101", reason: "the plan brings it", ahead: true)
         let text = try CommandRunner.run(["check", "--db", database.path])
         #expect(text.stdout.contains("dates-out-of-order stations 1120101: the plan brings it"), "\(text.stdout)")
         #expect(text.stdout.contains("stale: no finding matches it (remove it with station-admin unwaive dates-out-of-order stations 1120101)"))

@@ -36,7 +36,7 @@ import Testing
             #expect(decoded.operation != nil && example.contains("\"op\": \"\(op.rawValue)\""), "\(example)")
         }
         let database = try scratch.baseDatabase()
-        let report = try database.apply(planAt: try plan(examples.joined(separator: "\n") + "\n"))
+        let report = try Curator(database).apply(planAt: try plan(examples.joined(separator: "\n") + "\n"))
         #expect(report.committed && report.count("stations", .duplicate) == 2, "\(report.counts)")
     }
 
@@ -71,7 +71,7 @@ import Testing
             {"op": "restore", "table": "stations", "key": 1120101}
             """)
         #expect(throws: PlanError(file: path, line: 4, message: "stations 1120101 is not closed")) {
-            try database.apply(planAt: path)
+            try Curator(database).apply(planAt: path)
         }
         #expect(try database.settledSHA256() == before)
     }
@@ -83,37 +83,37 @@ import Testing
             {"op": "edit", "table": "stations", "key": 1120101, "set": {"weight": 1}}
             {"op": "close", "table": "stations", "key": 1120206, "date": "2021-03-13"}
             """)
-        let report = try database.apply(planAt: path)
+        let report = try Curator(database).apply(planAt: path)
         #expect(report.version == 2 && report.totalChanges == 2)
-        #expect(try database.log(LogFilter(version: 2)).allSatisfy { $0.memo == "a real event" })
+        #expect(try LogReader(database).log(LogFilter(version: 2)).allSatisfy { $0.memo == "a real event" })
     }
 
     @Test func theAoimoriPlanReproducesWhatEkidataRecorded() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.repository.appendingPathComponent("datasets/plans/fixtures/aomori-2010-before").path])
-        let report = try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2010-12-04-aoimori.jsonl").path)
+        try Importer(database).importSnapshot([Fixtures.repository.appendingPathComponent("datasets/plans/fixtures/aomori-2010-before").path])
+        let report = try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2010-12-04-aoimori.jsonl").path)
         #expect(report.count("stations", .duplicate) == 1)
         for code in [1120102, 1120110, 1120120] {
             #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = ?", [code]) == 99206)
         }
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1120101") == 2)
         #expect(try database.value("SELECT e_status FROM lines WHERE line_cd = 11201") == 2)
-        #expect(try database.log(LogFilter(key: "1120101")).map(\.type) == [.insert, .delete, .duplicate])
-        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        #expect(try LogReader(database).log(LogFilter(key: "1120101")).map(\.type) == [.insert, .delete, .duplicate])
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         #expect(result.verification?.failures == [] && result.released.deltas.last?.duplicates == 1)
     }
 
     @Test func theHokurikuPlanAppliesToTheRealSnapshotAndVerifies() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        let report = try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        let report = try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
         #expect(report.count("stations", .duplicate) == 2)
         #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141531") == 99426)
         #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141520") == 99440)
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1141543") == 2)
-        #expect(try database.log(LogFilter(version: 2)).filter { $0.type == .duplicate }.map { "\($0.tableName)→\($0.keyID)" }
+        #expect(try LogReader(database).log(LogFilter(version: 2)).filter { $0.type == .duplicate }.map { "\($0.tableName)→\($0.keyID)" }
             == ["1141512→9944001", "1141530→9944019"])
-        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         #expect(result.verification?.failures == [])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationCheck
 import StationCurate
 import StationHistory
 import StationImport
@@ -16,18 +17,18 @@ import Testing
     func releaseAndVerify(_ database: MasterDatabase) throws -> ReleaseResult {
         var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: true)
         options.skipChecks = true
-        return try database.release(options)
+        return try Publisher(database).release(options)
     }
 
     @Test func revertingAPlanPutsItsRowsBackAndKeepsItsSplits() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
         var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: false)
         options.skipChecks = true
-        try database.release(options)
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
-        try database.release(options)
-        let report = try database.revert(version: 2, memo: "the plan was early")
+        try Publisher(database).release(options)
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Publisher(database).release(options)
+        let report = try Curator(database).revert(version: 2, memo: "the plan was early")
         #expect(report.committed && report.version == 3 && report.conflicts.isEmpty)
         #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141513") == 11415)
         #expect(try database.value("SELECT line_name FROM lines WHERE line_cd = 11415") == "JR北陸本線(米原～金沢)")
@@ -43,7 +44,7 @@ import Testing
         #expect(result.verification?.failures == [])
         #expect(result.verification?.passed.last == "delta, full download, app update: user records identical for versions 1…2")
         // Reverting the revert brings the plan back.
-        try database.revert(version: 3)
+        try Curator(database).revert(version: 3)
         #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141513") == 99440)
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9944001") == 0)
     }
@@ -53,12 +54,12 @@ import Testing
     /// them), and no conflict says upstream holds it.
     @Test func aColumnUpstreamNeverGivesIsRevertedWithoutAConflict() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"])),
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"])),
                             LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "3"]))])
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "9900101,9900101,テスト中央,", with: "9900101,9900101,テスト中央駅,")
-        #expect(try database.importSnapshot([snapshot.path]).committed)
-        let report = try database.revert(version: 2)
+        #expect(try Importer(database).importSnapshot([snapshot.path]).committed)
+        let report = try Curator(database).revert(version: 2)
         #expect(report.committed && report.conflicts.isEmpty)
         #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 9900101") == 13)
         #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 9900102") == 13)
@@ -67,8 +68,8 @@ import Testing
 
     @Test func revertingASplitClosesTheNewStation() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))], memo: "Aoimori")
-        try database.revert(version: 2)
+        try Curator(database).apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: nil, values: [:], connectTo: []))], memo: "Aoimori")
+        try Curator(database).revert(version: 2)
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9920607") == 2)
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1120101") == 0)
         let result = try releaseAndVerify(database)
@@ -77,9 +78,9 @@ import Testing
 
     @Test func revertingAnImportPutsBackTheSnapshotBefore() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019])
-        try database.importSnapshot([Fixtures.ekidata2021])
-        let report = try database.revert(version: 2, memo: "back to 2019")
+        try Importer(database).importSnapshot([Fixtures.ekidata2019])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        let report = try Curator(database).revert(version: 2, memo: "back to 2019")
         #expect(report.committed)
         // Every table as version 1 had it: renamed, closed and added rows alike.
         let state: (Int) throws -> [String] = { version in
@@ -93,32 +94,32 @@ import Testing
         #expect(try state(3) == (try state(1)))
         #expect(try releaseAndVerify(database).verification?.failures == [])
         // Upstream's base stays 2021's: importing it again does not undo the revert.
-        #expect(try database.importSnapshot([Fixtures.ekidata2021]).totalChanges == 0)
+        #expect(try Importer(database).importSnapshot([Fixtures.ekidata2021]).totalChanges == 0)
     }
 
     @Test func aColumnALaterVersionChangedIsAConflict() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "陸奥市川駅", "weight": "5"]))])
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "むついちかわ", "post": "039-9999"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "陸奥市川駅", "weight": "5"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "むついちかわ", "post": "039-9999"]))])
         let before = try database.settledSHA256()
         #expect {
-            try database.revert(version: 2)
+            try Curator(database).revert(version: 2)
         } throws: { error in
             guard case let RevertError.undecided(version, conflicts) = error else { return false }
             return version == 2 && conflicts.map(\.description) == ["stations 1120102 station_name: base 陸奥市川駅; ours むついちかわ (v3); theirs 陸奥市川"]
         }
         #expect(try database.settledSHA256() == before)
         // The weight no later version touched goes back whatever is decided.
-        let dry = try database.revert(version: 2, dryRun: true)
+        let dry = try Curator(database).revert(version: 2, dryRun: true)
         #expect(!dry.committed && dry.conflicts.map(\.decision) == [nil])
-        try database.revert(version: 2, decisions: MergeDecisions(prefer: .ours))
+        try Curator(database).revert(version: 2, decisions: MergeDecisions(prefer: .ours))
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "むついちかわ")
         #expect(try database.value("SELECT weight FROM stations WHERE station_cd = 1120102") == 13)
         // A column version 2 did not change is no conflict, and stays as the later version set it.
         #expect(try database.value("SELECT post FROM stations WHERE station_cd = 1120102") == "039-9999")
-        try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
+        try Curator(database).revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 1120102") == "陸奥市川駅")
-        #expect(throws: NoSuchVersion(requested: 9, newest: 5)) { try database.revert(version: 9) }
+        #expect(throws: NoSuchVersion(requested: 9, newest: 5)) { try Curator(database).revert(version: 9) }
     }
 
     /// 東滝川 (1110602) closed by a curator with a provisional date (v3), then by upstream too, on
@@ -127,9 +128,9 @@ import Testing
     /// open station with a close date: refused; decided alike, committed.
     @Test func aRevertAgainstWhatUpstreamNowHoldsIsAConflictAndNeverLeavesARuleBroken() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019])
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["e_status": "2", "close_ymd": "2025-03-01"]))])
+        try Importer(database).importSnapshot([Fixtures.ekidata2019])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["e_status": "2", "close_ymd": "2025-03-01"]))])
         let snapshot = try UpstreamSnapshots.from2021(into: scratch.path("2025-04-01"), date: "20250401") { file, line in
             guard file.hasPrefix("station"), line.hasPrefix("1110602,") else { return line }
             var fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
@@ -139,18 +140,18 @@ import Testing
         }
         var options = ImportOptions()
         options.decisions = MergeDecisions(prefer: .theirs)
-        try database.importSnapshot([snapshot], options: options)
+        try Importer(database).importSnapshot([snapshot], options: options)
         #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 1110602") == "2025-03-15")
         let before = try database.settledSHA256()
         #expect {
-            try database.revert(version: 3)
+            try Curator(database).revert(version: 3)
         } throws: { error in
             guard case let RevertError.undecided(3, conflicts) = error else { return false }
             return conflicts.map(\.column) == ["close_ymd", "e_status"] || conflicts.map(\.column) == ["e_status", "close_ymd"]
         }
         #expect(try database.settledSHA256() == before)
         // One column each way: an open station with a close date. Refused, naming the row.
-        let conflicts = try database.revert(version: 3, dryRun: true).conflicts
+        let conflicts = try Curator(database).revert(version: 3, dryRun: true).conflicts
         let mixed = scratch.path("mixed.jsonl")
         let skeleton = try MergeDecisions.skeleton(conflicts: conflicts, adoptions: [])
         try skeleton.split(separator: "\n").map { line in
@@ -160,7 +161,7 @@ import Testing
         var decisions = MergeDecisions()
         decisions = try decisions.adding(resolutionFile: mixed)
         #expect {
-            try database.revert(version: 3, decisions: decisions)
+            try Curator(database).revert(version: 3, decisions: decisions)
         } throws: { error in
             guard case let RevertError.breaksRules(3, rows) = error else { return false }
             return rows == ["stations 1110602 would be open (e_status 0) with close_ymd '2025-03-15'"]
@@ -168,9 +169,9 @@ import Testing
         }
         #expect(try database.settledSHA256() == before)
         // Decided alike: the station stays as upstream has it, or comes back open without a date.
-        let kept = try database.revert(version: 3, decisions: MergeDecisions(prefer: .ours), dryRun: true)
+        let kept = try Curator(database).revert(version: 3, decisions: MergeDecisions(prefer: .ours), dryRun: true)
         #expect(kept.conflicts.count == 2)
-        try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
+        try Curator(database).revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 1110602") == 0)
         #expect(try database.value("SELECT close_ymd FROM stations WHERE station_cd = 1110602") == nil as String?)
     }
@@ -183,14 +184,14 @@ import Testing
     /// put back), refused, naming them. Never a connection off its line.
     @Test func revertingAPlanUpstreamHasAdoptedIsDecidedAndNeverLeavesAConnectionOffItsLine() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
         let upstream = try UpstreamSnapshots.hokuriku2024(into: scratch.path("upstream"))
-        try database.importSnapshot([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
+        try Importer(database).importSnapshot([upstream], options: ImportOptions(decisions: MergeDecisions(adoptAll: true)))
         let before = try database.settledSHA256()
 
         #expect {
-            try database.revert(version: 2)
+            try Curator(database).revert(version: 2)
         } throws: { error in
             guard case let RevertError.undecided(2, conflicts) = error else { return false }
             // JR's connections the plan removed, upstream lacks too; IR's it added, upstream has.
@@ -201,17 +202,17 @@ import Testing
         #expect(try database.settledSHA256() == before)
 
         func offLine() throws -> [String] {
-            try database.check().findings.filter { $0.rule == .connectionOffItsLine }.map(\.key)
+            try Checker(database).check().findings.filter { $0.rule == .connectionOffItsLine }.map(\.key)
         }
         // For the plan's "before": JR's connections come back with the stations, and the stations
         // take their connections on upstream's line 99428 (v3) with them, as a move does.
-        let theirs = try database.revert(version: 2, decisions: MergeDecisions(prefer: .theirs), dryRun: true)
+        let theirs = try Curator(database).revert(version: 2, decisions: MergeDecisions(prefer: .theirs), dryRun: true)
         #expect(theirs.changes.map(\.summary).contains("DELETE connections 99428/1141513/1141514"))
         #expect(theirs.changes.map(\.summary).contains("INSERT connections 11415/1141513/1141514"))
         #expect(try database.settledSHA256() == before)
 
         // Mixed: the stations' lines kept, JR's connections put back: refused.
-        let conflicts = try database.revert(version: 2, dryRun: true).conflicts
+        let conflicts = try Curator(database).revert(version: 2, dryRun: true).conflicts
         let mixed = scratch.path("mixed.jsonl")
         try MergeDecisions.skeleton(conflicts: conflicts, adoptions: []).split(separator: "\n").map { line in
             line.replacingOccurrences(of: "\"take\":null", with: line.contains("\"connections\"") ? "\"take\":\"theirs\"" : "\"take\":\"ours\"")
@@ -219,7 +220,7 @@ import Testing
         var decisions = MergeDecisions()
         decisions = try decisions.adding(resolutionFile: mixed)
         #expect {
-            try database.revert(version: 2, decisions: decisions)
+            try Curator(database).revert(version: 2, decisions: decisions)
         } throws: { error in
             guard case let RevertError.breaksRules(2, rows) = error else { return false }
             return rows.contains("connections 11415/1141513/1141514 of open line 11415 would run to 1141513 on line 99428 and 1141514 on line 99428")
@@ -227,7 +228,7 @@ import Testing
         #expect(try database.settledSHA256() == before)
 
         // For the master: upstream's lines and connections stay; no connection off its line.
-        try database.revert(version: 2, decisions: MergeDecisions(prefer: .ours))
+        try Curator(database).revert(version: 2, decisions: MergeDecisions(prefer: .ours))
         #expect(try database.value("SELECT line_cd FROM stations WHERE station_cd = 1141513") == 99428)
         #expect(try database.value("SELECT COUNT(*) FROM connections WHERE line_cd = 11415 AND station_cd1 = 1141513") == 0)
         #expect(try offLine() == [])

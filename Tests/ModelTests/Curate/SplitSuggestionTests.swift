@@ -19,24 +19,24 @@ import Testing
         let snapshot = try scratch.snapshot()
         try snapshot.replace("station.csv", "0000-00-00,0000-00-00,0,1120206", with: "0000-00-00,2020-03-14,2,1120206")
         try snapshot.appendLine("station.csv", "9900108,9900108,白銀,,,99001,2,031-0822,八戸市白銀町,141.5499,40.5293,2020-03-14,0000-00-00,0,9900108")
-        try database.importSnapshot([snapshot.path])
-        let suggestions = try database.suggestSplits()
+        try Importer(database).importSnapshot([snapshot.path])
+        let suggestions = try Checker(database).suggestSplits()
         #expect(suggestions.map(\.planLine) == ["{\"op\": \"record_split\", \"old\": 1120206, \"new\": 9900108}"])
         #expect(suggestions.first?.reason == "closed and added in this version: same name, 48 m apart")
         #expect(suggestions.first?.confidence == 0.7)
-        try database.apply([LocatedOperation(.recordSplit(old: 1120206, new: 9900108))])
-        #expect(try database.suggestSplits(version: 2).isEmpty)
+        try Curator(database).apply([LocatedOperation(.recordSplit(old: 1120206, new: 9900108))])
+        #expect(try Checker(database).suggestSplits(version: 2).isEmpty)
     }
 
     @Test func theRealSnapshotsSuggestTheTwoHandoversAndNothingElse() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019])
-        let report = try database.importSnapshot([Fixtures.ekidata2021])
+        try Importer(database).importSnapshot([Fixtures.ekidata2019])
+        let report = try Importer(database).importSnapshot([Fixtures.ekidata2021])
         #expect(report.suggestions.map(\.planLine) == [
             "{\"op\": \"record_split\", \"old\": 1120825, \"new\": 9920801}",
             "{\"op\": \"record_split\", \"old\": 1180430, \"new\": 9980101}",
         ])
-        #expect(try database.suggestSplits().map { "\($0.old) \($0.oldName) → \($0.new) \($0.newName)" } == [
+        #expect(try Checker(database).suggestSplits().map { "\($0.old) \($0.oldName) → \($0.new) \($0.newName)" } == [
             "1120825 盛 → 9920801 盛", "1180430 海部 → 9980101 海部",
         ])
         #expect(report.suggestions.first?.reason == "JR東日本 left the station: its 盛 closed, and 三陸鉄道's open 盛 (same name and group) carries on")
@@ -69,28 +69,28 @@ import Testing
                 operations.append(LocatedOperation(.connect(line: Int64(row["line_cd"]!)!, stations: [new, other])))
             }
         }
-        let report = try database.apply(operations, memo: file.memo)
+        let report = try Curator(database).apply(operations, memo: file.memo)
         #expect(report.count("stations", .duplicate) == 0)
         return report
     }
 
     @Test func theAoimoriTransferWithoutItsDuplicateIsSuggestedExactly() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.repository.appendingPathComponent("datasets/plans/fixtures/aomori-2010-before").path])
+        try Importer(database).importSnapshot([Fixtures.repository.appendingPathComponent("datasets/plans/fixtures/aomori-2010-before").path])
         let report = try applyWithoutDuplicates("datasets/plans/2010-12-04-aoimori.jsonl", to: database)
-        #expect(try database.suggestSplits().map { "\($0.old)→\($0.new)" } == ["1120101→9920607"])
+        #expect(try Checker(database).suggestSplits().map { "\($0.old)→\($0.new)" } == ["1120101→9920607"])
         #expect(report.suggestions.isEmpty, "a plan's report lists no suggestions; suggest does")
-        let suggestion = try #require(try database.suggestSplits().first)
+        let suggestion = try #require(try Checker(database).suggestSplits().first)
         #expect(suggestion.confidence == 0.9)
         #expect(suggestion.reason.contains("JR東日本 to 青い森鉄道"))
     }
 
     @Test func theHokurikuTransferWithoutItsDuplicatesIsSuggestedExactly() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
         _ = try applyWithoutDuplicates("datasets/plans/2024-03-16-hokuriku.jsonl", to: database)
         // Not JR 金沢 1141543 → IR 金沢 9942601: that section passed to IR with its codes.
-        #expect(try database.suggestSplits().map { "\($0.old)→\($0.new)" } == ["1141512→9944001", "1141530→9944019"])
+        #expect(try Checker(database).suggestSplits().map { "\($0.old)→\($0.new)" } == ["1141512→9944001", "1141530→9944019"])
     }
 
     /// An import's suggestions scan the stations as they were before it, on a second connection,
@@ -101,23 +101,23 @@ import Testing
         let snapshot = try scratch.snapshot()
         try snapshot.removeLine("station.csv", containing: "9900104,9900104,テスト南,")
         try snapshot.replace("station.csv", "1120206,1120206,白銀,", with: "1120206,9900104,テスト南,")
-        let report = try database.importSnapshot([snapshot.path])
+        let report = try Importer(database).importSnapshot([snapshot.path])
         #expect(report.suggestions.map(\.planLine) == ["{\"op\": \"record_split\", \"old\": 9900104, \"new\": 1120206}"])
         #expect(report.suggestions.first?.reason.hasPrefix("テスト鉄道 left the station") == true)
-        #expect(report.suggestions == (try database.suggestSplits(version: report.version)))
+        #expect(report.suggestions == (try Checker(database).suggestSplits(version: report.version)))
     }
 
     @Test func anOperatorThatStillServesTheGroupIsNoHandover() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
         // JR East's Hachinohe Line 八戸 1120601 closes (an express stopping at the hub is gone), while
         // its own 八戸 of another line stays in the group; Aoimori's 八戸 9920607 shares the group.
-        try database.apply([LocatedOperation(.add(table: .stations, values: [
+        try Curator(database).apply([LocatedOperation(.add(table: .stations, values: [
             "station_cd": "1120699", "station_g_cd": "1120601", "station_name": "八戸", "line_cd": "11206",
             "lat": "40.509", "lon": "141.431", "e_status": "0",
         ]))])
-        try database.apply([LocatedOperation(.close(table: .stations, key: ["1120601"], date: "2024-01-01", cascade: false))])
-        #expect(try database.suggestSplits().isEmpty)
+        try Curator(database).apply([LocatedOperation(.close(table: .stations, key: ["1120601"], date: "2024-01-01", cascade: false))])
+        #expect(try Checker(database).suggestSplits().isEmpty)
     }
 }
 
@@ -138,12 +138,12 @@ import Testing
                 try text.replacingOccurrences(of: old, with: new).write(toFile: path, atomically: true, encoding: .utf8)
             }
         }
-        try database.importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true))
+        try Importer(database).importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true))
         // 5 km: each station is near its neighbours too (they are 1.5 to 4 km apart).
-        let assigned = try database.suggestSplits(radius: 5000)
+        let assigned = try Checker(database).suggestSplits(radius: 5000)
         #expect(assigned.map { "\($0.old)→\($0.new)" }.sorted() == (2...6).map { "112020\($0)→112920\($0)" })
         #expect(assigned.allSatisfy { $0.confidence == 0.7 && $0.oldName == $0.newName })
-        let every = try database.suggestSplits(radius: 5000, all: true)
+        let every = try Checker(database).suggestSplits(radius: 5000, all: true)
         #expect(every.count > assigned.count * 2 - 1, "\(every.count) candidates")
         #expect(every.contains { $0.old == 1120203 && $0.new == 1129204 && $0.confidence == 0.45 }, "a neighbour's pair, at 0.45")
         // The command: the assignment by default, every candidate with --all.

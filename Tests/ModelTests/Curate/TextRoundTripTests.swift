@@ -51,13 +51,13 @@ import Testing
         try snapshot.replace("station.csv", "1120103,1120103,下田,", with: "1120103,1120103,\(Self.emoji),")
         try snapshot.replace("station.csv", "1120104,1120104,向山,", with: "1120104,1120104,\(Self.invisible),")
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([snapshot.path], options: ImportOptions(memo: "import"))
+        try Importer(database).importSnapshot([snapshot.path], options: ImportOptions(memo: "import"))
         let releases = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: releases, version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: releases, version: 1, verify: false))
 
         // Curated operations, one version each, the memo awkward too.
         func apply(_ operation: PlanOperation) throws {
-            try database.apply([LocatedOperation(operation)], memo: "memo " + Self.nul)
+            try Curator(database).apply([LocatedOperation(operation)], memo: "memo " + Self.nul)
         }
         try apply(.edit(table: .stations, key: ["1120101"], values: ["weight": "3"]))
         try apply(.edit(table: .stations, key: ["1120105"], values: ["address": Self.emoji + "\r" + Self.nul]))
@@ -73,22 +73,22 @@ import Testing
             {"plan": "awkward", "memo": "plan memo \\u0000 kept"}
             {"op": "edit", "table": "stations", "key": 1120101, "set": {"address": "\\ufeff小中野\\u2028駅函\\u0000館", "weight": 4}}
             """.write(toFile: plan, atomically: true, encoding: .utf8)
-        try database.apply(planAt: plan)
-        try database.waive(rule: "duplicate-name-on-line", table: "stations", key: "1120101", reason: "reason \(Self.nul) \(Self.loneCR) kept", ahead: true)
+        try Curator(database).apply(planAt: plan)
+        try Checker(database).waive(rule: "duplicate-name-on-line", table: "stations", key: "1120101", reason: "reason \(Self.nul) \(Self.loneCR) kept", ahead: true)
 
         // The master holds every value byte for byte, and so do the memos and the waiver.
         let master = scratch.path("master.sqlite")
         for (station, column, text) in expectations() {
             #expect(try hexOf(column, station: station, in: master) == Self.hex(text), "master \(station) \(column)")
         }
-        let newest = try database.status().version
+        let newest = try LogReader(database).status().version
         #expect(try sqlite3Query("SELECT hex(memo) FROM versions WHERE version = 2", database: master) == Self.hex("memo " + Self.nul))
         #expect(try sqlite3Query("SELECT DISTINCT hex(memo) FROM updates WHERE user_version = 2", database: master) == Self.hex("memo " + Self.nul))
         #expect(try sqlite3Query("SELECT hex(memo) FROM versions WHERE version = \(newest)", database: master) == Self.hex("plan memo \u{0} kept"))
         #expect(try sqlite3Query("SELECT hex(reason) FROM waivers", database: master) == Self.hex("reason \(Self.nul) \(Self.loneCR) kept"))
 
         // The release's client database, and the delta from version 1 applied by the real sqlite3.
-        let result = try database.release(ReleaseOptions(outputFolder: releases))
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: releases))
         #expect(result.verification?.failures == [])
         let client = (releases as NSString).appendingPathComponent(result.released.database.path)
         let delta = try #require(result.released.deltas.first { $0.from == 1 })
@@ -112,10 +112,10 @@ import Testing
         let long = String(repeating: "駅", count: 10_000)
         #expect(throws: PlanError(file: "command line", line: nil, message:
             "station_name is 30000 bytes long (expected at most 300 bytes of UTF-8, about 100 Japanese characters; shorten it)")) {
-            try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["station_name": long]))], memo: "x")
+            try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["station_name": long]))], memo: "x")
         }
         #expect(throws: PlanError.self) {
-            try database.apply([LocatedOperation(.add(table: .companies, values: [
+            try Curator(database).apply([LocatedOperation(.add(table: .companies, values: [
                 "company_cd": "990", "company_name": "x", "company_url": "https://example.com/" + String(repeating: "a", count: 2_100), "e_status": "0",
             ]))], memo: "x")
         }
@@ -131,14 +131,14 @@ import Testing
             """.write(toFile: plan, atomically: true, encoding: .utf8)
         #expect(throws: PlanError(file: plan, line: 2, message:
             "station_name is 303 bytes long (expected at most 300 bytes of UTF-8, about 100 Japanese characters; shorten it)")) {
-            try database.apply(planAt: plan)
+            try Curator(database).apply(planAt: plan)
         }
     }
 
     @Test func theLongestRealValuesAreWellWithinTheLimits() throws {
         // The 2021 ekidata's longest name is 63 bytes and its longest address 70.
         let database = try MasterDatabase.create(at: scratch.path("real.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "real"))
+        try Importer(database).importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "real"))
         for table in MasterTable.all {
             for column in table.columns where column.kind == .text {
                 let longest: Int = try database.value("SELECT COALESCE(MAX(length(CAST(\(column.name) AS BLOB))), 0) FROM \(table.name)") ?? 0

@@ -68,7 +68,7 @@ import Testing
         func commitUntil(_ count: Int) throws {
             while snapshots.count < count {
                 let batch = history.nextBatch()
-                let report = try database.commit(batch, memo: "seed \(seed)")
+                let report = try Curator(database).commit(batch, memo: "seed \(seed)")
                 if report.committed {
                     snapshots[report.version] = history.state
                     splits += batch.duplicates.count
@@ -104,14 +104,14 @@ import Testing
         #expect(newest == snapshots.count - 1)
 
         for version in 0...newest {
-            let built = try database.buildClientDatabase(version: version, at: scratch.path("v\(version).sqlite"))
+            let built = try Publisher(database).buildClientDatabase(version: version, at: scratch.path("v\(version).sqlite"))
             #expect(built.contentHash == (try expectedHash(version)), "seed \(seed): version \(version) rebuilt differs from the model")
         }
         // Random histories put stations anywhere on Earth: the data checks (tested on their own) would
         // rightly refuse them, and this test is about deltas.
         var options = ReleaseOptions(outputFolder: scratch.path("release"))
         options.skipChecks = true
-        let result = try database.release(options)
+        let result = try Publisher(database).release(options)
         #expect(result.verification?.failures == [], "seed \(seed)")
         #expect(result.verification?.passed == Self.passed(result.released))
         #expect(result.released.downloads.map(\.from) == Array(1..<max(newest, 1)))
@@ -121,7 +121,7 @@ import Testing
         if seed % 4 == 0, newest > 3 {
             var past = ReleaseOptions(outputFolder: scratch.path("past"), version: newest - 2)
             past.skipChecks = true
-            let pastResult = try database.release(past)
+            let pastResult = try Publisher(database).release(past)
             #expect(pastResult.verification?.failures == [], "seed \(seed)")
             #expect(pastResult.verification?.passed == Self.passed(pastResult.released))
             #expect(pastResult.released.contentHash == (try expectedHash(newest - 2)))
@@ -129,7 +129,7 @@ import Testing
         // A delta the release leaves out (from 0, or larger than the database) must still be exact.
         for from in 0..<newest where !result.released.deltas.contains(where: { $0.from == from }) {
             let path = scratch.path("unpublished-\(from).sql.gz")
-            _ = try database.writeDelta(from: from, gzip: true, into: .file(path))
+            _ = try DeltaExport(database).writeDelta(from: from, gzip: true, into: .file(path))
             let phone = try scratch.phone(from: scratch.path("v\(from).sqlite"), name: "phone-\(from).sqlite", completions: [])
             let applied = try scratch.apply(delta: path, to: phone)
             #expect(applied.status == 0, "seed \(seed): delta from \(from): \(applied.error)")

@@ -40,7 +40,7 @@ final class Scratch {
     /// A new master database with the base fixture imported as version 1.
     func baseDatabase(name: String = "master.sqlite") throws -> MasterDatabase {
         let database = try MasterDatabase.create(at: path(name))
-        try database.importSnapshot([Fixtures.base.path], options: ImportOptions(memo: "base"))
+        try Importer(database).importSnapshot([Fixtures.base.path], options: ImportOptions(memo: "base"))
         return database
     }
 

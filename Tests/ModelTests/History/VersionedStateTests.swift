@@ -13,11 +13,11 @@ import Testing
     /// state, from the SQL alone, equals what the master held when that version was committed.
     @Test func eachVersionsStateIsWhatTheMasterHeldThen() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.base.path])
+        try Importer(database).importSnapshot([Fixtures.base.path])
         var held: [Int: [String: String]] = [1: try names(database, version: nil)]
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "二番"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "二番"]))])
         held[2] = try names(database, version: nil)
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "三番"])),
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "三番"])),
                             LocatedOperation(.add(table: .stations, values: ["station_cd": "1120199", "station_g_cd": "1120199",
                                                                             "station_name": "新駅", "line_cd": "11201", "pref_cd": "1", "e_status": "0"]))])
         held[3] = try names(database, version: nil)

@@ -92,7 +92,7 @@ import Testing
         let before = try database.settledSHA256()
         let path = Fixtures.bad.appendingPathComponent(file).path
         do {
-            try database.importSnapshot([path])
+            try Importer(database).importSnapshot([path])
             Issue.record("\(file) was imported")
         } catch let error as LocalizedError {
             #expect(error.errorDescription == Self.expected(file, path: path))

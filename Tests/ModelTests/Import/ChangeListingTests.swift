@@ -50,13 +50,13 @@ import Testing
         try snapshot.replace("station.csv", "陸奥市川", with: "陸奥市川駅")
         try snapshot.removeLine("join.csv", containing: "11201,1120103,1120104")
         try snapshot.removeLine("station.csv", containing: "1120105")
-        let whole = try database.diff([snapshot.path])
+        let whole = try Importer(database).diff([snapshot.path])
         #expect(whole.changes.count == whole.totalChanges && whole.totalChanges == 3)
         // A connection's DELETE changes no column: an empty list of fields.
         #expect(whole.changes.contains { $0.table == "connections" && $0.kind == .delete && $0.fields.isEmpty })
 
         let listed = try DescribedChangeFile()
-        let report = try database.importSnapshot([snapshot.path], options: ImportOptions(describeLimit: 2), listingEveryChangeIn: listed)
+        let report = try Importer(database).importSnapshot([snapshot.path], options: ImportOptions(describeLimit: 2), listingEveryChangeIn: listed)
         var every: [DescribedChange] = []
         try listed.forEach { every.append($0) }
         #expect(every == whole.changes)

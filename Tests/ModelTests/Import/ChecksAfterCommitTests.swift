@@ -38,17 +38,17 @@ import Testing
     @Test func killedBetweenTheCommitAndTheChecksTheNextImportChecksWhole() throws {
         var (database, next, options) = try baseAndNext()
         options.afterCommit = { throw Killed() }
-        #expect(throws: Killed.self) { try database.importSnapshot([next], options: options) }
+        #expect(throws: Killed.self) { try Importer(database).importSnapshot([next], options: options) }
         #expect(try database.dataVersion() == 2, "the version is committed")
         #expect(try database.read { try RecordedFindings.isRecorded(2, $0) } == false)
         #expect(try database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1000, "the handle checkpoints again")
 
-        let before = Set(try database.check().findings.map(\.identity))
+        let before = Set(try Checker(database).check().findings.map(\.identity))
         let following = scratch.path("following")
         try SnapshotSynthesizer.next(of: next, changePercent: 25, seed: 8, into: following)
-        let report = try database.importSnapshot([following], options: options)
+        let report = try Importer(database).importSnapshot([following], options: options)
         #expect(report.committed && report.version == 3 && report.warnings.allSatisfy { !$0.contains("is committed, but") })
-        let full = try database.check().findings
+        let full = try Checker(database).check().findings
         #expect(try recorded(database) == Set(full.map(\.identity)))
         let introduced = IntroducedFindings(full.filter { !before.contains($0.identity) })
         #expect(report.findingCounts == Dictionary(uniqueKeysWithValues: CheckRule.allCases.map { ($0.rawValue, introduced.counts[$0] ?? 0) }))
@@ -76,7 +76,7 @@ import Testing
             }
             guard taken.wait(timeout: .now() + 10) == .success else { throw Killed() }
         }
-        let report = try database.importSnapshot([next], options: held)
+        let report = try Importer(database).importSnapshot([next], options: held)
         released.signal()
         done.wait()
 
@@ -85,7 +85,7 @@ import Testing
             $0.hasPrefix("version 2 is committed, but finding its findings failed: ") && $0.hasSuffix("check --version 2)")
         }, "\(report.warnings)")
         #expect(!report.warnings.contains { $0.contains("split suggestions") }, "\(report.warnings)")
-        let suggestions = try database.suggestSplits(version: 2)
+        let suggestions = try Checker(database).suggestSplits(version: 2)
         #expect(!suggestions.isEmpty, "the fixture's change has split suggestions")
         #expect(report.suggestions == suggestions)
         #expect(report.totalFindings == 0)
@@ -100,9 +100,9 @@ import Testing
         let path = database.path
         options.afterCommit = {
             let other = try MasterDatabase.open(at: path)
-            try other.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "テスト"]))], memo: "meanwhile")
+            try Curator(other).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "テスト"]))], memo: "meanwhile")
         }
-        let report = try database.importSnapshot([next], options: options)
+        let report = try Importer(database).importSnapshot([next], options: options)
         #expect(report.committed && report.version == 2)
         #expect(report.warnings.contains {
             $0.hasPrefix("version 2 is committed, but another version was committed before its checks ran: its findings (see them: ")
@@ -110,7 +110,7 @@ import Testing
         }, "\(report.warnings)")
         #expect(report.totalFindings == 0, "no findings are claimed for a version not checked")
         #expect(try database.dataVersion() == 3)
-        #expect(try recorded(database) == Set(try database.check().findings.map(\.identity)))
+        #expect(try recorded(database) == Set(try Checker(database).check().findings.map(\.identity)))
         #expect(try database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1000)
     }
 }

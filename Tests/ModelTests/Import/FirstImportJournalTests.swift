@@ -19,7 +19,7 @@ import Testing
 
     @Test func aFirstImportLeavesTheMasterInWAL() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([Fixtures.base.path], options: Self.journaling)
+        try Importer(database).importSnapshot([Fixtures.base.path], options: Self.journaling)
         #expect(try journalMode(database.path) == "wal")
         #expect(!FileManager.default.fileExists(atPath: database.path + "-journal"))
         #expect(try database.dataVersion() == 1)
@@ -32,7 +32,7 @@ import Testing
         let other = try DatabaseQueue(path: database.path)
         #expect(try other.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM stations") } == 0)
         let started = Date()
-        let report = try database.importSnapshot([Fixtures.base.path], options: Self.journaling)
+        let report = try Importer(database).importSnapshot([Fixtures.base.path], options: Self.journaling)
         #expect(report.committed && report.version == 1)
         #expect(Date().timeIntervalSince(started) < MasterDatabase.busyTimeout, "the import waited for the other connection")
         #expect(try other.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM stations") } ?? 0 > 0)
@@ -69,7 +69,7 @@ import Testing
         // Any write, even one that commits nothing.
         try reopened.write { _ in ((), false) }
         #expect(try journalMode(path) == "wal")
-        try reopened.importSnapshot([Fixtures.base.path], options: Self.journaling)
+        try Importer(reopened).importSnapshot([Fixtures.base.path], options: Self.journaling)
         #expect(try journalMode(path) == "wal")
         #expect(try reopened.dataVersion() == 1)
     }
@@ -80,7 +80,7 @@ import Testing
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         let before = try database.settledSHA256()
         #expect(throws: (any Error).self) {
-            try database.importSnapshot([Fixtures.bad.appendingPathComponent("01-unterminated-quote.csv").path])
+            try Importer(database).importSnapshot([Fixtures.bad.appendingPathComponent("01-unterminated-quote.csv").path])
         }
         #expect(try database.settledSHA256() == before)
         #expect(try journalMode(database.path) == "wal")

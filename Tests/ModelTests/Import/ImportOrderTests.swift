@@ -18,8 +18,8 @@ import Testing
     /// The master's tables after importing `first` and then `second`, and the second import's changes.
     func outcome(_ name: String, first: String, second: String) throws -> (changes: [String], tables: [String: [String]]) {
         let database = try MasterDatabase.create(at: scratch.path("\(name).sqlite"))
-        try database.importSnapshot([first])
-        let report = try database.importSnapshot([second], options: ImportOptions(allowMassClose: true, describeLimit: nil))
+        try Importer(database).importSnapshot([first])
+        let report = try Importer(database).importSnapshot([second], options: ImportOptions(allowMassClose: true, describeLimit: nil))
         var tables: [String: [String]] = [:]
         for table in MasterTable.all {
             tables[table.name] = try database.read { db in
@@ -93,8 +93,8 @@ import Testing
         }
         let openRemoved = removed.filter { $0.split(separator: ",", omittingEmptySubsequences: false).reversed().dropFirst().first != "2" }
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([first])
-        let report = try database.importSnapshot([second], options: ImportOptions(allowMassClose: true, describeLimit: nil))
+        try Importer(database).importSnapshot([first])
+        let report = try Importer(database).importSnapshot([second], options: ImportOptions(allowMassClose: true, describeLimit: nil))
         let closed = Set(report.changes.filter { $0.kind == .delete && $0.table == "stations" }.map(\.key))
         let expected = Set(openRemoved.map { String($0.prefix { $0 != "," }) })
         #expect(!expected.isEmpty && closed == expected)

@@ -25,9 +25,9 @@ import Testing
     @Test func importingBothSnapshotsGivesTheIndependentlyDerivedCounts() throws {
         let scratch = Scratch()
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        let first = try database.importSnapshot([Fixtures.ekidata2019])
+        let first = try Importer(database).importSnapshot([Fixtures.ekidata2019])
         #expect(first.counts == (try Self.independentCounts(from: "/nonexistent", to: Fixtures.ekidata2019)))
-        let second = try database.importSnapshot([Fixtures.ekidata2021])
+        let second = try Importer(database).importSnapshot([Fixtures.ekidata2021])
         let expected = try Self.independentCounts(from: Fixtures.ekidata2019, to: Fixtures.ekidata2021)
         #expect(second.version == 2)
         #expect(second.counts == expected)

@@ -16,9 +16,9 @@ import Testing
     private func history() throws -> MasterDatabase {
         let base = try scratch.baseDatabase()
         let hanako = try MasterDatabase.open(at: base.path, author: "hanako")
-        try hanako.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
+        try Curator(hanako).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "2"]))])
         let taro = try MasterDatabase.open(at: base.path, author: "taro")
-        try taro.apply([LocatedOperation(.close(table: .stations, key: ["9900102"], date: nil, cascade: false))])
+        try Curator(taro).apply([LocatedOperation(.close(table: .stations, key: ["9900102"], date: nil, cascade: false))])
         return base
     }
 
@@ -41,7 +41,7 @@ import Testing
 
     @Test func reverseSinceUntilAndAuthorSelectAsGitLogDoes() throws {
         let database = try history()
-        let all = try database.log(LogFilter(newestFirst: false))
+        let all = try LogReader(database).log(LogFilter(newestFirst: false))
         let oldestFirst = try log(database, ["--reverse", "--oneline"])
         #expect(oldestFirst.map { $0.split(separator: "\t")[0] } == all.map { Substring(String($0.upID)) })
         #expect(try log(database, ["--since", "v2", "--oneline"]).count == 2)

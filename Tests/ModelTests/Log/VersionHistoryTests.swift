@@ -25,7 +25,7 @@ import Testing
 
     @Test func versionsListsEachVersionNewestFirstWithItsAuthorAndCounts() throws {
         let path = try twoVersions()
-        let versions = try MasterDatabase.open(at: path).versions()
+        let versions = try LogReader(MasterDatabase.open(at: path)).versions()
         #expect(versions.map(\.version) == [2, 1])
         #expect(versions.map(\.author) == ["taro", "hanako"])
         #expect(versions.map(\.memo) == ["Aoimori", "base"])
@@ -52,14 +52,14 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "STATION_ADMIN_AUTHOR")
         #expect(try CommandRunner.run(["import", "--db", path, Fixtures.base.path]).status == 0)
-        #expect(try MasterDatabase.open(at: path).versions().first?.author == ProcessInfo.processInfo.userName)
+        #expect(try LogReader(MasterDatabase.open(at: path)).versions().first?.author == ProcessInfo.processInfo.userName)
     }
 
     /// The author is curator data: no client database or delta carries it.
     @Test func theAuthorIsNeverPublished() throws {
         let path = try twoVersions()
         let database = try MasterDatabase.open(at: path)
-        try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         let client = try Data(contentsOf: URL(fileURLWithPath: scratch.path("release/2/stations.sqlite")))
         #expect(client.range(of: Data("hanako".utf8)) == nil && client.range(of: Data("taro".utf8)) == nil)
         let delta = try Gunzip.read(scratch.path("release/2/delta-from-1.sql.gz"))

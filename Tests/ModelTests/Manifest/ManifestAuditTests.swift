@@ -20,11 +20,11 @@ import Testing
         for (version, name) in [(2, "八戸駅"), (3, "八戸")] {
             var batch = ChangeBatch()
             batch.put(.stations, stationRow(1120101, name: name, line: 11201))
-            try database.commit(batch, memo: "v\(version)")
+            try Curator(database).commit(batch, memo: "v\(version)")
         }
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, version: 2, verify: false))
-        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 2, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         return (database, folder)
     }
 
@@ -141,7 +141,7 @@ import Testing
         // sizes, so as not to slow down as the folder grows).
         if Self.seenByVerifyAlone.contains(name) { return }
         let before = try FileManager.default.contentsOfDirectory(atPath: copy).sorted()
-        #expect(throws: ReleaseError.self) { try database.release(ReleaseOptions(outputFolder: copy, version: 1, verify: false)) }
+        #expect(throws: ReleaseError.self) { try Publisher(database).release(ReleaseOptions(outputFolder: copy, version: 1, verify: false)) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: copy).sorted() == before)
     }
 }

@@ -23,7 +23,7 @@ import Testing
     /// Versions 1 (the base fixture) and 2 under schema 1; then the change; versions 3 and 4 under schema 2.
     private func history() throws -> MasterDatabase {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "3"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "3"]))])
         return database
     }
 
@@ -36,18 +36,18 @@ import Testing
             #expect(Self.schema2.clientSchema == 2)
             let database = try MasterDatabase.open(at: path, declared: Self.schema2)
             // The first write migrates the master: the column, its CHECK, its history twin.
-            try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["station_name_en": "Test Central"]))])
-            try database.apply([
+            try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["station_name_en": "Test Central"]))])
+            try Curator(database).apply([
                 LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["station_name_en": "Hachinohe", "weight": "2"])),
                 LocatedOperation(.edit(table: .stations, key: ["9900103"], values: ["station_name": "テスト西口"])),
             ])
             #expect(throws: (any Error).self) {
-                try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900104"], values: ["station_name_en": String(repeating: "x", count: 301)]))])
+                try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900104"], values: ["station_name_en": String(repeating: "x", count: 301)]))])
             }
             let schemas = try database.read { try Row.fetchAll($0, sql: "SELECT schema_version, first_data_version FROM client_schemas") }
             #expect(schemas.map { [$0[0] as Int, $0[1] as Int] } == [[2, 3]])
 
-            let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+            let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
             #expect(result.released.version == 4 && result.released.clientSchema == 2)
             // verify applied the deltas from 1, 2 and 3 with sqlite3 and compared schema and content.
             #expect(result.verification?.failures == [])
@@ -62,7 +62,7 @@ import Testing
 
             // By hand, as a phone: version 2's database (schema 1), its delta, on the real sqlite3.
             let phone = scratch.path("phone-2.sqlite")
-            _ = try database.buildClientDatabase(version: 2, at: phone)
+            _ = try Publisher(database).buildClientDatabase(version: 2, at: phone)
             let before = try DatabaseQueue(path: phone)
             #expect(try before.read { try ClientSchema.recordedVersion($0) } == 1)
             #expect(try before.read { db in try db.columns(in: "stations").map(\.name) }.contains("station_name_en") == false)
@@ -80,7 +80,7 @@ import Testing
 
             // Re-releasing an old version builds it with the schema its phones have.
             let old = scratch.path("old-2.sqlite")
-            _ = try database.buildClientDatabase(version: 2, at: old)
+            _ = try Publisher(database).buildClientDatabase(version: 2, at: old)
             #expect(try DatabaseQueue(path: old).read { try $0.columns(in: "stations").map(\.name) }.contains("station_name_en") == false)
         }
     }
@@ -91,7 +91,7 @@ import Testing
     /// reads the table's columns from the schema the master was opened with.
     @Test func anImportKeepsTheNewColumnAndARevertTakesItBack() throws {
         let database = try MasterDatabase.open(at: try scratch.baseDatabase().path, declared: Self.schema2)
-        try database.apply([
+        try Curator(database).apply([
             LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["station_name_en": "Test Central"])),
             LocatedOperation(.edit(table: .stations, key: ["9900107"], values: ["station_name_en": "Test New"])),
         ])
@@ -99,7 +99,7 @@ import Testing
         try snapshot.replace("station.csv", "9900101,9900101,テスト中央,", with: "9900101,9900101,テスト中央駅,")
         try snapshot.removeLine("station.csv", containing: "9900107,9900107")
         try snapshot.removeLine("join.csv", containing: "99001,9900105,9900107")
-        #expect(try database.importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true)).committed)
+        #expect(try Importer(database).importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true)).committed)
         func english(_ code: Int) throws -> String? { try database.value("SELECT station_name_en FROM stations WHERE station_cd = ?", [code]) }
         #expect(try english(9900101) == "Test Central")
         #expect(try english(9900107) == "Test New")
@@ -107,12 +107,12 @@ import Testing
         #expect(try database.value("SELECT station_name_en FROM stations_history WHERE station_cd = 9900107 AND valid_to = 3") == "Test New")
 
         var told: [String] = []
-        try database.forEachDescribedUpdate(LogFilter(version: 2)) { entry in
+        try LogReader(database).forEachDescribedUpdate(LogFilter(version: 2)) { entry in
             told += entry.change.fields.map { "\(entry.update.keyID) \($0.column) \($0.new ?? "NULL")" }
         }
         #expect(told == ["9900101 station_name_en Test Central", "9900107 station_name_en Test New"])
 
-        #expect(try database.revert(version: 2).committed)
+        #expect(try Curator(database).revert(version: 2).committed)
         #expect(try english(9900101) == nil && english(9900107) == nil)
         #expect(try database.value("SELECT station_name FROM stations WHERE station_cd = 9900101") == "テスト中央駅")
         #expect(try database.value("SELECT e_status FROM stations WHERE station_cd = 9900107") == 2)

@@ -17,7 +17,7 @@ import Testing
     @Test func theHashIsItsDefinitionComputedWithTheShellAndSha256sum() throws {
         let database = try scratch.baseDatabase()
         let client = scratch.path("client.sqlite")
-        _ = try database.buildClientDatabase(version: 1, at: client)
+        _ = try Publisher(database).buildClientDatabase(version: 1, at: client)
         let queue = try DatabaseQueue(path: client)
         try queue.write { db in
             // Text that quote() alone would cut (NUL) or that spans lines; quotes and emoji;
@@ -90,7 +90,7 @@ import Testing
         }
         try other.close()
         // The release's hash, made from the master, is the file's.
-        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         #expect(try contentHash(ofDatabase: scratch.path("release/1/stations.sqlite")) == result.released.contentHash)
     }
 
@@ -102,7 +102,7 @@ import Testing
         let result = try writer.writeWithoutTransaction { db in
             try db.execute(sql: "BEGIN IMMEDIATE")
             defer { try? db.execute(sql: "ROLLBACK") }
-            return try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+            return try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         }
         try writer.close()
         #expect(try contentHash(ofDatabase: scratch.path("release/1/stations.sqlite")) == result.released.contentHash)

@@ -81,19 +81,19 @@ import Testing
         var options = ReleaseOptions(outputFolder: folder, verify: false)
         options.skipChecks = true
         options.checkpointSpacing = 2
-        var results = [try database.release(options)]
+        var results = [try Publisher(database).release(options)]
         for version in 2...10 {
             if version == 5 {
-                try database.apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: 11201,
+                try Curator(database).apply([LocatedOperation(.split(old: 1120101, new: 9920607, line: 11201,
                                                              values: ["station_name": "八戸（青い森）"], connectTo: [1120102]))], memo: "split")
             } else {
                 // Every other version renames the same station: rows changed on both sides of a step.
                 var batch = ChangeBatch()
                 batch.put(.stations, stationRow(version % 2 == 0 ? 1120102 : 1120103 + Int64(version), name: "駅\(version)", line: 11201))
-                try database.commit(batch, memo: "v\(version)")
+                try Curator(database).commit(batch, memo: "v\(version)")
             }
             options.verify = version == 10
-            results.append(try database.release(options))
+            results.append(try Publisher(database).release(options))
         }
         return (database, folder, results)
     }
@@ -136,7 +136,7 @@ import Testing
             #expect(delta.duplicates == first.duplicates + second.duplicates)
             // Against the delta rendered for this phone alone: the 1.2×, and since these
             // deltas change a few rows, one delta's fixed lines a step (about 300 bytes of gzip).
-            let direct = try database.writeDelta(from: delta.from, to: 10, gzip: true, into: .file(scratch.path("direct-\(delta.from).sql.gz")))
+            let direct = try DeltaExport(database).writeDelta(from: delta.from, to: 10, gzip: true, into: .file(scratch.path("direct-\(delta.from).sql.gz")))
             let steps = Self.steps(delta, in: manifest)
             #expect(Double(delta.file.bytes) <= 1.2 * Double(direct.gzipBytes) + Double(400 * (steps - 1)), "from \(delta.from): \(delta.file.bytes) vs \(direct.gzipBytes)")
         }
@@ -151,13 +151,13 @@ import Testing
     /// Version 11, released into the folder of `tenReleases` as they were.
     func releaseEleven(_ database: MasterDatabase, into folder: String) throws {
         try commitEleven(database)
-        try database.release(Self.elevenOptions(folder))
+        try Publisher(database).release(Self.elevenOptions(folder))
     }
 
     func commitEleven(_ database: MasterDatabase) throws {
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
-        try database.commit(batch, memo: "v11")
+        try Curator(database).commit(batch, memo: "v11")
     }
 
     static func elevenOptions(_ folder: String) -> ReleaseOptions {
@@ -214,7 +214,7 @@ import Testing
             let older = try #require(manifest.version(delta.via!)?.deltas.first { $0.from == delta.from })
             #expect(delta.sqlParts?.first == DeltaSQLPart(sqlBytes: older.sqlBytes, sqlSha256: older.sqlSha256!))
         }
-        #expect(try database.verifyRelease(folder: folder).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: folder).failures == [])
 
         // A folder of a newer format than this code reads is refused, the field named.
         var newer = released
@@ -247,7 +247,7 @@ import Testing
         manifest.versions[newest].deltas[index].sqlParts![parts.count - 1].sqlSha256 = String(repeating: "0", count: 64)
         try manifest.encoded().write(to: URL(fileURLWithPath: Self.manifestPath(folder)))
 
-        let report = try database.verifyRelease(folder: folder)
+        let report = try Publisher(database).verifyRelease(folder: folder)
         let bytes = parts.dropLast().reduce(0) { $0 + $1.sqlBytes }
         #expect(report.failures.contains {
             $0.hasPrefix("version 10: delta 1 → 10: 10/delta-from-1.sql.gz: part \(parts.count) of its SQL (bytes \(bytes) to \(bytes + parts.last!.sqlBytes)) has sha256 ")
@@ -323,17 +323,17 @@ import Testing
         var options = ReleaseOptions(outputFolder: folder, version: 8, verify: false)
         options.skipChecks = true
         options.checkpointSpacing = 3
-        try database.release(options)
+        try Publisher(database).release(options)
         #expect(try ReleaseFolder(path: folder).manifest().newest == 10)
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(1120102, name: "駅11", line: 11201))
-        try database.commit(batch, memo: "v11")
+        try Curator(database).commit(batch, memo: "v11")
         options.version = nil
         options.checkpointSpacing = 2
         options.verify = true
-        let result = try database.release(options)
+        let result = try Publisher(database).release(options)
         #expect(result.verification?.failures == [])
-        #expect(try database.verifyRelease(folder: folder).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: folder).failures == [])
     }
 
     // MARK: Helpers

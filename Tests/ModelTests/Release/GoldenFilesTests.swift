@@ -26,15 +26,15 @@ import Testing
     func demoRelease4() throws -> (folder: String, manifest: Manifest) {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
         let folder = scratch.path("release")
-        try database.importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "ekidata 2019-12-27"))
-        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "ekidata 2021-03-12"))
-        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
-        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
-        _ = try database.assignWeights(seed: 1, proposeMajor: true, memo: nil, dryRun: false)
-        try database.waive(rule: "connection-too-long", table: "connections", key: "11118/1111802/1111806",
+        try Importer(database).importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "ekidata 2019-12-27"))
+        try Importer(database).importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "ekidata 2021-03-12"))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        _ = try Weigher(database).assignWeights(seed: 1, proposeMajor: true, memo: nil, dryRun: false)
+        try Checker(database).waive(rule: "connection-too-long", table: "connections", key: "11118/1111802/1111806",
                            reason: "Seikan Tunnel: 59.6 km, no station between")
-        let result = try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         #expect(result.released.version == 4)
         return (folder, try ReleaseFolder(path: folder).manifest())
     }

@@ -20,7 +20,7 @@ import Testing
         var backups: [Int: String] = [:]
         try release(master, folder)
         for version in 2...5 {
-            try master.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "\(version)"]))])
+            try Curator(master).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "\(version)"]))])
             try release(master, folder)
             if version == 3 || version == 4 {
                 _ = try master.settledSHA256()
@@ -44,15 +44,15 @@ import Testing
         options.skipChecks = true
         // Once the manifest is published, another process begins a write and holds it.
         options.onStep = { step in if step == .manifestWritten { try writer.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") } } }
-        let result = try master.release(options)
+        let result = try Publisher(master).release(options)
         try writer.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
         #expect(result.released.version == 1 && (result.publishedNotRecorded ?? "").contains("another StationAdmin process is writing this database"), "\(result.publishedNotRecorded ?? "nil")")
         #expect(try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json"))).newest == 1)
         // Not recorded, so the next release checks the folder's version against the master's own build, and goes on.
-        try master.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "2"]))])
+        try Curator(master).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "2"]))])
         var next = ReleaseOptions(outputFolder: folder, verify: false)
         next.skipChecks = true
-        #expect(try master.release(next).publishedNotRecorded == nil)
+        #expect(try Publisher(master).release(next).publishedNotRecorded == nil)
     }
 
     @discardableResult
@@ -60,7 +60,7 @@ import Testing
         var options = ReleaseOptions(outputFolder: folder, verify: false)
         options.skipChecks = true
         options.version = version
-        return try master.release(options)
+        return try Publisher(master).release(options)
     }
 
     /// A restored backup, edited once or more into versions of its own.
@@ -69,7 +69,7 @@ import Testing
         try FileManager.default.copyItem(atPath: backup, toPath: path)
         let master = try MasterDatabase.open(at: path)
         for edit in edits {
-            try master.apply([LocatedOperation(.edit(table: .stations, key: ["1120103"], values: ["station_name": edit]))])
+            try Curator(master).apply([LocatedOperation(.edit(table: .stations, key: ["1120103"], values: ["station_name": edit]))])
         }
         return master
     }
@@ -123,7 +123,7 @@ import Testing
         try FileManager.default.copyItem(atPath: master.path, toPath: copy)
         let twin = try MasterDatabase.open(at: copy)
         try DatabaseQueue(path: copy).write { try $0.execute(sql: "DELETE FROM published_versions") }
-        try twin.apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "9"]))])
+        try Curator(twin).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["weight": "9"]))])
         #expect(try release(twin, folder).released.version == 6)
         #expect(try twin.value("SELECT COUNT(*) FROM published_versions") == 1)
     }

@@ -26,13 +26,13 @@ import Testing
         batch.duplicate(old: 1120101, new: 9920607)
         batch.remove(.connections, key: [11201, 1120101, 1120102])
         batch.put(.connections, ["line_cd": 99206, "station_cd1": 9920607, "station_cd2": 1120102])
-        try database.commit(batch, memo: "Aoimori")
+        try Curator(database).commit(batch, memo: "Aoimori")
         return database
     }
 
     @Test func aReleaseHoldsTheClientTablesAndNothingOfTheCurators() throws {
         let database = try twoVersions()
-        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         #expect(result.released.version == 2)
         let queue = try DatabaseQueue(path: scratch.path("release/2/stations.sqlite"))
         try queue.read { db in
@@ -58,8 +58,8 @@ import Testing
 
     @Test func theSameReleaseBuiltTwiceIsByteIdentical() throws {
         let database = try twoVersions()
-        let first = try database.release(ReleaseOptions(outputFolder: scratch.path("a")))
-        let second = try database.release(ReleaseOptions(outputFolder: scratch.path("b")))
+        let first = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("a")))
+        let second = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("b")))
         #expect(first.released == second.released)
         for file in ["2/stations.sqlite", "2/stations.sqlite.gz", "2/delta-from-1.sql.gz", "manifest.json"] {
             #expect(try FileDigest.sha256(ofFile: scratch.path("a/\(file)")) == FileDigest.sha256(ofFile: scratch.path("b/\(file)")), "\(file)")
@@ -68,11 +68,11 @@ import Testing
 
     @Test func aPastVersionIsRebuiltExactly() throws {
         let database = try scratch.baseDatabase()
-        try database.release(ReleaseOptions(outputFolder: scratch.path("then"), verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("then"), verify: false))
         _ = try twoVersionsContinuing(database)
-        let rebuilt = try database.release(ReleaseOptions(outputFolder: scratch.path("now"), version: 1, verify: false))
+        let rebuilt = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("now"), version: 1, verify: false))
         #expect(try FileDigest.sha256(ofFile: scratch.path("then/1/stations.sqlite")) == rebuilt.released.database.sha256)
-        let empty = try database.release(ReleaseOptions(outputFolder: scratch.path("now"), version: 0))
+        let empty = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("now"), version: 0))
         #expect(empty.released.rows.values.allSatisfy { $0 == 0 } && empty.released.deltas.isEmpty)
         #expect(try FileDigest.sha256(ofFile: scratch.path("now/1/stations.sqlite")) == rebuilt.released.database.sha256)
         #expect(try ReleaseFolder(path: scratch.path("now")).manifest().versions.map(\.version) == [0, 1])
@@ -81,14 +81,14 @@ import Testing
     private func twoVersionsContinuing(_ database: MasterDatabase) throws -> MasterDatabase {
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(1120101, name: "八戸駅", line: 11201))
-        try database.commit(batch)
+        try Curator(database).commit(batch)
         return database
     }
 
     @Test func aSplitCopiesTheRecordToTheNewStationWithoutOverwriting() throws {
         let database = try twoVersions()
-        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), version: 1, verify: false))
-        try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         let phone = try scratch.phone(from: scratch.path("release/1/stations.sqlite"), name: "phone.sqlite", completions: [
             (1120101, "2010-12-03", "it's \"JR\"\n八戸 🚃", 100),
             (1120120, nil, nil, nil),
@@ -111,8 +111,8 @@ import Testing
 
     @Test func theGuardRefusesAnotherVersionAndChangesNothing() throws {
         let database = try twoVersions()
-        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), version: 0, verify: false))
-        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), version: 0, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         let phone = try scratch.phone(from: scratch.path("release/0/stations.sqlite"), name: "phone.sqlite", completions: [(1, "x", nil, nil)])
         let before = try FileDigest.sha256(ofFile: phone)
         let result = try scratch.apply(delta: scratch.path("release/2/delta-from-1.sql.gz"), to: phone)
@@ -128,16 +128,16 @@ import Testing
             var row = stationRow(1120102, name: name, line: 11201)
             row["lon"] = 141.42896; row["lat"] = 40.57129
             batch.put(.stations, row)
-            try database.commit(batch)
+            try Curator(database).commit(batch)
         }
         var batch = ChangeBatch()
         batch.remove(.connections, key: [99001, 9900105, 9900107])
-        try database.commit(batch)
+        try Curator(database).commit(batch)
         batch = ChangeBatch()
         batch.put(.connections, ["line_cd": 99001, "station_cd1": 9900105, "station_cd2": 9900107])
-        try database.commit(batch)  // removed and put back: the same as at version 1
+        try Curator(database).commit(batch)  // removed and put back: the same as at version 1
         let output = scratch.path("delta.sql")
-        let written = try database.writeDelta(from: 1, into: .file(output))
+        let written = try DeltaExport(database).writeDelta(from: 1, into: .file(output))
         let sql = try String(contentsOfFile: output, encoding: .utf8)
         #expect(written.summary.statements == ["stations": ["update": 1]])
         // The rows put by the test leave post and address empty: only changed columns are sent.
@@ -145,16 +145,16 @@ import Testing
         #expect(!sql.contains("陸奥市川B") && !sql.contains("INSERT OR REPLACE"))
         #expect(sql.hasSuffix("PRAGMA user_version = 6;\n"))
         #expect(!sql.contains("BEGIN"))
-        let wrapped = try database.writeDelta(from: 1, transaction: true, into: .file(output))
+        let wrapped = try DeltaExport(database).writeDelta(from: 1, transaction: true, into: .file(output))
         #expect(wrapped.sqlBytes > written.sqlBytes)
         #expect(try String(contentsOfFile: output, encoding: .utf8).hasSuffix("PRAGMA user_version = 6;\nCOMMIT;\n"))
     }
 
     @Test func aDeltaFromANonexistentVersionIsAClearError() throws {
         let database = try twoVersions()
-        #expect(throws: NoSuchVersion(requested: 3, newest: 2, lowest: 0)) { try database.writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
-        #expect(throws: NoSuchVersion(requested: -1, newest: 2, lowest: 0)) { try database.writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
-        #expect(throws: NoSuchVersion(requested: 5, newest: 2, lowest: 0)) { try database.release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
+        #expect(throws: NoSuchVersion(requested: 3, newest: 2, lowest: 0)) { try DeltaExport(database).writeDelta(from: 3, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: NoSuchVersion(requested: -1, newest: 2, lowest: 0)) { try DeltaExport(database).writeDelta(from: -1, into: .file(scratch.path("d.sql"))) }
+        #expect(throws: NoSuchVersion(requested: 5, newest: 2, lowest: 0)) { try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("r"), version: 5)) }
         #expect(!FileManager.default.fileExists(atPath: scratch.path("d.sql")))
         let result = try CommandRunner.run(["delta", "--db", database.path, "--from", "7"])
         #expect(result.status == 1)
@@ -164,7 +164,7 @@ import Testing
     @Test func aCorruptOrDisagreeingReleaseFolderIsRefusedAndKept() throws {
         let database = try twoVersions()
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         let manifest = folder + "/manifest.json"
 
         // A release checks the older files' sizes (and hashes those it joins, DeltaChainTests);
@@ -173,18 +173,18 @@ import Testing
         var bytes = try Data(contentsOf: URL(fileURLWithPath: delta))
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: delta))
-        #expect(throws: ReleaseError.self) { try database.verifyRelease(folder: folder) }
+        #expect(throws: ReleaseError.self) { try Publisher(database).verifyRelease(folder: folder) }
         bytes.removeLast()
         try bytes.write(to: URL(fileURLWithPath: delta))
         let manifestBefore = try FileDigest.sha256(ofFile: manifest)
         do {
-            try database.release(ReleaseOptions(outputFolder: folder, version: 1))
+            try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1))
             Issue.record("released into a disagreeing folder")
         } catch let error as ReleaseError {
             guard case .manifest(.disagrees(_, let problems)) = error else { Issue.record("\(error)"); return }
             #expect(problems.map(\.file) == ["2/delta-from-1.sql.gz"])
         }
-        #expect(throws: ReleaseError.self) { try database.verifyRelease(folder: folder) }
+        #expect(throws: ReleaseError.self) { try Publisher(database).verifyRelease(folder: folder) }
         #expect(try FileDigest.sha256(ofFile: manifest) == manifestBefore)
         #expect(!FileManager.default.fileExists(atPath: folder + "/1"))
 
@@ -192,15 +192,15 @@ import Testing
         let verify = try CommandRunner.run(["verify", "--db", database.path, "--out", folder])
         #expect(verify.status == 1)
         #expect(verify.stderr.hasPrefix("\(manifest): not a valid manifest (not JSON"))
-        #expect(throws: ReleaseError.missingFolder(scratch.path("nowhere"))) { try database.verifyRelease(folder: scratch.path("nowhere")) }
+        #expect(throws: ReleaseError.missingFolder(scratch.path("nowhere"))) { try Publisher(database).verifyRelease(folder: scratch.path("nowhere")) }
     }
 
     @Test func verifyChecksEveryDeltaOfEveryVersion() throws {
         let database = try twoVersions()
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
-        try database.release(ReleaseOptions(outputFolder: folder, verify: false))
-        let report = try database.verifyRelease(folder: folder)
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
+        let report = try Publisher(database).verifyRelease(folder: folder)
         #expect(report.failures == [])
         #expect(report.passed == [
             "manifest unsigned (signing is opt-in: release --sign KEY; an app that pins keys refuses it)",
@@ -214,15 +214,15 @@ import Testing
     @Test func verifyNamesADatabaseWhoseContentIsNotTheManifests() throws {
         let database = try twoVersions()
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
-        let released = try database.release(ReleaseOptions(outputFolder: folder, verify: false)).released
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        let released = try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false)).released
         let manifestPath = (folder as NSString).appendingPathComponent(Manifest.fileName)
         var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath)))
         let wrong = String(repeating: "0", count: 64)
         manifest.versions[manifest.versions.count - 1].contentHash = wrong
         try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
 
-        let report = try database.verifyRelease(folder: folder)
+        let report = try Publisher(database).verifyRelease(folder: folder)
         #expect(report.failures.first == "version 2: 2/stations.sqlite: content hash \(released.contentHash), expected \(wrong)")
         #expect(report.failures.contains { $0.hasPrefix("version 2: delta 1 → 2: content hash \(released.contentHash) differs from version 2's \(wrong)") })
         #expect(report.pathsPassed.isEmpty)
@@ -235,10 +235,10 @@ import Testing
         // Version 3 adds 3,000 connections, version 4 removes them: the delta from 3 is 3,000
         // DELETEs, larger than the whole (small) database; from 1 and 2 they cancel out.
         let (added, removed) = try everyConnection(of: database)
-        try database.commit(added, memo: "v3")
-        try database.commit(removed, memo: "v4")
+        try Curator(database).commit(added, memo: "v3")
+        try Curator(database).commit(removed, memo: "v4")
         let folder = scratch.path("release")
-        let result = try database.release(ReleaseOptions(outputFolder: folder))
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: folder))
         let released = result.released
         #expect(released.version == 4)
         #expect(released.downloads.map(\.from) == [1, 2, 3])
@@ -250,7 +250,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("release/4")).sorted()
             == ["carry-over.sql", "delta-from-1.sql.gz", "delta-from-2.sql.gz", "stations.sqlite", "stations.sqlite.gz"])
         // The delta that was not published would indeed have been larger.
-        let unpublished = try database.writeDelta(from: 3, gzip: true, into: .file(scratch.path("from-3.sql.gz")))
+        let unpublished = try DeltaExport(database).writeDelta(from: 3, gzip: true, into: .file(scratch.path("from-3.sql.gz")))
         #expect(unpublished.gzipBytes > released.databaseGzip.bytes)
         #expect(result.verification?.passed.last == "delta, full download, app update: user records identical for versions 1…3 (no delta published for 3)")
         let manifest = try String(contentsOfFile: scratch.path("release/manifest.json"), encoding: .utf8)

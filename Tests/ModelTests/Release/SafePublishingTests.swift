@@ -21,7 +21,7 @@ import Testing
     /// Version 1 is the base fixture; version 2 renames 八戸 and adds a station.
     func twoVersions(name: String = "master.sqlite") throws -> MasterDatabase {
         let database = try scratch.baseDatabase(name: name)
-        try database.commit(Self.renaming(1120101, to: "八戸（二）"), memo: "v2")
+        try Curator(database).commit(Self.renaming(1120101, to: "八戸（二）"), memo: "v2")
         return database
     }
 
@@ -39,17 +39,17 @@ import Testing
     @Test(arguments: [ReleaseStep.clientTablesBuilt, .deltasWritten])
     func aVersionCommittedDuringAReleaseIsNotSeen(_ step: ReleaseStep) throws {
         let database = try twoVersions()
-        let expected = try database.buildClientDatabase(version: 2, at: scratch.path("expected-2.sqlite"))
+        let expected = try Publisher(database).buildClientDatabase(version: 2, at: scratch.path("expected-2.sqlite"))
         let other = try MasterDatabase.open(at: database.path)
         let committed = Locked(false)
         var options = ReleaseOptions(outputFolder: scratch.path("release"))
         options.onStep = { done in
             guard done == step else { return }
             // Another process's import, between two phases of this release.
-            try other.commit(Self.renaming(1120102, to: "陸奥市川（三）"), memo: "v3")
+            try Curator(other).commit(Self.renaming(1120102, to: "陸奥市川（三）"), memo: "v3")
             committed.withLock { $0 = true }
         }
-        let result = try database.release(options)
+        let result = try Publisher(database).release(options)
         #expect(committed.withLock { $0 })
         #expect(try database.dataVersion() == 3)
         #expect(result.released.version == 2)
@@ -58,12 +58,12 @@ import Testing
         #expect(result.verification?.failures == [])
         // Every delta brings its base exactly to version 2, not to 3.
         for delta in result.released.deltas {
-            _ = try database.buildClientDatabase(version: delta.from, at: scratch.path("base-\(delta.from).sqlite"))
+            _ = try Publisher(database).buildClientDatabase(version: delta.from, at: scratch.path("base-\(delta.from).sqlite"))
             let phone = try scratch.phone(from: scratch.path("base-\(delta.from).sqlite"), name: "phone-\(delta.from).sqlite", completions: [])
             #expect(try scratch.apply(delta: scratch.path("release/\(delta.file.path)"), to: phone).status == 0)
             #expect(try contentHash(ofDatabase: phone) == expected.contentHash)
         }
-        #expect(try database.verifyRelease(folder: scratch.path("release")).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: scratch.path("release")).failures == [])
     }
 
     // MARK: 2. One writer, one master per folder
@@ -81,12 +81,12 @@ import Testing
             var second = ReleaseOptions(outputFolder: folder, version: 1, verify: false)
             second.lockTimeout = 0.3
             second.onWait = { message in waited.withLock { $0.append(message) } }
-            do { try other.release(second) } catch { secondError.withLock { $0 = error } }
+            do { try Publisher(other).release(second) } catch { secondError.withLock { $0 = error } }
         }
-        try database.release(options)
+        try Publisher(database).release(options)
         #expect(waited.withLock { $0 } == ["\(folder): waiting for another StationAdmin process (pid \(getpid())) that is writing this release folder"])
         #expect(secondError.withLock { $0 } as? ReleaseError == .folderBusy(folder, holder: getpid()))
-        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
         #expect(try ReleaseFolder(path: folder).manifest().versions.map(\.version) == [1, 2])
     }
 
@@ -105,21 +105,21 @@ import Testing
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0])
         #expect(try ReleaseFolder(path: folder).manifest().versions.map(\.version) == [1, 2])
-        #expect(try database.verifyRelease(folder: folder).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: folder).failures == [])
     }
 
     @Test func aFolderOfAnotherMasterIsRefusedAndLeftAlone() throws {
         let first = try twoVersions(name: "a.sqlite")
         let second = try twoVersions(name: "b.sqlite")
         let folder = scratch.path("release")
-        try first.release(ReleaseOptions(outputFolder: folder, verify: false))
+        try Publisher(first).release(ReleaseOptions(outputFolder: folder, verify: false))
         let before = try snapshot(folder)
         let manifest = try ReleaseFolder(path: folder).manifest()
         #expect(manifest.lineage == (try first.lineage()))
         #expect(try first.lineage() != second.lineage())
         let expected = ReleaseError.otherLineage(folder, folder: try first.lineage()!, master: try second.lineage()!)
-        #expect(throws: expected) { try second.release(ReleaseOptions(outputFolder: folder, verify: false)) }
-        #expect(throws: expected) { try second.verifyRelease(folder: folder) }
+        #expect(throws: expected) { try Publisher(second).release(ReleaseOptions(outputFolder: folder, verify: false)) }
+        #expect(throws: expected) { try Publisher(second).verifyRelease(folder: folder) }
         #expect(try snapshot(folder) == before)
 
         let result = try CommandRunner.run(["release", "--db", second.path, "--out", folder])
@@ -133,7 +133,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: scratch.path("release/2"), withIntermediateDirectories: true)
         try "someone's notes".write(toFile: scratch.path("release/2/notes.txt"), atomically: true, encoding: .utf8)
         #expect(throws: ReleaseError.notOurs(scratch.path("release/2"))) {
-            try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+            try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         }
         #expect(try String(contentsOfFile: scratch.path("release/2/notes.txt"), encoding: .utf8) == "someone's notes")
     }
@@ -146,7 +146,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try "someone's notes".write(toFile: scratch.path("photos/notes.txt"), atomically: true, encoding: .utf8)
         #expect(throws: ReleaseError.notOurs(scratch.path("photos/notes.txt"))) {
-            try database.release(ReleaseOptions(outputFolder: folder, verify: false))
+            try Publisher(database).release(ReleaseOptions(outputFolder: folder, verify: false))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.txt"])
     }
@@ -160,11 +160,11 @@ import Testing
     func aReleaseKilledAtAnyStepLeavesAFolderTheNextReleaseCompletes(_ step: ReleaseStep) throws {
         let database = try twoVersions()
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
-        try database.release(ReleaseOptions(outputFolder: folder, version: 2, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 2, verify: false))
         // A curated change, so that re-releasing version 3 over itself has something to swap.
-        try database.commit(Self.renaming(1120103, to: "剣吉（三）"), memo: "v3")
-        try database.release(ReleaseOptions(outputFolder: folder, version: 3, verify: false))
+        try Curator(database).commit(Self.renaming(1120103, to: "剣吉（三）"), memo: "v3")
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 3, verify: false))
 
         let killed = try CommandRunner.run(
             ["release", "--db", database.path, "--out", folder, "--version", "3"],
@@ -190,7 +190,7 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         #expect(names == [".lock", "1", "2", "3", "manifest.json"])
         #expect(try releaseFolder.manifest().versions.map(\.version) == [1, 2, 3])
-        #expect(try database.verifyRelease(folder: folder).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: folder).failures == [])
     }
 
     /// A publish interrupted by a release of before manifests were staged (its intent embeds the
@@ -198,7 +198,7 @@ import Testing
     @Test func anIntentThatEmbedsItsManifestIsCompleted() throws {
         let database = try twoVersions()
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder, version: 1, verify: false))
         let killed = try CommandRunner.run(
             ["release", "--db", database.path, "--out", folder, "--version", "2"],
             environment: ["STATION_ADMIN_KILL_AT": ReleaseStep.intentWritten.rawValue])
@@ -222,7 +222,7 @@ import Testing
         #expect(repair.status == 0, "\(repair.stderr)")
         #expect(repair.stderr.contains("Completed the interrupted release of version 2 first."))
         #expect(try releaseFolder.manifest().versions.map(\.version) == [1, 2])
-        #expect(try database.verifyRelease(folder: folder).failures == [])
+        #expect(try Publisher(database).verifyRelease(folder: folder).failures == [])
     }
 
     private struct LegacyKey: CodingKey {
@@ -240,7 +240,7 @@ import Testing
         try queue.write { try $0.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine')") }
         try queue.close()
         let database = try twoVersions()
-        try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         #expect(FileManager.default.createFile(atPath: scratch.path("empty.sqlite"), contents: Data()))
         try "station_cd\n1\n".write(toFile: scratch.path("text.csv"), atomically: true, encoding: .utf8)
         return [
@@ -319,7 +319,7 @@ import Testing
         try queue.close()
 
         let database = try MasterDatabase.open(at: path)
-        let report = try database.importSnapshot([Fixtures.base.path])
+        let report = try Importer(database).importSnapshot([Fixtures.base.path])
         #expect(report.version == 2 && report.committed)
         let rows: [[String]] = try database.queue.read { db in
             try Row.fetchAll(db, sql: """
@@ -361,7 +361,7 @@ import Testing
             try db.execute(sql: "PRAGMA max_page_count = \(pages)")
         }
         #expect(throws: MasterDatabaseError.diskFull(database.path)) {
-            try database.importSnapshot([Fixtures.ekidata2019], options: ImportOptions(allowMassClose: true))
+            try Importer(database).importSnapshot([Fixtures.ekidata2019], options: ImportOptions(allowMassClose: true))
         }
         #expect(MasterDatabaseError.diskFull(database.path).errorDescription
             == "\(database.path): the disk is full (nothing was changed; free some space and run the command again)")
@@ -376,11 +376,11 @@ import Testing
         batch.put(.stations, stationRow(1120101, name: "八戸\r\n2019-01-01  INSERT stations 9", line: 11201))
         batch.put(.stations, stationRow(1120102, name: "lone\rcr", line: 11201))
         batch.put(.stations, stationRow(1120103, name: "ends\r", line: 11201))
-        try database.commit(batch)
-        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        try Curator(database).commit(batch)
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         #expect(result.verification?.failures == [])
         #expect(result.verification?.passed.last == "delta, full download, app update: user records identical for versions 1…1")
-        _ = try database.buildClientDatabase(version: 1, at: scratch.path("base-1.sqlite"))
+        _ = try Publisher(database).buildClientDatabase(version: 1, at: scratch.path("base-1.sqlite"))
         let phone = try scratch.phone(from: scratch.path("base-1.sqlite"), name: "phone.sqlite", completions: [])
         #expect(try scratch.apply(delta: scratch.path("release/2/delta-from-1.sql.gz"), to: phone).status == 0)
         let queue = try DatabaseQueue(path: phone)

@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
-import StationManifest
-import StationSignatures
 import StationCurate
+import StationManifest
 import StationRelease
 import StationSchema
+import StationSignatures
 import StationSupport
 import Testing
 
@@ -28,12 +28,12 @@ import Testing
         let key = try SigningKey.generate(to: scratch.path("curator-key"))
         var options = ReleaseOptions(outputFolder: scratch.path("release"), verify: false)
         options.signing = ManifestSigning(keys: [key])
-        try database.release(options)
+        try Publisher(database).release(options)
         for version in 2...3 {
             var batch = ChangeBatch()
             batch.put(.stations, stationRow(1120105, name: "三沢 \(version)", line: 11201))
-            try database.commit(batch, memo: "v\(version)")
-            try database.release(options)
+            try Curator(database).commit(batch, memo: "v\(version)")
+            try Publisher(database).release(options)
         }
         return Signed(database: database, folder: scratch.path("release"), key: key, dataset: try #require(try database.lineage()))
     }
@@ -81,7 +81,7 @@ import Testing
             #expect(again.stdout == "up to date\n", "\(again.stdout)")
         }
         // verify --trust names the key; without --trust it says the folder is signed.
-        let verified = try signed.database.verifyRelease(folder: signed.folder, trust: [signed.key.publicKey])
+        let verified = try Publisher(signed.database).verifyRelease(folder: signed.folder, trust: [signed.key.publicKey])
         #expect(verified.failures.isEmpty && verified.passed[0].hasPrefix("manifest signed by trusted key \(signed.key.publicKey.id); sequence 3"))
         #expect(verified.warnings.isEmpty)
     }
@@ -205,7 +205,7 @@ import Testing
         let signed = try signedFolder()
         let before = try folderFiles(signed.folder)
         #expect(throws: ReleaseError.signingRequired(signed.folder + "/manifest.json.sig")) {
-            try signed.database.release(ReleaseOptions(outputFolder: signed.folder, verify: false))
+            try Publisher(signed.database).release(ReleaseOptions(outputFolder: signed.folder, verify: false))
         }
         #expect(try folderFiles(signed.folder) == before)
     }

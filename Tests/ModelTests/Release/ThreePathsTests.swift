@@ -22,16 +22,16 @@ import Testing
     /// more curated version (v4); releases 2 and 4 in one folder.
     func hokurikuRelease() throws -> (MasterDatabase, String, ReleaseResult) {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "2019"))
-        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
+        try Importer(database).importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "2019"))
+        try Importer(database).importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
         let folder = scratch.path("release")
         var options = ReleaseOptions(outputFolder: folder, verify: false)
         options.skipChecks = true
-        try database.release(options)
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "1"]))], memo: "Tokyo first")
+        try Publisher(database).release(options)
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "1"]))], memo: "Tokyo first")
         options.verify = true
-        let result = try database.release(options)
+        let result = try Publisher(database).release(options)
         return (database, folder, result)
     }
 
@@ -93,11 +93,11 @@ import Testing
         var first = ChangeBatch(), second = ChangeBatch()
         first.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
         first.duplicate(old: 1120101, new: 9920601)
-        try database.commit(first, memo: "v2: 1120101 → 9920601")
+        try Curator(database).commit(first, memo: "v2: 1120101 → 9920601")
         second.put(.stations, stationRow(9920602, name: "八戸", line: 11201))
         second.duplicate(old: 9920601, new: 9920602)
-        try database.commit(second, memo: "v3: 9920601 → 9920602")
-        let result = try database.release(ReleaseOptions(outputFolder: scratch.path("release")))
+        try Curator(database).commit(second, memo: "v3: 9920601 → 9920602")
+        let result = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release")))
         #expect(result.verification?.failures == [])
         let script = scratch.path("release/3/carry-over.sql")
         let text = try String(contentsOfFile: script, encoding: .utf8)
@@ -106,8 +106,8 @@ import Testing
 
         // At version 1 the chain carries 1120101's record to both; at version 2 only the second
         // split is new to the phone, and a record it already has on the new code stays.
-        _ = try database.buildClientDatabase(version: 1, at: scratch.path("v1.sqlite"))
-        _ = try database.buildClientDatabase(version: 2, at: scratch.path("v2.sqlite"))
+        _ = try Publisher(database).buildClientDatabase(version: 1, at: scratch.path("v1.sqlite"))
+        _ = try Publisher(database).buildClientDatabase(version: 2, at: scratch.path("v2.sqlite"))
         let fresh = scratch.path("release/3/stations.sqlite")
         let cases: [(Int, [(Int64, String?, String?, Int64?)], [Int64: [String?]])] = [
             (1, [(1120101, "2001-01-01", "a", 1)],
@@ -137,10 +137,10 @@ import Testing
         var batch = ChangeBatch()
         batch.put(.stations, stationRow(9920601, name: "八戸", line: 11201))
         batch.duplicate(old: 1120101, new: 9920601)
-        try database.commit(batch, memo: "v2")
-        try database.commit({ var b = ChangeBatch(); b.put(.stations, stationRow(9920603, name: "x", line: 11201)); return b }(), memo: "v3")
+        try Curator(database).commit(batch, memo: "v2")
+        try Curator(database).commit({ var b = ChangeBatch(); b.put(.stations, stationRow(9920603, name: "x", line: 11201)); return b }(), memo: "v3")
         let folder = scratch.path("release")
-        try database.release(ReleaseOptions(outputFolder: folder))
+        try Publisher(database).release(ReleaseOptions(outputFolder: folder))
         // Published consistently (the manifest's size and hash match) but without the split line.
         let script = scratch.path("release/3/carry-over.sql")
         let broken = try String(contentsOfFile: script, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
@@ -150,7 +150,7 @@ import Testing
         var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: manifestPath)))
         manifest.versions[0].carryOver = ReleasedFile(path: "3/carry-over.sql", bytes: Data(broken.utf8).count, sha256: FileDigest.sha256(Data(broken.utf8)))
         try manifest.encoded().write(to: URL(fileURLWithPath: manifestPath))
-        let report = try database.verifyRelease(folder: folder)
+        let report = try Publisher(database).verifyRelease(folder: folder)
         #expect(report.failures.contains("version 3: full download from 1: the user record of station 9920601 should have been copied by a split, and is missing"))
         #expect(report.failures.contains("version 3: app update from 1: the user record of station 9920601 should have been copied by a split, and is missing"))
         #expect(!report.failures.contains { $0.contains("delta from") })

@@ -21,7 +21,7 @@ import Testing
     /// Version 2 of the base fixture with one station of every map kind.
     private func reviewedDatabase() throws -> MasterDatabase {
         let database = try scratch.baseDatabase()
-        try database.apply([
+        try Curator(database).apply([
             LocatedOperation(.add(table: .stations, values: [
                 "station_cd": "9900108", "station_g_cd": "9900108", "station_name": "テスト港", "line_cd": "99001",
                 "lat": "35.62", "lon": "139.75", "e_status": "0",
@@ -51,7 +51,7 @@ import Testing
 
     @Test func thePageMarksEveryChangedStationListsEveryChangeAndFetchesNothing() throws {
         let database = try reviewedDatabase()
-        let report = try database.review()
+        let report = try Reviewer(database).review()
         let page = scratch.path("review-2.html")
         try ReviewFile.write(ReviewPage.html(report), to: page)
 
@@ -67,7 +67,7 @@ import Testing
         #expect(markers.count == 6, "one marker per changed station")
         let rows = Self.matches(#"<tr class="change" data-table="([a-z]+)" data-kind="([A-Z]+)""#, in: html)
         #expect(rows.count == report.changes.count)
-        let logged = try database.log(LogFilter(version: 2)).count
+        let logged = try LogReader(database).log(LogFilter(version: 2)).count
         #expect(rows.count == logged)
         #expect(Set(rows.map { $0[1] }) == ["INSERT", "UPDATE", "DELETE", "DUPLICATE"])
         // Nothing fetched from anywhere: no src or href, no CSS url(), no import.
@@ -104,9 +104,9 @@ import Testing
     /// The real data: version 2 the ekidata 2021 import over 2019, version 3 the Hokuriku plan.
     private func realHistory() throws -> MasterDatabase {
         let database = try MasterDatabase.create(at: scratch.path("real.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019])
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Importer(database).importSnapshot([Fixtures.ekidata2019])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
         return database
     }
 
@@ -162,7 +162,7 @@ import Testing
 
     @Test func theImportsPageSaysItShipsWhatPhonesGetAndDrawsTheFindings() throws {
         let database = try realHistory()
-        let report = try database.review(version: 2)
+        let report = try Reviewer(database).review(version: 2)
         let page = try render(report, "review-2.html")
         expectAnswersFirst(page, report)
         #expect(page.verdict == "Releasable: station-admin release --version 2 would publish version 2")
@@ -178,13 +178,13 @@ import Testing
 
     @Test func thePlansPageShowsTransfersSplitsAsArrowsAndNamesOnceZoomed() throws {
         let database = try realHistory()
-        let report = try database.review()
+        let report = try Reviewer(database).review()
         let page = try render(report, "review-3.html")
         expectAnswersFirst(page, report)
         #expect(page.verdict == "Releasable: station-admin release would publish version 3")
         #expect(matches(#"<li data-from="(\d)">"#, in: page.html).map { $0[0] } == ["1", "2"])
         // The sizes are the published files', byte for byte.
-        let released = try database.release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
+        let released = try Publisher(database).release(ReleaseOptions(outputFolder: scratch.path("release"), verify: false))
         let shown = matches(#"<li data-from="(\d)">a phone at version \d: a delta of ([0-9,]+ bytes) gzip"#, in: page.html)
             .map { [$0[0], $0[1]] }
         let published = released.released.deltas.sorted { $0.from < $1.from }
@@ -210,8 +210,8 @@ import Testing
         var limits = ReviewLimits()
         limits.changesPerKind = 5; limits.listedBeyond = 3; limits.networkSegments = 100
         limits.findingsListed = 2; limits.findingsPerRule = 1; limits.findingMarks = 3
-        let report = try database.review(version: 2, limits: limits)
-        let whole = try database.review(version: 2)
+        let report = try Reviewer(database).review(version: 2, limits: limits)
+        let whole = try Reviewer(database).review(version: 2)
         let overview = report.overview
 
         // Every change is counted; no kind lists more than the limits allow.
@@ -245,35 +245,35 @@ import Testing
         #expect(html.contains("<code>station-admin check --version 2 --rule "))
         #expect(page.drawn["finding"] == 3)
         // The command that lists the rest lists them.
-        let logged = try database.log(LogFilter(version: 2, table: "stations", type: .insert)).count
+        let logged = try LogReader(database).log(LogFilter(version: 2, table: "stations", type: .insert)).count
         #expect(logged == overview.counts["stations"]?[.insert])
     }
 
     @Test func aVersionWithAnUnwaivedErrorIsRefusedInItsFirstLine() throws {
         let database = try scratch.baseDatabase()
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["open_ymd": "2030-01-01", "close_ymd": "2020-01-01"]))])
-        let page = try render(try database.review(), "review-refused.html")
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["open_ymd": "2030-01-01", "close_ymd": "2020-01-01"]))])
+        let page = try render(try Reviewer(database).review(), "review-refused.html")
         #expect(page.verdict.hasPrefix("Refused: 1 error not waived; station-admin release would stop until each is fixed or waived"), "\(page.verdict)")
         #expect(page.html.contains("<ul class=\"blocking\"><li><code>stations 9900101</code> <code>dates-out-of-order</code>"))
     }
 
     @Test func aRestoreIsMarkedAndAPastVersionIsReviewedAsItWas() throws {
         let database = try reviewedDatabase()
-        try database.apply([LocatedOperation(.restore(table: .stations, key: ["1120206"]))])
-        let restored = try database.review()
+        try Curator(database).apply([LocatedOperation(.restore(table: .stations, key: ["1120206"]))])
+        let restored = try Reviewer(database).review()
         #expect(restored.changes.compactMap { change in change.mapKind.map { "\(change.station!) \($0.rawValue)" } } == ["1120206 restored"])
-        let past = try database.review(version: 2)
-        let logged = try database.log(LogFilter(version: 2)).count
+        let past = try Reviewer(database).review(version: 2)
+        let logged = try LogReader(database).log(LogFilter(version: 2)).count
         #expect(past.summary.version == 2 && past.changes.count == logged)
         #expect(past.changes.first { $0.station == 1120206 }?.mapKind == .closed)
-        #expect(throws: NoSuchVersion(requested: 9, newest: 3)) { try database.review(version: 9) }
+        #expect(throws: NoSuchVersion(requested: 9, newest: 3)) { try Reviewer(database).review(version: 9) }
     }
 
     /// A 300-pixel map gets one dot per occupied pixel, not one per station: at 1M stations
     /// all Japan was 979,434 dots and 50 MB of the page.
     @Test func aPinMapDrawsOneDotForEachPixelThatHasAnOpenStation() throws {
         let database = try reviewedDatabase()
-        let report = try database.review()
+        let report = try Reviewer(database).review()
         let html = ReviewPage.html(report)
         let figures = Self.matches(#"<figure class="pin-map" data-extent="([^"]+)">\n<svg[^>]*><path class="dots" d="([^"]*)"/>"#, in: html)
         #expect(figures.map { $0[0] } == MapExtent.examples.map(\.name))
@@ -306,21 +306,21 @@ import Testing
     /// four provisional rows adopted (v5). Its page names every decision.
     @Test func theAdoptingImportsPageShowsTheConflictTheAdoptionsAndTheKeptValues() throws {
         let database = try MasterDatabase.create(at: scratch.path("merge.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1111116"], values: ["close_ymd": "2017-07-05"]))], memo: "closing date from the operator")
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["e_status": "2", "close_ymd": "2025-03-01"]))], memo: "東滝川 closes")
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1111116"], values: ["close_ymd": "2017-07-05"]))], memo: "closing date from the operator")
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1110602"], values: ["e_status": "2", "close_ymd": "2025-03-01"]))], memo: "東滝川 closes")
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
         let upstream = try UpstreamSnapshots.hokuriku2024(into: scratch.path("upstream"))
         let stations = (upstream as NSString).appendingPathComponent("station20240316free.csv")
         try String(contentsOfFile: stations, encoding: .utf8).replacingOccurrences(
             of: "1110602,1110602,東滝川,,,11106,1,073-0026,滝川市東滝川,141.98031,43.574037,0000-00-00,0000-00-00,0,",
             with: "1110602,1110602,東滝川,,,11106,1,073-0026,滝川市東滝川,141.98031,43.574037,0000-00-00,2025-03-15,2,"
         ).write(toFile: stations, atomically: true, encoding: .utf8)
-        let imported = try database.importSnapshot([upstream], options: ImportOptions(
+        let imported = try Importer(database).importSnapshot([upstream], options: ImportOptions(
             memo: "ekidata 2024-03-16", decisions: MergeDecisions(prefer: .theirs, adoptAll: true)))
         #expect(imported.committed && imported.version == 5)
 
-        let report = try database.review()
+        let report = try Reviewer(database).review()
         #expect(report.suggestions.count == imported.suggestions.count, "the page counts the suggestions the import listed")
         #expect(report.merge.decided.map(\.description) == [
             "stations 1110602 close_ymd: conflict decided for theirs, 2025-03-15 (base NULL, ours 2025-03-01 from v3)",
@@ -344,8 +344,8 @@ import Testing
         #expect(markdown.contains("- stations 9944019: provisional, closed for upstream's 9942819"))
 
         // A revert's page says which version it reverts and what it decided.
-        try database.revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
-        let revert = try database.review()
+        try Curator(database).revert(version: 3, decisions: MergeDecisions(prefer: .theirs))
+        let revert = try Reviewer(database).review()
         #expect(revert.merge.reverts == 3)
         #expect(revert.merge.decided.map(\.column).sorted() == ["close_ymd", "e_status"])
         let revertPage = try render(revert, "review-revert.html")
@@ -355,7 +355,7 @@ import Testing
 
     @Test func markdownHasTheSummaryTheChangesAndTheFindings() throws {
         let database = try reviewedDatabase()
-        let markdown = ReviewMarkdown.markdown(try database.review())
+        let markdown = ReviewMarkdown.markdown(try Reviewer(database).review())
         #expect(markdown.hasPrefix("<!-- station-admin review -->\n# Version 2: review fixture\n"))
         #expect(markdown.contains("| stations | 2 | 3 | 1 | 0 | 1 |"))
         #expect(markdown.contains("- UPDATE `1120202` 長苗代\\<script\\> (JR八戸線): station\\_name 長苗代 → 長苗代\\<script\\>"))

@@ -108,10 +108,10 @@ import Testing
     /// before they were kept gets them from its log when it next migrates.
     @Test func theCountsKeptPerVersionAreTheLogs() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "2019"))
-        try database.importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
-        try database.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
-        _ = try database.assignWeights(seed: 1, proposeMajor: true, memo: nil, dryRun: false)
+        try Importer(database).importSnapshot([Fixtures.ekidata2019], options: ImportOptions(memo: "2019"))
+        try Importer(database).importSnapshot([Fixtures.ekidata2021], options: ImportOptions(memo: "2021"))
+        try Curator(database).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        _ = try Weigher(database).assignWeights(seed: 1, proposeMajor: true, memo: nil, dryRun: false)
         // The same column names, so that rows compare by their values.
         let counted = """
             SELECT user_version AS version, CASE WHEN type = 'DUPLICATE' THEN 'stations' ELSE table_name END AS table_name,
@@ -123,13 +123,13 @@ import Testing
         #expect(log.count > 8)
         #expect(log.contains { $0[2] == "DUPLICATE" })
         #expect(try database.read { try Row.fetchAll($0, sql: kept) } == log)
-        #expect(try database.versions().sorted { $0.version < $1.version }.map(\.changes) == log.reduce(into: [Int: Int]()) { $0[$1[0], default: 0] += $1[3] }.sorted { $0.key < $1.key }.map(\.value))
+        #expect(try LogReader(database).versions().sorted { $0.version < $1.version }.map(\.changes) == log.reduce(into: [Int: Int]()) { $0[$1[0], default: 0] += $1[3] }.sorted { $0.key < $1.key }.map(\.value))
 
         let queue = try DatabaseQueue(path: database.path)
         try queue.write { try $0.execute(sql: "DROP TABLE version_counts; DELETE FROM grdb_migrations WHERE identifier = 'keepVersionCounts'") }
         try queue.close()
         let reopened = try MasterDatabase.open(at: database.path)
-        try reopened.apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "3"]))], memo: "migrates")
+        try Curator(reopened).apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "3"]))], memo: "migrates")
         let after = try reopened.read { try Row.fetchAll($0, sql: counted) }
         #expect(after.count == log.count + 1)
         #expect(try reopened.read { try Row.fetchAll($0, sql: kept) } == after)
@@ -158,23 +158,23 @@ import Testing
         try queue.close()
         // The next write migrates: it edits another station.
         let reopened = try MasterDatabase.open(at: database.path)
-        try reopened.apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "3"]))])
+        try Curator(reopened).apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "3"]))])
         let finding = "stations 9900101: value-outside-domain: weight 0 (expected \(MapWeight.expectation)); mend it: station-admin edit stations 9900101 weight=…"
-        #expect(try reopened.check().findings.map(\.line).contains(finding))
-        #expect(try reopened.releaseReadiness().unwaivedErrors == 1)
+        #expect(try Checker(reopened).check().findings.map(\.line).contains(finding))
+        #expect(try Checker(reopened).releaseReadiness().unwaivedErrors == 1)
         // A version checked in its scope, which reads no unchanged station's domain, carries the
         // finding forward.
-        let scoped = try reopened.apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "4"]))])
+        let scoped = try Curator(reopened).apply([LocatedOperation(.edit(table: .stations, key: ["9900102"], values: ["weight": "4"]))])
         #expect(try reopened.read { try RecordedFindings.identities($0, version: scoped.version) }?
             .contains(FindingIdentity(rule: CheckRule.valueOutsideDomain.rawValue, table: "stations", key: "9900101")) == true)
-        #expect(try reopened.releaseReadiness().unwaivedErrors == 1)
+        #expect(try Checker(reopened).releaseReadiness().unwaivedErrors == 1)
         #expect(try reopened.read { try Int.fetchOne($0, sql: "SELECT weight FROM stations WHERE station_cd = 9900101") } == 0, "the row is kept")
         let check = try CommandRunner.run(["check", "--db", database.path])
         #expect(check.status == 1 && check.stdout.contains(finding), "\(check.stdout)")
-        #expect(throws: ReleaseError.self) { try reopened.release(ReleaseOptions(outputFolder: scratch.path("release"))) }
+        #expect(throws: ReleaseError.self) { try Publisher(reopened).release(ReleaseOptions(outputFolder: scratch.path("release"))) }
         // Mended, it is gone; and SQLite now refuses the value.
-        try reopened.apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "13"]))])
-        #expect(try !reopened.check().findings.contains { $0.rule == .valueOutsideDomain })
+        try Curator(reopened).apply([LocatedOperation(.edit(table: .stations, key: ["9900101"], values: ["weight": "13"]))])
+        #expect(try !Checker(reopened).check().findings.contains { $0.rule == .valueOutsideDomain })
         #expect(throws: DatabaseError.self) {
             try reopened.queue.write { try $0.execute(sql: "UPDATE stations SET weight = 0 WHERE station_cd = 9900101") }
         }

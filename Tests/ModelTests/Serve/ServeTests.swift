@@ -76,7 +76,7 @@ import Testing
         for version in 6...8 {
             var batch = ChangeBatch()
             batch.put(.stations, stationRow(1120105, name: "三沢 \(version)", line: 11201))
-            try database.commit(batch, memo: "v\(version)")
+            try Curator(database).commit(batch, memo: "v\(version)")
             let released = try CommandRunner.run(["release", "--db", database.path, "--out", folder, "--no-verify"])
             #expect(released.status == 0, "\(released.stderr)")
             usleep(700_000)

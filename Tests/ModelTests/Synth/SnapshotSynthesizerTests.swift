@@ -38,9 +38,9 @@ import Testing
         let text = try String(contentsOfFile: scratch.path("s1/station.csv"), encoding: .utf8)
         #expect(text.contains("\"") && text.contains(", "))  // a few quoted fields with commas
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        let report = try database.importSnapshot([scratch.path("s1")])
+        let report = try Importer(database).importSnapshot([scratch.path("s1")])
         #expect(report.warnings.isEmpty)
-        let status = try database.status()
+        let status = try LogReader(database).status()
         #expect(status.tables.first { $0.table == "stations" }?.rows == 5_000)
         #expect(status.tables.first { $0.table == "connections" }?.rows == summary.rows["join.csv"])
         #expect(status.tables.first { $0.table == "lines" }?.rows == summary.rows["line.csv"])
@@ -56,8 +56,8 @@ import Testing
         let plain = try digests(scratch.path("plain")), scattered = try digests(scratch.path("scattered"))
         #expect(plain["join.csv"] == scattered["join.csv"] && plain["station.csv"] != scattered["station.csv"])
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([scratch.path("scattered")])
-        let findings = try database.check().findings
+        try Importer(database).importSnapshot([scratch.path("scattered")])
+        let findings = try Checker(database).check().findings
         let tooLong = findings.filter { $0.rule == .connectionTooLong }.count
         let connections = summary.rows["join.csv"]!
         // Two random places in Japan are more than 50 km apart but for a few per cent of pairs.
@@ -66,16 +66,16 @@ import Testing
         let keys = findings.filter { $0.rule == .connectionTooLong }.map { $0.key.split(separator: "/").map { Int($0)! } }
         #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) })
         let plainDatabase = try MasterDatabase.create(at: scratch.path("p.sqlite"))
-        try plainDatabase.importSnapshot([scratch.path("plain")])
-        #expect(try plainDatabase.check().findings.filter { $0.rule == .connectionTooLong }.isEmpty)
+        try Importer(plainDatabase).importSnapshot([scratch.path("plain")])
+        #expect(try Checker(plainDatabase).check().findings.filter { $0.rule == .connectionTooLong }.isEmpty)
     }
 
     @Test func aNextSnapshotChangesAboutTheShareAsked() throws {
         try SnapshotSynthesizer.generate(stations: 10_000, seed: 1, into: scratch.path("s1"))
         let next = try SnapshotSynthesizer.next(of: scratch.path("s1"), changePercent: 2, seed: 2, into: scratch.path("s2"))
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([scratch.path("s1")])
-        let report = try database.importSnapshot([scratch.path("s2")])
+        try Importer(database).importSnapshot([scratch.path("s1")])
+        let report = try Importer(database).importSnapshot([scratch.path("s2")])
         let stationChanges = report.count("stations", .update) + report.count("stations", .delete) + report.count("stations", .restore)
         #expect((120...280).contains(stationChanges), "\(stationChanges) of 10,000 stations changed for 2%")
         #expect(report.count("stations", .insert) == next.changes["station added"])
@@ -86,8 +86,8 @@ import Testing
     @Test func theRealSnapshotCanBeChangedToo() throws {
         let next = try SnapshotSynthesizer.next(of: Fixtures.ekidata2021, changePercent: 1, seed: 3, into: scratch.path("next"))
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        let report = try database.importSnapshot([scratch.path("next")])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        let report = try Importer(database).importSnapshot([scratch.path("next")])
         #expect(report.count("stations", .insert) == next.changes["station added"])
         #expect(report.totalChanges > 50)
     }
@@ -98,15 +98,15 @@ import Testing
     @Test func chainedNextSnapshotsImportOneAfterAnother() throws {
         try SnapshotSynthesizer.generate(stations: 2_000, seed: 3, into: scratch.path("g1"))
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([scratch.path("g1")])
+        try Importer(database).importSnapshot([scratch.path("g1")])
         for generation in 1...6 {
             try SnapshotSynthesizer.next(of: scratch.path("g\(generation)"), changePercent: 20, seed: UInt64(generation),
                                          into: scratch.path("g\(generation + 1)"))
             // A fifth of the stations changed each time: closures and reopenings beyond the guards' 5%.
-            try database.importSnapshot([scratch.path("g\(generation + 1)")], options: ImportOptions(allowMassClose: true, allowMassReopen: true))
+            try Importer(database).importSnapshot([scratch.path("g\(generation + 1)")], options: ImportOptions(allowMassClose: true, allowMassReopen: true))
         }
         #expect(try database.dataVersion() == 7)
         #expect(try database.value("SELECT MAX(station_cd) FROM stations") ?? 0 <= Int64(Int32.max))
-        #expect(try database.check().blocking.map(\.line) == [])
+        #expect(try Checker(database).check().blocking.map(\.line) == [])
     }
 }

@@ -36,15 +36,15 @@ import Testing
         options.signing = ManifestSigning(keys: [key])
         var copies: [Int: String] = [:]
         func release(_ version: Int) throws {
-            try master.release(options)
+            try Publisher(master).release(options)
             copies[version] = scratch.path("release-at-\(version)")
             try FileManager.default.copyItem(atPath: folder, toPath: copies[version]!)
         }
-        try master.importSnapshot([Fixtures.ekidata2019])
+        try Importer(master).importSnapshot([Fixtures.ekidata2019])
         try release(1)
-        try master.importSnapshot([Fixtures.ekidata2021])
+        try Importer(master).importSnapshot([Fixtures.ekidata2021])
         try release(2)
-        try master.apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
+        try Curator(master).apply(planAt: Fixtures.repository.appendingPathComponent("datasets/plans/2024-03-16-hokuriku.jsonl").path)
         try release(3)
         return History(folder: folder, copies: copies, key: key, master: master)
     }
@@ -244,11 +244,11 @@ import Testing
         await #expect(throws: StationClientError.self) { try await sync(history.copies[2]!, database, keys: keys) }
         // Another master's folder, signed by the same key: another dataset.
         let other = try MasterDatabase.create(at: scratch.path("other.sqlite"))
-        try other.importSnapshot([Fixtures.ekidata2021])
+        try Importer(other).importSnapshot([Fixtures.ekidata2021])
         var options = ReleaseOptions(outputFolder: scratch.path("other-release"), verify: false)
         options.skipChecks = true
         options.signing = ManifestSigning(keys: [history.key])
-        try other.release(options)
+        try Publisher(other).release(options)
         await #expect(throws: StationClientError.self) { try await sync(scratch.path("other-release"), database, keys: keys) }
         // A stranger's key.
         let stranger = try SigningKey.generate(to: scratch.path("stranger-key"))

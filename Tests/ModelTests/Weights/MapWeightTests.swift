@@ -19,14 +19,14 @@ import Testing
 
     @Test func weightsAreDeterministicKeepHandWeightsAndSpreadOverSquares() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "1"]))])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "1"]))])
         let before = try database.settledSHA256()
-        let dryRun = try database.assignWeights(seed: 7, dryRun: true)
+        let dryRun = try Weigher(database).assignWeights(seed: 7, dryRun: true)
         #expect(try database.settledSHA256() == before)
         #expect(!dryRun.change.committed && dryRun.change.totalChanges > 1000)
 
-        let report = try database.assignWeights(seed: 7)
+        let report = try Weigher(database).assignWeights(seed: 7)
         #expect(report.change.committed)
         let weights: [Int64: Int] = try database.read { db in
             Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT station_cd, weight FROM stations").map { ($0[0], $0[1]) })
@@ -41,43 +41,43 @@ import Testing
         #expect(elevens.count == report.firstOrderSquares && elevens.values.allSatisfy { $0 == 1 })
 
         let again = try MasterDatabase.create(at: scratch.path("again.sqlite"))
-        try again.importSnapshot([Fixtures.ekidata2021])
-        try again.apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "1"]))])
-        try again.assignWeights(seed: 7)
+        try Importer(again).importSnapshot([Fixtures.ekidata2021])
+        try Curator(again).apply([LocatedOperation(.edit(table: .stations, key: ["1130101"], values: ["weight": "1"]))])
+        try Weigher(again).assignWeights(seed: 7)
         let sameSeed: [Int64: Int] = try again.read { db in
             Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT station_cd, weight FROM stations").map { ($0[0], $0[1]) })
         }
         #expect(sameSeed == weights)
-        let otherSeed = try again.assignWeights(seed: 8)
+        let otherSeed = try Weigher(again).assignWeights(seed: 8)
         #expect(otherSeed.change.totalChanges > 100)
-        #expect(try database.assignWeights(seed: 7).change.totalChanges == 0)
+        #expect(try Weigher(database).assignWeights(seed: 7).change.totalChanges == 0)
     }
 
     @Test func weightedPinsSpreadWiderThanNearestPins() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        try database.assignWeights(seed: 1)
-        for spread in try database.mapSpread() {
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        try Weigher(database).assignWeights(seed: 1)
+        for spread in try Weigher(database).mapSpread() {
             #expect(spread.coveredByWeight > spread.coveredWithoutWeights * 2, "\(spread.extent)")
         }
     }
 
     @Test func proposedMajorStationsSpreadThePinsAtEveryScaleAndKeepHandWeights() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
         // A curator's hand weight on 鳴子温泉 (no junction, so never proposed anything).
-        try database.apply([LocatedOperation(.edit(table: .stations, key: ["1122115"], values: ["weight": "9"]))])
+        try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1122115"], values: ["weight": "9"]))])
         let before = try database.settledSHA256()
-        let dryRun = try database.assignWeights(seed: 1, proposeMajor: true, dryRun: true)
+        let dryRun = try Weigher(database).assignWeights(seed: 1, proposeMajor: true, dryRun: true)
         #expect(try database.settledSHA256() == before, "a dry run writes nothing")
         #expect(!dryRun.change.committed)
 
-        let report = try database.assignWeights(seed: 1, proposeMajor: true)
+        let report = try Weigher(database).assignWeights(seed: 1, proposeMajor: true)
         #expect(report.change.committed && report.keptHandWeights == 1)
         #expect(try database.read { try Int.fetchOne($0, sql: "SELECT weight FROM stations WHERE station_cd = 1122115") } == 9)
         // The goal of the issue: the top 150 pins reach 60 % of the occupied cells of an 8 × 8 grid over
         // all Japan and Kanto, 40 % over Tokyo's 23 wards; what the stored weights give is what a phone sees.
-        let spread = try database.mapSpread()
+        let spread = try Weigher(database).mapSpread()
         let share = Dictionary(uniqueKeysWithValues: spread.map { ($0.extent, Double($0.coveredByWeight) / Double($0.cellsWithStations)) })
         #expect(share["all Japan"]! >= 0.6 && share["Kanto"]! >= 0.6 && share["Tokyo 23 wards"]! >= 0.4, "\(share)")
         #expect(spread.map(\.coveredByWeight) == report.spreadAfter.map(\.coveredByWeight))
@@ -102,8 +102,8 @@ import Testing
     /// sentence is computed here and must be in the guide as written.
     @Test func curatingGuideQuotesTheWeightsFigures() throws {
         let database = try MasterDatabase.create(at: scratch.path("m.sqlite"))
-        try database.importSnapshot([Fixtures.ekidata2021])
-        let report = try database.assignWeights(seed: 1, proposeMajor: true)
+        try Importer(database).importSnapshot([Fixtures.ekidata2021])
+        let report = try Weigher(database).assignWeights(seed: 1, proposeMajor: true)
         let major = report.stationsByWeight.filter { (1...9).contains($0.key) }.values.reduce(0, +)
         let sampled = (report.stationsByWeight[11] ?? 0) + (report.stationsByWeight[12] ?? 0)
         let spread = Dictionary(uniqueKeysWithValues: report.spreadAfter.map { ($0.extent, $0) })

@@ -2,7 +2,7 @@ import GRDB
 import StationSchema
 import StationVersion
 
-extension MasterDatabase {
+extension Curator {
     /// Commits a curated batch as one new data version, in one transaction.
     ///
     /// - Parameters:
@@ -13,7 +13,7 @@ extension MasterDatabase {
     ///   a bad split); the database is unchanged then.
     @discardableResult
     public func commit(_ batch: ChangeBatch, memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
-        try write { db in
+        try master.write { db in
             let report = try commit(batch, memo: memo, dryRun: dryRun, in: db)
             return (report, report.committed)
         }
@@ -22,16 +22,16 @@ extension MasterDatabase {
     /// Stages, checks and writes a batch inside the caller's transaction; the caller
     /// commits only if `report.committed`.
     package func commit(_ batch: ChangeBatch, memo: String?, dryRun: Bool, in db: Database) throws -> ChangeReport {
-        precondition(batch.declared.changes.map(\.id) == declared.changes.map(\.id), "a batch made for another schema than the master's handle")
-        let version = try PendingVersion(db, declared)
+        precondition(batch.declared.changes.map(\.id) == master.declared.changes.map(\.id), "a batch made for another schema than the master's handle")
+        let version = try PendingVersion(db, master.declared)
         var tables: [MasterTable] = []
-        for table in declared.tables {
+        for table in master.declared.tables {
             guard let changes = batch.changes(for: table) else { continue }
             tables.append(table)
             try version.stage(rows: changes.rows, removals: changes.removals, of: table)
         }
         try version.stage(splits: batch.duplicates)
-        try version.write(memo: memo, author: author)
+        try version.write(memo: memo, author: master.author)
         for reference in MasterTable.references {
             if let dangling = try version.firstDanglingRow(reference, fromFilesOnly: false) {
                 throw CurationError.danglingReference(

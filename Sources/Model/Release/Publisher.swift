@@ -7,7 +7,22 @@ import StationSchema
 import StationSupport
 import Synchronization
 
-extension MasterDatabase {
+/// Builds, publishes and verifies a master's release folder: the client database, the deltas, the
+/// carry-over script and the signed manifest.
+///
+/// A capability over the thin `MasterDatabase` handle, as GRDB's `DatabaseMigrator` takes a
+/// writer: `try Publisher(master).…`.
+public struct Publisher: Sendable {
+    /// The master it releases.
+    public let master: MasterDatabase
+
+    /// A publisher of `master`'s releases.
+    public init(_ master: MasterDatabase) {
+        self.master = master
+    }
+}
+
+extension Publisher {
     /// Builds the client database of a version and the delta from every older client version
     /// that can use one, verifies them, and adds them to the release folder.
     ///
@@ -52,11 +67,11 @@ extension MasterDatabase {
         var publishDecided = false
         defer { if !publishDecided { try? FileManager.default.removeItem(atPath: buildFolder.path) } }
         let (released, checks) = try ReleaseError.translating(folder.path) {
-            try ReleaseBuild(master: self, requested: options.version, building: buildFolder, published: locked.published,
+            try ReleaseBuild(master: master, requested: options.version, building: buildFolder, published: locked.published,
                              spacing: options.checkpointSpacing, checks: options.skipChecks ? nil : options.checkLimits, step: step).run()
         }
         let existingFile = try locked.published.manifest.wait()
-        try requirePublishedHistory(existingFile?.manifest, folder: folder.path, released: released, newest: try dataVersion(), scratch: buildFolder.path)
+        try requirePublishedHistory(existingFile?.manifest, folder: folder.path, released: released, newest: try master.dataVersion(), scratch: buildFolder.path)
         let verification = try verifyBuild(released, in: buildFolder, older: existingFile?.manifest, folder: folder, if: options.verify)
         try step(.verified)
         phases = PhaseLog()
@@ -95,10 +110,10 @@ extension MasterDatabase {
     /// and leaves no folder), the folder made or checked as this lineage's, locked, a killed
     /// release's publish completed and its leftovers removed.
     private func lockReleaseFolder(_ options: ReleaseOptions) throws -> LockedReleaseFolder {
-        try read { try Self.refuseDamage($0, path: path) }
+        try master.read { try MasterDatabase.refuseDamage($0, path: master.path) }
         let folder = try ReleaseFolder.prepare(options.outputFolder)
-        try stampIfNeeded()
-        guard let lineage = try lineage() else { throw ReleaseError.masterWithoutLineage(path) }
+        try master.stampIfNeeded()
+        guard let lineage = try master.lineage() else { throw ReleaseError.masterWithoutLineage(master.path) }
         // Someone else's folder is refused before the lock file is made in it; again below, once
         // locked, for what may have come meanwhile.
         try folder.refuseStrangersInANewFolder()
@@ -125,7 +140,7 @@ extension MasterDatabase {
     private func verifyBuild(_ released: ReleasedVersion, in buildFolder: ReleaseFolder, older: Manifest?, folder: ReleaseFolder,
                              if verify: Bool) throws -> VerificationReport? {
         guard verify else { return nil }
-        let verifier = ReleaseVerifier(folder: buildFolder, master: self, scratch: buildFolder.filePath("verify"))
+        let verifier = ReleaseVerifier(folder: buildFolder, master: master, scratch: buildFolder.filePath("verify"))
         let verification = try verifier.verify(released, olderDatabases: older.map { (folder, $0) })
         if !verification.failures.isEmpty { throw ReleaseError.verificationFailed(verification.failures) }
         return verification

@@ -28,7 +28,7 @@ public enum RevertError: Error, LocalizedError, Equatable {
     }
 }
 
-extension MasterDatabase {
+extension Curator {
     /// Writes a new version that puts every row `version` changed back to its state before it.
     ///
     /// A version cannot be taken back from phones that have it, so a revert is a version of its
@@ -48,12 +48,12 @@ extension MasterDatabase {
     ///   master is unchanged then.
     @discardableResult
     public func revert(version target: Int, decisions: MergeDecisions = MergeDecisions(), memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
-        try write { db in
-            let newest = try Self.dataVersion(db)
+        try master.write { db in
+            let newest = try MasterDatabase.dataVersion(db)
             try NoSuchVersion.require(target, newest: newest)
-            var batch = ChangeBatch(declared)
+            var batch = ChangeBatch(master.declared)
             var conflicts: [MergeConflict] = []
-            for table in declared.tables {
+            for table in master.declared.tables {
                 let upstreamWeighs = try RevertedRow.upstreamWeighs(table, version: target, db)
                 let upstreamGave = upstreamWeighs ? Set(try UpstreamImport.newest(of: table, db)?.columns ?? []) : []
                 for (keyText, _) in try UpdateLog.rows(of: table, in: target, db) {
@@ -85,7 +85,7 @@ extension MasterDatabase {
     }
 }
 
-extension MasterDatabase {
+extension Curator {
     /// Refuses a revert whose rows, as it would write them, break a rule the same rows would break
     /// if new: an open (or not yet open) row with a close date; a connection of an open line with
     /// an end the revert leaves on another line or closed (a connection put back, or one whose

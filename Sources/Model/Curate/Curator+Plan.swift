@@ -3,7 +3,7 @@ import StationSchema
 import StationSupport
 import StationVersion
 
-extension MasterDatabase {
+extension Curator {
     /// Applies curated operations (a plan, or one command's operation) as one new version,
     /// all or nothing.
     ///
@@ -16,8 +16,8 @@ extension MasterDatabase {
     @discardableResult
     public func apply(_ operations: [LocatedOperation], memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
         defer { Progress.finish() }
-        return try write { db in
-            let state = WorkingState(db: db, declared)
+        return try master.write { db in
+            let state = WorkingState(db: db, master.declared)
             var applier = PlanApplier(state: state)
             Progress.phase("applying operations", total: operations.count)
             for (index, operation) in operations.enumerated() {

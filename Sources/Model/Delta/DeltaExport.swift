@@ -3,6 +3,20 @@ import GRDB
 import StationSchema
 import StationSupport
 
+/// Writes the SQL a client at one data version runs to reach a newer one, from a master.
+///
+/// A capability over the thin `MasterDatabase` handle, as GRDB's `DatabaseMigrator` takes a
+/// writer: `try DeltaExport(master).…`.
+public struct DeltaExport: Sendable {
+    /// The master it reads.
+    public let master: MasterDatabase
+
+    /// The deltas of `master`.
+    public init(_ master: MasterDatabase) {
+        self.master = master
+    }
+}
+
 /// A delta as written: its statements and the size and hash of its SQL and of its gzip.
 public struct WrittenDelta: Sendable, Encodable {
     /// What the delta does: statements per table and kind, splits.
@@ -43,7 +57,7 @@ public enum DeltaDestination {
     case stream(ByteSink)
 }
 
-extension MasterDatabase {
+extension DeltaExport {
     /// Writes the delta from `from` to `to` (default: the newest version) into `destination`,
     /// gzipped or not, and measures both forms.
     ///
@@ -52,11 +66,11 @@ extension MasterDatabase {
     ///
     /// - Throws: `NoSuchVersion` for a negative or too new version.
     public func writeDelta(from: Int, to: Int? = nil, gzip: Bool = false, transaction: Bool = false, into destination: DeltaDestination) throws -> WrittenDelta {
-        try readingOneState { db in
-            let newest = try Self.dataVersion(db)
+        try master.readingOneState { db in
+            let newest = try MasterDatabase.dataVersion(db)
             let to = to ?? newest
             try DeltaWriter.checkVersions(from: from, to: to, newest: newest)
-            let writer = try DeltaWriter.prepare(db, declared, froms: [from], to: to, newest: newest)
+            let writer = try DeltaWriter.prepare(db, master.declared, froms: [from], to: to, newest: newest)
             defer { try? writer.finish(db) }
             return try writer.write(db, from: from, gzip: gzip, transaction: transaction, into: destination)
         }

@@ -8,7 +8,21 @@ import StationSchema
 import StationSupport
 import StationWeights
 
-extension MasterDatabase {
+/// Reviews one version of a master: what it changed, its findings, the map of its changes.
+///
+/// A capability over the thin `MasterDatabase` handle, as GRDB's `DatabaseMigrator` takes a
+/// writer: `try Reviewer(master).…`.
+public struct Reviewer: Sendable {
+    /// The master it reviews.
+    public let master: MasterDatabase
+
+    /// A reviewer of `master`'s versions.
+    public init(_ master: MasterDatabase) {
+        self.master = master
+    }
+}
+
+extension Reviewer {
     /// Reads what `review` shows of `version` (default: the newest), in one read.
     public func review(version requested: Int? = nil, pins: Int = 150, limits: ReviewLimits = ReviewLimits()) throws -> ReviewReport {
         // One state from the version's number to its last pin, on two connections: the newest
@@ -17,21 +31,21 @@ extension MasterDatabase {
         // passes still left. Not `read`: a past version's findings rebuild the version before in
         // temp tables, which only this connection may write.
         let checks = ReviewCheckQueue()
-        return try readingOneState(alongside: { db -> TwinReading? in
-            let newest = try Self.dataVersion(db)
+        return try master.readingOneState(alongside: { db -> TwinReading? in
+            let newest = try MasterDatabase.dataVersion(db)
             let version = requested ?? newest
             guard newest > 0, version == newest else { return nil }
-            let network = try ReviewReader(version: version, newest: newest, declared: self.declared).network(db, limit: limits.networkSegments)
+            let network = try ReviewReader(version: version, newest: newest, declared: master.declared).network(db, limit: limits.networkSegments)
             guard try version == 1 || RecordedFindings.isRecordedBefore(version - 1, db) else { return TwinReading(findings: nil, network: network) }
-            let findings = try Self.reviewFindings(db, self.declared, version: version, newest: newest, limits: limits) { checks.next() }
+            let findings = try Self.reviewFindings(db, master.declared, version: version, newest: newest, limits: limits) { checks.next() }
             return TwinReading(findings: findings, network: network)
         }, handing: { db, twin in
-            let newest = try Self.dataVersion(db)
+            let newest = try MasterDatabase.dataVersion(db)
             guard newest > 0 else { throw ReviewError.noVersions }
             let version = requested ?? newest
             try NoSuchVersion.require(version, newest: newest)
             let summary = try VersionSummary.all(db, only: version).first!
-            let reader = ReviewReader(version: version, newest: newest, declared: declared)
+            let reader = ReviewReader(version: version, newest: newest, declared: master.declared)
             let overview = try reader.changes(db, counts: summary.counts, limits: limits)
             let suggestions = try SplitFinder.suggest(db, version: version)
             let merge = try ReviewMerge.read(version: version, memo: summary.memo, db)
@@ -40,7 +54,7 @@ extension MasterDatabase {
             let deltas = try reader.deltas(db)
             // With a twin at work on the rules, the passes it has not taken yet one at a time;
             // alone, all of them in one pass (an older version's state is rebuilt for each).
-            var findings = try Self.reviewFindings(db, declared, version: version, newest: newest, limits: limits,
+            var findings = try Self.reviewFindings(db, master.declared, version: version, newest: newest, limits: limits,
                                                    nextPass: twin == nil || version != newest ? { checks.rest() } : { checks.next() })
             let twinReading = try twin?.wait()
             let network = try twinReading?.network ?? reader.network(db, limit: limits.networkSegments)
@@ -48,7 +62,7 @@ extension MasterDatabase {
                 findings.merge(twinFindings)
             } else {
                 // The twin checked nothing: whatever it left untaken is this connection's.
-                findings.merge(try Self.reviewFindings(db, declared, version: version, newest: newest, limits: limits) { checks.rest() })
+                findings.merge(try Self.reviewFindings(db, master.declared, version: version, newest: newest, limits: limits) { checks.rest() })
             }
             let (introduced, inherited) = findings.joined(limits: limits)
             return ReviewReport(

@@ -6,6 +6,21 @@ import StationSchema
 import StationSupport
 import StationVersion
 
+/// Imports ekidata snapshots into a master as one new version each (`import`), or tells what an
+/// import would change without writing it (`diff`).
+///
+/// A capability over the thin `MasterDatabase` handle, as GRDB's `DatabaseMigrator` takes a
+/// writer: `try Importer(master).…`.
+public struct Importer: Sendable {
+    /// The master it imports into.
+    public let master: MasterDatabase
+
+    /// An importer into `master`.
+    public init(_ master: MasterDatabase) {
+        self.master = master
+    }
+}
+
 /// How an import runs.
 public struct ImportOptions: Sendable {
     /// The version's memo (`--memo`), shown by `versions` and `log`.
@@ -47,7 +62,7 @@ public struct ImportOptions: Sendable {
     }
 }
 
-extension MasterDatabase {
+extension Importer {
     /// What importing `paths` would change; writes nothing: `import --dry-run` and `diff` are
     /// this one call.
     ///
@@ -85,7 +100,7 @@ extension MasterDatabase {
     private func runImport(_ paths: [String], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?) throws -> ChangeReport {
         defer { Progress.finish() }
         var phases = PhaseLog()
-        let files = try ImportSource.files(from: paths, declared)
+        let files = try ImportSource.files(from: paths, master.declared)
         phases.done("headers read")
         if let date = options.snapshotDate, !SnapshotDate.isCalendarDate(date) {
             throw ImportError.badSnapshotDate(date)
@@ -93,7 +108,7 @@ extension MasterDatabase {
         // A large first import writes only new pages: with a rollback journal, once
         // (`withRollbackJournal`); a diff writes none.
         let bytes = files.reduce(0) { $0 + (FileChecks.size($1.path) ?? 0) }
-        if commit, bytes >= options.rollbackJournalFromBytes, try dataVersion() == 0, let report = try withRollbackJournal({
+        if commit, bytes >= options.rollbackJournalFromBytes, try master.dataVersion() == 0, let report = try master.withRollbackJournal({
             try importing(files, options: options, commit: commit, everyChange: everyChange, readingTheStateBeforeFirst: true)
         }) {
             return report
@@ -113,7 +128,7 @@ extension MasterDatabase {
     private func importing(_ files: [ImportFile], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?,
                            readingTheStateBeforeFirst: Bool) throws -> ChangeReport {
         var heldCheckpoints: Int?
-        defer { if let heldCheckpoints { try? resumeAutomaticCheckpoints(heldCheckpoints) } }
+        defer { if let heldCheckpoints { try? master.resumeAutomaticCheckpoints(heldCheckpoints) } }
         let (report, checksAfterCommit) = try writingVersion(
             files, options: options, commit: commit, everyChange: everyChange,
             readingTheStateBeforeFirst: readingTheStateBeforeFirst, holdingCheckpoints: { heldCheckpoints = $0 })
@@ -138,26 +153,26 @@ extension MasterDatabase {
     private func writingVersion(_ files: [ImportFile], options: ImportOptions, commit: Bool, everyChange: DescribedChangeFile?,
                                 readingTheStateBeforeFirst: Bool, holdingCheckpoints: (Int) -> Void) throws -> (ChangeReport, ChecksAfterCommit?) {
         var phases = PhaseLog()
-        return try write { db in
+        return try master.write { db in
             let masterBefore = readingTheStateBeforeFirst ? try ImportChecks.MasterBefore.read(db, tables: files.map(\.table)) : nil
-            let version = try PendingVersion(db, declared)
+            let version = try PendingVersion(db, master.declared)
             let compared = try Self.compare(files, options: options, into: version, phases: &phases, db)
             let merge = try Self.merge(compared.merged, options: options, commit: commit, into: version, db)
             if !compared.merged.isEmpty { phases.done("three-way merge") }
             // A first version's rules start now on a copy of the master, on another core, while
             // this connection writes the log; a failing import waits for them before it tells why.
-            let checkedAhead = try version.number == 1 && version.holdsEveryRowInTheMaster() ? FirstVersionCheck.start(db, declared) : nil
+            let checkedAhead = try version.number == 1 && version.holdsEveryRowInTheMaster() ? FirstVersionCheck.start(db, master.declared) : nil
             defer { _ = try? checkedAhead?.wait() }
             phases.done("first version's copy made")
             let checks = ImportChecks(files: files, keyLines: compared.keyLines)
             let changedStations = masterBefore == nil ? try version.stagedStationCodes() : nil
-            let before = try masterBefore.map { checks.stateBefore(from: $0) } ?? checks.readStateBefore(of: self, changedStations: changedStations)
+            let before = try masterBefore.map { checks.stateBefore(from: $0) } ?? checks.readStateBefore(of: master, changedStations: changedStations)
             // An error ends the import only once the second connection is done.
             defer { before.finish() }
             let checkingAfterCommit = try commit && version.number > 1 && (changedStations?.count ?? 0) >= options.checksAfterCommitFromStations
                 && RecordedFindings.isRecorded(version.number - 1, db)
             Progress.phase("writing version \(version.number)")
-            try version.write(memo: options.memo, author: author, settingUpstreamOf: Set(files.map(\.table)))
+            try version.write(memo: options.memo, author: master.author, settingUpstreamOf: Set(files.map(\.table)))
             let upstreamChanged = try version.recordUpstream(compared.upstreamFiles, notes: merge.notes)
             phases.done("version written")
             let counts = try Self.checkClosuresAndReferences(version, checks: checks, before: before, options: options, phases: &phases)
@@ -169,7 +184,7 @@ extension MasterDatabase {
             let keepsUpstream = commit && !report.committed && upstreamChanged
             if keepsUpstream { try version.keepUpstreamAlone() }
             guard checkingAfterCommit && report.committed else { return ((report, nil), report.committed || keepsUpstream) }
-            holdingCheckpoints(try holdAutomaticCheckpoints(db))
+            holdingCheckpoints(try master.holdAutomaticCheckpoints(db))
             let after = ChecksAfterCommit(touchingBefore: counts.touchingChangedStations, suggestsSplits: files.contains { $0.table == .stations },
                                           adopted: Set(merge.splits.map(\.old)))
             return ((report, after), true)
@@ -188,7 +203,7 @@ extension MasterDatabase {
         var report = committed, phases = PhaseLog()
         let version = report.version
         Progress.phase("checking version \(version)")
-        let checkpoint = checkpointInBackground()
+        let checkpoint = master.checkpointInBackground()
         let suggestions = after.suggestsSplits ? splitSuggestionsInBackground(of: version, adopted: after.adopted) : nil
         defer {
             _ = try? suggestions?.wait()
@@ -200,9 +215,9 @@ extension MasterDatabase {
         var notMade: [String] = [], failed: [String] = []
         let findings = (what: "its findings", shownBy: CommandHint("check", "--version", "\(version)"))
         do {
-            let introduced = try write(checkingDamage: false) { db -> (IntroducedFindings?, Bool) in
-                guard try Self.dataVersion(db) == version, try RecordedFindings.isRecorded(version - 1, db) else { return (nil, false) }
-                return (try VersionChecks.introducedFindings(db, declared, version: version, touchingBefore: after.touchingBefore), true)
+            let introduced = try master.write(checkingDamage: false) { db -> (IntroducedFindings?, Bool) in
+                guard try MasterDatabase.dataVersion(db) == version, try RecordedFindings.isRecorded(version - 1, db) else { return (nil, false) }
+                return (try VersionChecks.introducedFindings(db, master.declared, version: version, touchingBefore: after.touchingBefore), true)
             }
             if let introduced { report.setFindings(introduced) } else { notMade.append("\(findings.what) (see them: \(findings.shownBy))") }
         } catch {
@@ -236,13 +251,13 @@ extension MasterDatabase {
     /// The split suggestions of `version`, the newest, on a connection of its own; nil when
     /// another version has been committed since.
     private func splitSuggestionsInBackground(of version: Int, adopted: Set<Int64>) -> BackgroundTask<[SplitSuggestion]?> {
-        let path = path
+        let path = master.path
         return BackgroundTask {
-            var configuration = Self.configuration(label: "split suggestions")
+            var configuration = MasterDatabase.configuration(label: "split suggestions")
             configuration.readonly = true
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             return try queue.read { db in
-                guard try Self.dataVersion(db) == version else { return nil }
+                guard try MasterDatabase.dataVersion(db) == version else { return nil }
                 return try SplitFinder.suggest(db, version: version, leavingOut: adopted)
             }
         }

@@ -1,6 +1,21 @@
 import GRDB
 import StationSchema
 
+/// Reads a master's log for people: its status, the changes of each version, the versions and their
+/// authors, a key's story.
+///
+/// A capability over the thin `MasterDatabase` handle, as GRDB's `DatabaseMigrator` takes a
+/// writer: `try LogReader(master).…`.
+public struct LogReader: Sendable {
+    /// The master whose log it reads.
+    public let master: MasterDatabase
+
+    /// A reader of `master`'s log.
+    public init(_ master: MasterDatabase) {
+        self.master = master
+    }
+}
+
 /// Rows and closed rows of one master table.
 public struct TableStatus: Codable, Sendable, Equatable {
     /// The master table.
@@ -21,10 +36,10 @@ public struct DatabaseStatus: Codable, Sendable, Equatable {
     public var updates: Int
 }
 
-extension MasterDatabase {
+extension LogReader {
     /// The master at a glance, read in one transaction.
     public func status() throws -> DatabaseStatus {
-        try read { db in
+        try master.read { db in
             let tables = try MasterTable.all.map { table in
                 TableStatus(
                     table: table.name,
@@ -33,7 +48,7 @@ extension MasterDatabase {
                         ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.name) WHERE e_status = \(MasterTable.closedStatus)") ?? 0 : 0)
             }
             return DatabaseStatus(
-                version: try Self.dataVersion(db), tables: tables,
+                version: try MasterDatabase.dataVersion(db), tables: tables,
                 updates: try UpdateLog.count(db))
         }
     }
@@ -61,14 +76,14 @@ extension MasterDatabase {
     /// values (`東京: weight 13 → 2`), read from one state, one row at a time.
     public func forEachDescribedUpdate(_ filter: LogFilter = LogFilter(), _ body: (StoryEntry) throws -> Void) throws {
         try forEachUpdate(filter) { update, db in
-            try body(StoryEntry(update: update, change: try DescribedChange.reading(update, declared, db)))
+            try body(StoryEntry(update: update, change: try DescribedChange.reading(update, master.declared, db)))
         }
     }
 
     package func forEachUpdate(_ filter: LogFilter, _ body: (Update, Database) throws -> Void) throws {
-        try read { db in
+        try master.read { db in
             if let version = filter.version {
-                try NoSuchVersion.require(version, newest: try Self.dataVersion(db))
+                try NoSuchVersion.require(version, newest: try MasterDatabase.dataVersion(db))
             }
             if let key = filter.key, try !UpdateLog.names(key: key, db) { throw LogError.noSuchKey(key) }
             try UpdateLog.forEach(filter, db) { try body($0, db) }

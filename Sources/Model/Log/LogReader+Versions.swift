@@ -34,13 +34,13 @@ public struct VersionSummary: Codable, Sendable, Equatable {
     }
 }
 
-extension MasterDatabase {
+extension LogReader {
     /// Every data version, newest first (the first `limit` only, when given).
     ///
     /// Versions committed before the `versions` table existed take their date and memo from
     /// their first `updates` row, and have no author.
     public func versions(limit: Int? = nil) throws -> [VersionSummary] {
-        try read { db in try VersionSummary.all(db, limit: limit) }
+        try master.read { db in try VersionSummary.all(db, limit: limit) }
     }
 }
 
