@@ -43,7 +43,7 @@ import Testing
     /// before the version (`ImportChecks.readStateBefore`), not from the version written; and whose
     /// split suggestions, found from that connection's scan of the stations before, must be those
     /// `suggest` finds from the version committed. The same again with every version checked
-    /// after its commit (`ImportOptions.checksAfterCommitFromStations`, a large import's way).
+    /// after its commit (`ImportTuning.checksAfterCommitFromStations`, a large import's way).
     @Test(arguments: [false, true])
     func importsCarryForwardFindingsEqualToAFullCheck(checkedAfterCommit: Bool) throws {
         var reached: Set<CheckRule> = []
@@ -57,9 +57,9 @@ import Testing
                 let next = scratch.path("next-\(generation)")
                 try SnapshotSynthesizer.next(of: snapshot, changePercent: 25, seed: seed &* 100 &+ UInt64(generation), into: next)
                 snapshot = next
-                var options = ImportOptions(allowMassClose: true)
-                options.checksAfterCommitFromStations = checkedAfterCommit ? 0 : .max
-                let report = try Importer(database).importSnapshot([next], options: options)
+                var tuning = ImportTuning()
+                tuning.checksAfterCommitFromStations = checkedAfterCommit ? 0 : .max
+                let report = try Importer(database, tuning: tuning).importSnapshot([next], options: ImportOptions(allowMassClose: true))
                 #expect(report.warnings.allSatisfy { !$0.contains("is committed, but") }, "\(report.warnings)")
                 guard report.committed else { continue }
                 let full = try Checker(database).check()

@@ -7,25 +7,28 @@ import StationSchema
 import StationSynth
 import Testing
 
-/// A large import is checked after its commit (`ImportOptions.checksAfterCommitFromStations`):
+/// A large import is checked after its commit (`ImportTuning.checksAfterCommitFromStations`):
 /// its version is in the master whatever happens between the two transactions, and what
 /// happens there never leaves a wrong set of findings recorded. `IncrementalCheckTests` holds the
 /// checks made so to a full check; these tests stop or cut in between, through the seam
-/// `ImportOptions.afterCommit`.
+/// `ImportTuning.afterCommit`.
 @Suite struct ChecksAfterCommitTests {
     let scratch = Scratch()
 
     struct Killed: Error {}
 
+    /// The options of every import here: the synthetic changes close many rows.
+    static let massClose = ImportOptions(allowMassClose: true)
+
     /// The base fixture and a next snapshot changing a quarter of it, imported to be checked
     /// after its commit (seed 4's has a split suggestion).
-    private func baseAndNext(seed: UInt64 = 7) throws -> (MasterDatabase, String, ImportOptions) {
+    private func baseAndNext(seed: UInt64 = 7) throws -> (MasterDatabase, String, ImportTuning) {
         let database = try scratch.baseDatabase()
         let next = scratch.path("next")
         try SnapshotSynthesizer.next(of: Fixtures.base.path, changePercent: 25, seed: seed, into: next)
-        var options = ImportOptions(allowMassClose: true)
-        options.checksAfterCommitFromStations = 0
-        return (database, next, options)
+        var tuning = ImportTuning()
+        tuning.checksAfterCommitFromStations = 0
+        return (database, next, tuning)
     }
 
     private func recorded(_ database: MasterDatabase) throws -> Set<FindingIdentity>? {
@@ -36,9 +39,9 @@ import Testing
     /// and the next import, finding none, checks the version before from the history: what it
     /// records and reports is what full checks find.
     @Test func killedBetweenTheCommitAndTheChecksTheNextImportChecksWhole() throws {
-        var (database, next, options) = try baseAndNext()
-        options.afterCommit = { throw Killed() }
-        #expect(throws: Killed.self) { try Importer(database).importSnapshot([next], options: options) }
+        var (database, next, tuning) = try baseAndNext()
+        tuning.afterCommit = { throw Killed() }
+        #expect(throws: Killed.self) { try Importer(database, tuning: tuning).importSnapshot([next], options: Self.massClose) }
         #expect(try database.dataVersion() == 2, "the version is committed")
         #expect(try database.read { try RecordedFindings.isRecorded(2, $0) } == false)
         #expect(try database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 1000, "the handle checkpoints again")
@@ -46,7 +49,7 @@ import Testing
         let before = Set(try Checker(database).check().findings.map(\.identity))
         let following = scratch.path("following")
         try SnapshotSynthesizer.next(of: next, changePercent: 25, seed: 8, into: following)
-        let report = try Importer(database).importSnapshot([following], options: options)
+        let report = try Importer(database, tuning: tuning).importSnapshot([following], options: Self.massClose)
         #expect(report.committed && report.version == 3 && report.warnings.allSatisfy { !$0.contains("is committed, but") })
         let full = try Checker(database).check().findings
         #expect(try recorded(database) == Set(full.map(\.identity)))
@@ -58,11 +61,11 @@ import Testing
     /// busy timeout) while the split suggestions, read beside it, are found: the report keeps
     /// the suggestions and warns of the findings alone, naming the command that shows them.
     @Test func findingsThatFailLeaveTheSplitSuggestionsMade() throws {
-        let (base, next, options) = try baseAndNext(seed: 4)
+        let (base, next, tuning) = try baseAndNext(seed: 4)
         let database = try MasterDatabase.open(at: base.path, busyTimeout: 0.2)
         let lockHolder = try DatabaseQueue(path: base.path)
         let taken = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
-        var held = options
+        var held = tuning
         held.afterCommit = {
             // Another process's writer: it holds the lock on a thread of its own until released.
             DispatchQueue.global().async {
@@ -76,7 +79,7 @@ import Testing
             }
             guard taken.wait(timeout: .now() + 10) == .success else { throw Killed() }
         }
-        let report = try Importer(database).importSnapshot([next], options: held)
+        let report = try Importer(database, tuning: held).importSnapshot([next], options: Self.massClose)
         released.signal()
         done.wait()
 
@@ -96,13 +99,13 @@ import Testing
     /// version's own checks recorded the findings (from the history, finding none recorded for
     /// the import's); the import leaves them as they are and says its checks were not made.
     @Test func aVersionCommittedInBetweenKeepsItsOwnFindings() throws {
-        var (database, next, options) = try baseAndNext()
+        var (database, next, tuning) = try baseAndNext()
         let path = database.path
-        options.afterCommit = {
+        tuning.afterCommit = {
             let other = try MasterDatabase.open(at: path)
             try Curator(other).apply([LocatedOperation(.edit(table: .stations, key: ["1120102"], values: ["station_name": "テスト"]))], memo: "meanwhile")
         }
-        let report = try Importer(database).importSnapshot([next], options: options)
+        let report = try Importer(database, tuning: tuning).importSnapshot([next], options: Self.massClose)
         #expect(report.committed && report.version == 2)
         #expect(report.warnings.contains {
             $0.hasPrefix("version 2 is committed, but another version was committed before its checks ran: its findings (see them: ")

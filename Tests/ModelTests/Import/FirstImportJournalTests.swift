@@ -11,15 +11,15 @@ import Testing
     let scratch = Scratch()
 
     /// Every import here journals, however small its files.
-    static let journaling: ImportOptions = {
-        var options = ImportOptions()
-        options.rollbackJournalFromBytes = 0
-        return options
+    static let journaling: ImportTuning = {
+        var tuning = ImportTuning()
+        tuning.rollbackJournalFromBytes = 0
+        return tuning
     }()
 
     @Test func aFirstImportLeavesTheMasterInWAL() throws {
         let database = try MasterDatabase.create(at: scratch.path("master.sqlite"))
-        try Importer(database).importSnapshot([Fixtures.base.path], options: Self.journaling)
+        try Importer(database, tuning: Self.journaling).importSnapshot([Fixtures.base.path])
         #expect(try journalMode(database.path) == "wal")
         #expect(!FileManager.default.fileExists(atPath: database.path + "-journal"))
         #expect(try database.dataVersion() == 1)
@@ -32,7 +32,7 @@ import Testing
         let other = try DatabaseQueue(path: database.path)
         #expect(try other.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM stations") } == 0)
         let started = Date()
-        let report = try Importer(database).importSnapshot([Fixtures.base.path], options: Self.journaling)
+        let report = try Importer(database, tuning: Self.journaling).importSnapshot([Fixtures.base.path])
         #expect(report.committed && report.version == 1)
         #expect(Date().timeIntervalSince(started) < MasterDatabase.busyTimeout, "the import waited for the other connection")
         #expect(try other.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM stations") } ?? 0 > 0)
@@ -69,7 +69,7 @@ import Testing
         // Any write, even one that commits nothing.
         try reopened.write { _ in ((), false) }
         #expect(try journalMode(path) == "wal")
-        try Importer(reopened).importSnapshot([Fixtures.base.path], options: Self.journaling)
+        try Importer(reopened, tuning: Self.journaling).importSnapshot([Fixtures.base.path])
         #expect(try journalMode(path) == "wal")
         #expect(try reopened.dataVersion() == 1)
     }
