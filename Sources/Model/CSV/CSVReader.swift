@@ -42,12 +42,12 @@ package struct CSVReader {
 
     /// Calls `body` for every record, header included, in file order.
     ///
-    /// - Throws: `CSVError` for malformed CSV (with the line and field), or what `body` throws.
+    /// - Throws: `InputError` for malformed CSV (with the line and field), or what `body` throws.
     package func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
         do {
             try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, deliveringEachLine: false, body) }
         } catch let error as FileError {
-            throw CSVError(file: displayName, line: nil, message: error.message)
+            throw InputError(.csv, file: displayName, line: nil, message: error.message)
         }
     }
 
@@ -55,7 +55,7 @@ package struct CSVReader {
     /// Blank lines before it are skipped, as `forEachRecord` skips them.
     ///
     /// - Returns: false for a file without a record.
-    /// - Throws: `CSVError` for malformed CSV up to the first record's end, or what `body` throws.
+    /// - Throws: `InputError` for malformed CSV up to the first record's end, or what `body` throws.
     package func firstRecord(_ body: (CSVRecord) throws -> Void) throws -> Bool {
         struct Found: Error {}
         do {
@@ -68,7 +68,7 @@ package struct CSVReader {
         } catch is Found {
             return true
         } catch let error as FileError {
-            throw CSVError(file: displayName, line: nil, message: error.message)
+            throw InputError(.csv, file: displayName, line: nil, message: error.message)
         }
         return false
     }
@@ -81,7 +81,7 @@ package struct CSVReader {
 
         var parser = csv_parser()
         guard csv_init(&parser, UInt8(CSV_STRICT | CSV_STRICT_FINI)) == 0 else {
-            throw CSVError(file: displayName, line: nil, message: "cannot start the CSV parser")
+            throw InputError(.csv, file: displayName, line: nil, message: "cannot start the CSV parser")
         }
         defer { csv_free(&parser) }
         // The callbacks reach the sink through a pointer: a class's arrays would pay a dynamic
@@ -132,14 +132,14 @@ package struct CSVReader {
         try deliver()
     }
 
-    private func malformed(line: Int, field: Int, error: Int32) -> CSVError {
-        CSVError(file: displayName, line: line,
+    private func malformed(line: Int, field: Int, error: Int32) -> InputError {
+        InputError(.csv, file: displayName, line: line,
                  message: "malformed CSV in field \(field): \(Self.describe(error)) "
                     + "(expected a plain field, or a quoted one like \"a,\"\"b\"\"\" with quotes doubled inside)")
     }
 
-    private func unterminatedQuote(line: Int) -> CSVError {
-        CSVError(file: displayName, line: line,
+    private func unterminatedQuote(line: Int) -> InputError {
+        InputError(.csv, file: displayName, line: line,
                  message: "unterminated quoted field: the quote opened on this line is never closed (expected a closing \" before the end of the file)")
     }
 
@@ -264,18 +264,3 @@ private func recordCallback(_ terminator: Int32, _ context: UnsafeMutableRawPoin
     context!.assumingMemoryBound(to: RecordSink.self).pointee.endRecord()
 }
 
-/// A problem in a CSV file, located as `FILE:LINE`.
-public struct CSVError: LocatedProblem, Equatable {
-    /// The file as the user named it.
-    public let file: String
-    /// The line of the record (a quoted newline makes a record span lines); nil for the whole file.
-    public let line: Int?
-    /// What is wrong, the column and value when there are, and what was expected.
-    public let message: String
-
-    package init(file: String, line: Int?, message: String) {
-        self.file = file
-        self.line = line
-        self.message = message
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import StationSchema
+import StationSupport
 
 /// Turns one CSV field into the value stored in the master database, per the diff rules:
 /// trimmed of spaces and tabs; empty is NULL; `0000-00-00` is NULL; codes are integers;
@@ -115,8 +116,8 @@ package struct FieldDecoder {
     }
 
     /// The error of the field of column `index` on `line`: the column's name, then `what`.
-    private func problem(_ index: Int, _ line: Int, _ what: String) -> CSVError {
-        CSVError(file: file, line: line, message: "\(columns[index].name) \(what)")
+    private func problem(_ index: Int, _ line: Int, _ what: String) -> InputError {
+        InputError(.csv, file: file, line: line, message: "\(columns[index].name) \(what)")
     }
 
     private static func shown(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self).quotedForMessage() }
@@ -138,7 +139,7 @@ package struct FieldDecoder {
             }
         }
         guard let value else {
-            throw CSVError(file: file, line: line, message: "\(name()) \(String(decoding: bytes, as: UTF8.self).quotedForMessage()) is not a number (expected \(Self.expectation(kind)))")
+            throw InputError(.csv, file: file, line: line, message: "\(name()) \(String(decoding: bytes, as: UTF8.self).quotedForMessage()) is not a number (expected \(Self.expectation(kind)))")
         }
         return value
     }

@@ -14,7 +14,7 @@ extension ImportFile {
 
     /// Reads the file on a second thread when it is large, and hands its batches to `body` here.
     ///
-    /// - Throws: `CSVError` naming the file, line and column: a wrong field count or a bad value;
+    /// - Throws: `InputError` naming the file, line and column: a wrong field count or a bad value;
     ///   any error `body` throws.
     package func forEachBatch(_ body: (ParsedBatch) throws -> Void) throws {
         let size = FileChecks.size(path) ?? 0
@@ -108,7 +108,7 @@ extension ImportFile {
         let headerText = header.columns.map(\.name).joined(separator: ",")
         var batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
         var isHeader = true
-        var badRows: [CSVError] = []
+        var badRows: [InputError] = []
         do {
             try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
                 if isHeader {
@@ -118,7 +118,7 @@ extension ImportFile {
                 let fieldsBefore = batch.fields.count, textBefore = batch.text.count
                 do {
                     try appendFields(of: record, width: width, decoder: decoder, displayName: displayName, headerText: headerText, to: &batch)
-                } catch let problem as CSVError where problem.line != nil {
+                } catch let problem as InputError where problem.input == .csv && problem.line != nil {
                     badRows.append(problem)
                     if badRows.count == BadRows.reported { throw EnoughBadRows() }
                 }
@@ -139,12 +139,12 @@ extension ImportFile {
             return BadRows(file: displayName, rows: badRows, readToTheEnd: false)
         } catch {
             // Malformed CSV after bad rows: both are told, the bad rows first.
-            if !badRows.isEmpty { return BadRows(file: displayName, rows: badRows + [error as? CSVError].compactMap { $0 }, readToTheEnd: false) }
+            if !badRows.isEmpty { return BadRows(file: displayName, rows: badRows + [error as? InputError].compactMap { $0 }.filter { $0.input == .csv }, readToTheEnd: false) }
             if batch.count > 0 { _ = channel.put(batch) }
             return error
         }
         if isHeader {
-            return CSVError(file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
+            return InputError(.csv, file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
         }
         if !badRows.isEmpty { return badRows.count == 1 ? badRows[0] : BadRows(file: displayName, rows: badRows, readToTheEnd: true) }
         if batch.count > 0 { _ = channel.put(batch) }
@@ -157,7 +157,7 @@ extension ImportFile {
     private static func appendFields(of record: CSVRecord, width: Int, decoder: FieldDecoder, displayName: String, headerText: String,
                                      to batch: inout ParsedBatch) throws {
         guard record.fieldCount == width else {
-            throw CSVError(file: displayName, line: record.line, message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
+            throw InputError(.csv, file: displayName, line: record.line, message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
         }
         for index in 0..<width {
             switch try decoder.parse(record.field(index), column: index, line: record.line) {
@@ -173,18 +173,18 @@ extension ImportFile {
 }
 
 /// Several bad rows of one file, found in one reading: each with its line, column and what was
-/// expected. One bad row alone is thrown as its `CSVError`.
+/// expected. One bad row alone is thrown as its `InputError`.
 public struct BadRows: Error, LocalizedError, Equatable {
     /// How many bad rows a file's reading lists before it stops.
     public static let reported = 20
     /// The file as the user named it.
     public let file: String
     /// The bad rows in the order of the file (a malformed-CSV error last, when one stopped the reading).
-    public let rows: [CSVError]
+    public let rows: [InputError]
     /// False when the reading stopped at `reported` rows (or at malformed CSV): more may follow.
     public let readToTheEnd: Bool
 
-    /// The file, then each bad row on a line of its own, as `CSVError` puts it.
+    /// The file, then each bad row on a line of its own, as `InputError` puts it.
     public var errorDescription: String? {
         // `import` and `diff` both read files this way: the words fit either (an import that fails writes nothing).
         let head = readToTheEnd

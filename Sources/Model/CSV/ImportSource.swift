@@ -1,5 +1,6 @@
 import Foundation
 import StationSchema
+import StationSupport
 
 /// One CSV file to import, with the table its header names.
 package struct ImportFile {
@@ -22,12 +23,12 @@ package enum ImportSource {
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw CSVError(file: path, line: nil, message: "no such file or folder")
+                throw InputError(.csv, file: path, line: nil, message: "no such file or folder")
             }
             if isDirectory.boolValue {
                 let names = try FileManager.default.contentsOfDirectory(atPath: path)
                     .filter { $0.lowercased().hasSuffix(".csv") }.sorted()
-                if names.isEmpty { throw CSVError(file: path, line: nil, message: "no *.csv files in this folder") }
+                if names.isEmpty { throw InputError(.csv, file: path, line: nil, message: "no *.csv files in this folder") }
                 csvPaths += names.map { (path as NSString).appendingPathComponent($0) }
             } else {
                 csvPaths.append(path)
@@ -37,8 +38,7 @@ package enum ImportSource {
         for path in csvPaths {
             let header = try readHeader(path, declared)
             if let other = files.first(where: { $0.table == header.table }) {
-                throw CSVError(
-                    file: path, line: 1,
+                throw InputError(.csv, file: path, line: 1,
                     message: "a second \(header.table.name) file (\(other.path) is one already; expected one file per table)")
             }
             files.append(ImportFile(path: path, header: header))
@@ -51,14 +51,13 @@ package enum ImportSource {
         let found = try CSVReader(path: path, displayName: path).firstRecord { record in
             fields = try record.fields.enumerated().map { position, bytes in
                 guard let text = String(validating: bytes, as: UTF8.self) else {
-                    throw CSVError(
-                        file: path, line: record.line,
+                    throw InputError(.csv, file: path, line: record.line,
                         message: "field \(position + 1) of the header is not valid UTF-8 (the file may be Shift_JIS: convert it with `iconv -f SHIFT_JIS -t UTF-8 \(path) > converted.csv`)")
                 }
                 return text
             }
         }
         if found { return try TableHeader(fields: fields, file: path, declared) }
-        throw CSVError(file: path, line: nil, message: "empty file (expected a header line, then one row per record)")
+        throw InputError(.csv, file: path, line: nil, message: "empty file (expected a header line, then one row per record)")
     }
 }

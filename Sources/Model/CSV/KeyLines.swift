@@ -1,3 +1,4 @@
+import StationSupport
 /// A master row's key: the one, two or three integer codes of its key columns.
 ///
 /// Stored inline, not as an array: an import keeps a million of them. Ordered as SQLite
@@ -121,11 +122,10 @@ package struct KeyLines {
 
     /// Records a key's line.
     ///
-    /// - Throws: `CSVError` naming both lines when `file` gave the key before.
+    /// - Throws: `InputError` naming both lines when `file` gave the key before.
     package mutating func recordOnce(_ key: RowKey, line: Int, of file: ImportFile) throws {
         if let firstLine = record(key, line: line) {
-            throw CSVError(
-                file: file.displayName, line: line,
+            throw InputError(.csv, file: file.displayName, line: line,
                 message: "duplicate key \(file.table.keyColumns.joined(separator: "/")) \(key.text), already on line \(firstLine) (expected each key once per file)")
         }
     }

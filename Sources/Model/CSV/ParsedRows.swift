@@ -1,4 +1,6 @@
 import Foundation
+import StationSupport
+import Synchronization
 
 /// Rows of a CSV file, parsed and checked, in batches: the hand-over between the thread
 /// that reads a file and the one that inserts into SQLite.
@@ -34,82 +36,42 @@ package struct ParsedBatch {
     }
 }
 
-/// A bounded queue of batches from one producer thread to one consumer, with the
-/// producer's error (or end) after the last batch, and cancellation by the consumer.
-/// Unchecked `Sendable`: every stored value is read and written under its `NSCondition` (a
-/// condition variable, which `Mutex` has not).
-package final class BatchChannel: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var queue: [ParsedBatch] = []
-    private var isFinished = false
-    private var isCancelled = false
-    private var failure: Error?
-    private let capacity: Int
+/// The batches of one file from its parsing thread to the import: a `BlockingQueue`, and the
+/// batches the import is done with, handed back to be filled again.
+package final class BatchChannel: Sendable {
+    private let batches: BlockingQueue<ParsedBatch>
     /// Batches the consumer is done with, for the producer to fill again.
-    private var spares: [ParsedBatch] = []
+    private let spares = Mutex<[ParsedBatch]>([])
     private static let maximumSpares = 4
 
     /// - Parameter capacity: batches that may wait; a producer on the consumer's own thread needs no limit.
-    package init(capacity: Int = 4) { self.capacity = capacity }
+    package init(capacity: Int = 4) { batches = BlockingQueue(capacity: capacity) }
 
     /// Hands a batch over; false if the consumer gave up.
-    package func put(_ batch: ParsedBatch) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.count >= capacity && !isCancelled { condition.wait() }
-        if isCancelled { return false }
-        queue.append(batch)
-        condition.broadcast()
-        return true
-    }
+    package func put(_ batch: ParsedBatch) -> Bool { batches.put(batch) }
 
     /// An empty batch: a spare one when there is one. A new batch's megabyte of arrays
     /// costs page faults and the kernel's zeroing.
     package func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
-        condition.lock()
-        let spare = spares.popLast()
-        condition.unlock()
-        guard var batch = spare else { return ParsedBatch(capacity: capacity, fieldsPerRow: fieldsPerRow) }
+        guard var batch = spares.withLock({ $0.popLast() }) else { return ParsedBatch(capacity: capacity, fieldsPerRow: fieldsPerRow) }
         batch.removeAll()
         return batch
     }
 
     /// Gives a batch the consumer is done with back to the producer.
     package func recycle(_ batch: consuming ParsedBatch) {
-        condition.lock()
-        if spares.count < Self.maximumSpares { spares.append(batch) }
-        condition.unlock()
+        let batch = batch
+        spares.withLock { if $0.count < Self.maximumSpares { $0.append(batch) } }
     }
 
-    package func finish(_ error: Error?) {
-        condition.lock()
-        isFinished = true
-        failure = error
-        condition.broadcast()
-        condition.unlock()
-    }
+    /// The producer's end, or its error.
+    package func finish(_ error: Error?) { batches.finish(error) }
 
     /// The next batch, nil at the end; throws the producer's error once its batches are taken.
-    package func take() throws -> ParsedBatch? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !isFinished { condition.wait() }
-        if !queue.isEmpty {
-            let batch = queue.removeFirst()
-            condition.broadcast()
-            return batch
-        }
-        if let failure { throw failure }
-        return nil
-    }
+    package func take() throws -> ParsedBatch? { try batches.take() }
 
-    package func cancel() {
-        condition.lock()
-        isCancelled = true
-        queue.removeAll()
-        condition.broadcast()
-        condition.unlock()
-    }
+    /// The consumer gives up.
+    package func cancel() { batches.cancel() }
 }
 
 extension ParsedBatch.Field {

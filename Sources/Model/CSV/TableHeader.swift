@@ -1,4 +1,5 @@
 import StationSchema
+import StationSupport
 
 /// What a CSV file's header says: which master table it holds, and which column each field is.
 ///
@@ -17,8 +18,7 @@ package struct TableHeader {
             return (table, Set(known).count)
         }
         guard let (table, overlap) = candidates.max(by: { $0.1 < $1.1 }), overlap > 0 else {
-            throw CSVError(
-                file: file, line: 1,
+            throw InputError(.csv, file: file, line: 1,
                 message: "unknown header \(fields.joined(separator: ",").quotedForMessage()) (expected an ekidata header: "
                     + declared.tables.map { $0.columns.filter(\.isInCSV).map(\.name).joined(separator: ",") }
                         .map { "\"\($0)\"" }.joined(separator: " or ") + ")")
@@ -26,24 +26,21 @@ package struct TableHeader {
         var columns: [MasterTable.Column] = []
         for (position, name) in names.enumerated() {
             guard let column = table.column(named: table.headerAliases[name] ?? name) else {
-                throw CSVError(
-                    file: file, line: 1,
+                throw InputError(.csv, file: file, line: 1,
                     message: "unknown column \(fields[position].quotedForMessage()) in field \(position + 1) of a \(table.name) header "
                         + "(expected one of: \(table.columnNames.joined(separator: ", ")))")
             }
             if columns.contains(column) {
-                throw CSVError(file: file, line: 1, message: "column \"\(column.name)\" appears twice in the header")
+                throw InputError(.csv, file: file, line: 1, message: "column \"\(column.name)\" appears twice in the header")
             }
             columns.append(column)
         }
         for key in table.keyColumns where !columns.contains(where: { $0.name == key }) {
-            throw CSVError(
-                file: file, line: 1,
+            throw InputError(.csv, file: file, line: 1,
                 message: "missing key column \"\(key)\" in a \(table.name) header (expected: \(table.keyColumns.joined(separator: ", ")))")
         }
         for column in table.columns where column.isInCSV && !columns.contains(column) {
-            throw CSVError(
-                file: file, line: 1,
+            throw InputError(.csv, file: file, line: 1,
                 message: "missing column \"\(column.name)\" in a \(table.name) header (expected all of: "
                     + table.columns.filter(\.isInCSV).map(\.name).joined(separator: ", ") + ")")
         }

@@ -12,7 +12,7 @@ extension Curator {
     ///   - memo: the version's memo, shown by `versions` and `log`.
     ///   - dryRun: report what would be written (updates rows, rows before → after)
     ///     and write nothing.
-    /// - Throws: `PlanError` naming the plan's line, `CurationError`, `MasterDatabaseError`.
+    /// - Throws: `InputError` naming the plan's line, `CurationError`, `MasterDatabaseError`.
     @discardableResult
     public func apply(_ operations: [LocatedOperation], memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {
         defer { Progress.finish() }

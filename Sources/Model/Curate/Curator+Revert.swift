@@ -44,7 +44,7 @@ extension Curator {
     /// the copies, and phones that did not run it yet still run it, so that every phone ends with
     /// the same records (docs/DOMAIN.md, "Reverting a version").
     ///
-    /// - Throws: `RevertError`, or `ResolutionError` for a decision that names no conflict; the
+    /// - Throws: `RevertError`, or `InputError` for a decision that names no conflict; the
     ///   master is unchanged then.
     @discardableResult
     public func revert(version target: Int, decisions: MergeDecisions = MergeDecisions(), memo: String? = nil, dryRun: Bool = false) throws -> ChangeReport {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationCSV
 import StationSchema
+import StationSupport
 
 /// Turns operations into row changes against a `WorkingState`, refusing what the rules refuse.
 package struct PlanApplier {
@@ -11,7 +12,7 @@ package struct PlanApplier {
 
     package init(state: WorkingState) { self.state = state }
 
-    /// Applies one operation, or throws a `PlanError` naming its line and why.
+    /// Applies one operation, or throws a `InputError` naming its line and why.
     package mutating func apply(_ located: LocatedOperation) throws {
         let context = OperationContext(located: located, state: state)
         switch located.operation {
@@ -56,7 +57,7 @@ package struct PlanApplier {
         package let located: LocatedOperation
         package let state: WorkingState
 
-        package func fail(_ message: String) -> PlanError { PlanError(file: located.file, line: located.line, message: message) }
+        package func fail(_ message: String) -> InputError { InputError(.plan, file: located.file, line: located.line, message: message) }
 
         /// Values as the CSV reader reads them: the same domains, the same messages.
         package func typed(_ table: MasterTable, _ values: [String: String]) throws -> WorkingState.Values {
@@ -68,7 +69,7 @@ package struct PlanApplier {
                 }
                 do {
                     result[name] = try FieldDecoder.decode(ArraySlice(Array(text.utf8)), as: column, file: located.file, line: located.line ?? 0)
-                } catch let error as CSVError {
+                } catch let error as InputError where error.input == .csv {
                     throw fail(error.message)
                 }
             }

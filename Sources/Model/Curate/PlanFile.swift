@@ -1,4 +1,5 @@
 import Foundation
+import StationSupport
 
 /// A plan file: one real-world event as a list of operations, committed as one version.
 ///
@@ -27,17 +28,17 @@ public struct PlanFile: Sendable {
 
     /// Reads and checks a plan file (JSON Lines) without touching the master.
     ///
-    /// - Throws: `PlanError` naming the file and line.
+    /// - Throws: `InputError` naming the file and line.
     public static func load(_ path: String) throws -> PlanFile {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw PlanError(file: path, line: nil, message: "no such file (expected a JSON Lines plan, e.g. datasets/plans/2024-03-16-hokuriku.jsonl)")
+            throw InputError(.plan, file: path, line: nil, message: "no such file (expected a JSON Lines plan, e.g. datasets/plans/2024-03-16-hokuriku.jsonl)")
         }
         guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
-            throw PlanError(file: path, line: nil, message: "cannot read the plan (expected a readable JSON Lines file, not a folder)")
+            throw InputError(.plan, file: path, line: nil, message: "cannot read the plan (expected a readable JSON Lines file, not a folder)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw PlanError(file: path, line: nil, message: "not UTF-8 text (expected a JSON Lines plan)")
+            throw InputError(.plan, file: path, line: nil, message: "not UTF-8 text (expected a JSON Lines plan)")
         }
         var plan = PlanFile(title: nil, memo: nil, operations: [])
         for (index, rawLine) in text.components(separatedBy: "\n").enumerated() {
@@ -48,11 +49,11 @@ public struct PlanFile: Sendable {
             do {
                 decoded = try JSONDecoder().decode(PlanLine.self, from: Data(content.utf8))
             } catch let problem as PlanLine.Problem {
-                throw PlanError(file: path, line: line, message: problem.message)
+                throw InputError(.plan, file: path, line: line, message: problem.message)
             } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
-                throw PlanError(file: path, line: line, message: "expected one JSON object on this line")
+                throw InputError(.plan, file: path, line: line, message: "expected one JSON object on this line")
             } catch {
-                throw PlanError(file: path, line: line, message: "not valid JSON (expected one JSON object per line, e.g. {\"op\": \"close\", \"table\": \"stations\", \"key\": 1141543})")
+                throw InputError(.plan, file: path, line: line, message: "not valid JSON (expected one JSON object per line, e.g. {\"op\": \"close\", \"table\": \"stations\", \"key\": 1141543})")
             }
             if let operation = decoded.operation {
                 plan.operations.append(LocatedOperation(operation, file: path, line: line))
@@ -61,7 +62,7 @@ public struct PlanFile: Sendable {
                 plan.memo = decoded.memo
             }
         }
-        if plan.operations.isEmpty { throw PlanError(file: path, line: nil, message: "no operations (expected one JSON object per line with an \"op\")") }
+        if plan.operations.isEmpty { throw InputError(.plan, file: path, line: nil, message: "no operations (expected one JSON object per line with an \"op\")") }
         return plan
     }
 }

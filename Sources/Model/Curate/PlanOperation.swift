@@ -48,20 +48,5 @@ public struct LocatedOperation: Sendable {
     }
 }
 
-/// A plan or operation the rules refuse, located like a CSV error: `plan.jsonl:7: …`.
-public struct PlanError: LocatedProblem, Equatable {
-    /// The plan file, or `command line`.
-    public let file: String
-    /// The line of the operation; nil when none applies.
-    public let line: Int?
-    /// What is wrong and what was expected.
-    public let message: String
-
-    package init(file: String, line: Int?, message: String) {
-        self.file = file
-        self.line = line
-        self.message = message
-    }
-}
 
 import Foundation

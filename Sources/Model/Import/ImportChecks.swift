@@ -173,8 +173,7 @@ package struct ImportChecks {
                   let dangling = try version.firstDanglingRow(reference, fromFilesOnly: true)
             else { continue }
             let line = dangling.sourceLine ?? Int64(dangling.key).flatMap { keyLines[reference.child]?[RowKey([$0])] } ?? 0
-            throw ImportProblem(
-                file: file.displayName, line: line,
+            throw InputError(.importedRow, file: file.displayName, line: line,
                 message: "\(column) \(dangling.value) names no row of \(parent.name) (expected a \(parent.keyColumns[0]) that exists in the database or in the \(parent.name) file)")
         }
     }
@@ -237,15 +236,6 @@ package struct ImportChecks {
     }
 }
 
-/// A row of an import file that the master refuses, located as `FILE:LINE`.
-public struct ImportProblem: LocatedProblem, Equatable {
-    /// The file as the user named it.
-    public let file: String
-    /// The line of the row in the file.
-    public let line: Int?
-    /// What is wrong and what was expected.
-    public let message: String
-}
 
 /// An import refused as a whole, not for one row.
 public enum ImportError: Error, LocalizedError, Equatable {

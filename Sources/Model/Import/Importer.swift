@@ -86,7 +86,7 @@ extension Importer {
     ///   - options: the memo, whether a mass closure is allowed, how many changes to describe.
     ///   - everyChange: where to list every change, whatever `options.describeLimit` says
     ///     (written inside the transaction, read after it).
-    /// - Throws: `CSVError` (file, line, column, value, expectation), `ImportError`,
+    /// - Throws: `InputError` (file, line, column, value, expectation), `ImportError`,
     ///   `MasterDatabaseError`. On any error the database is unchanged.
     @discardableResult
     public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(),

@@ -39,10 +39,10 @@ public struct MergeDecisions: Sendable, Equatable {
     /// `take` is `ours` or `theirs` for a conflict, `adopt` or `keep` (both rows stay) for a pair;
     /// other keys (`base`, `ours`, `theirs`, as `diff --conflicts` writes them) are for the reader.
     ///
-    /// - Throws: `ResolutionError` naming the file and line.
+    /// - Throws: `InputError` naming the file and line.
     public func adding(resolutionFile path: String) throws -> MergeDecisions {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw ResolutionError(file: path, line: nil, message: "cannot read it (expected a UTF-8 JSON Lines file of decisions)")
+            throw InputError(.resolution, file: path, line: nil, message: "cannot read it (expected a UTF-8 JSON Lines file of decisions)")
         }
         var decisions = self
         decisions.file = path
@@ -53,13 +53,13 @@ public struct MergeDecisions: Sendable, Equatable {
             switch try Self.decision(content, file: path, line: line) {
             case .conflict(let id, let side):
                 if let first = decisions.conflictLines[id] {
-                    throw ResolutionError(file: path, line: line, message: "this conflict is decided twice (line \(first) decides it too)")
+                    throw InputError(.resolution, file: path, line: line, message: "this conflict is decided twice (line \(first) decides it too)")
                 }
                 decisions.conflicts[id] = side
                 decisions.conflictLines[id] = line
             case .adoption(let id, let adopt):
                 if let first = decisions.adoptionLines[id] {
-                    throw ResolutionError(file: path, line: line, message: "this pair is decided twice (line \(first) decides it too)")
+                    throw InputError(.resolution, file: path, line: line, message: "this pair is decided twice (line \(first) decides it too)")
                 }
                 decisions.adoptions[id] = adopt
                 decisions.adoptionLines[id] = line
@@ -75,36 +75,36 @@ public struct MergeDecisions: Sendable, Equatable {
     }
 
     /// The decision one line of a resolution file makes.
-    /// - Throws: `ResolutionError` naming the line and what it lacks.
+    /// - Throws: `InputError` naming the line and what it lacks.
     private static func decision(_ content: String, file path: String, line: Int) throws -> Decision {
         let decoded: DecisionLine
         do {
             decoded = try JSONDecoder().decode(DecisionLine.self, from: Data(content.utf8))
         } catch {
-            throw ResolutionError(file: path, line: line, message: "not a decision (expected one JSON object a line, e.g. {\"table\": \"stations\", \"key\": \"1110602\", \"column\": \"close_ymd\", \"take\": \"theirs\"})")
+            throw InputError(.resolution, file: path, line: line, message: "not a decision (expected one JSON object a line, e.g. {\"table\": \"stations\", \"key\": \"1110602\", \"column\": \"close_ymd\", \"take\": \"theirs\"})")
         }
         guard let table = decoded.table, !table.isEmpty else {
-            throw ResolutionError(file: path, line: line, message: "\"table\" is missing (expected a table name such as \"stations\")")
+            throw InputError(.resolution, file: path, line: line, message: "\"table\" is missing (expected a table name such as \"stations\")")
         }
         let take = decoded.take
         let shownTake = take.map { "\"\($0)\"" } ?? "missing or null"
         if decoded.provisional != nil || decoded.upstream != nil {
             guard let provisional = decoded.provisional, let upstream = decoded.upstream else {
-                throw ResolutionError(file: path, line: line, message: "\"provisional\" and \"upstream\" must both be codes (expected e.g. \"provisional\": 9944001, \"upstream\": 9942801)")
+                throw InputError(.resolution, file: path, line: line, message: "\"provisional\" and \"upstream\" must both be codes (expected e.g. \"provisional\": 9944001, \"upstream\": 9942801)")
             }
             guard take == "adopt" || take == "keep" else {
-                throw ResolutionError(file: path, line: line, message: "\"take\" is \(shownTake) (expected \"adopt\" or \"keep\" for a provisional row)")
+                throw InputError(.resolution, file: path, line: line, message: "\"take\" is \(shownTake) (expected \"adopt\" or \"keep\" for a provisional row)")
             }
             return .adoption(AdoptionID(table: table, provisional: provisional, upstream: upstream), adopt: take == "adopt")
         }
         guard let key = decoded.key else {
-            throw ResolutionError(file: path, line: line, message: "\"key\" is missing (expected the row's key, e.g. \"1110602\" or \"11302/1130201/1130202\")")
+            throw InputError(.resolution, file: path, line: line, message: "\"key\" is missing (expected the row's key, e.g. \"1110602\" or \"11302/1130201/1130202\")")
         }
         guard let column = decoded.column, !column.isEmpty else {
-            throw ResolutionError(file: path, line: line, message: "\"column\" is missing (expected the column in conflict, e.g. \"close_ymd\")")
+            throw InputError(.resolution, file: path, line: line, message: "\"column\" is missing (expected the column in conflict, e.g. \"close_ymd\")")
         }
         guard let take, let side = MergeSide(rawValue: take) else {
-            throw ResolutionError(file: path, line: line, message: "\"take\" is \(shownTake) (expected \"ours\" or \"theirs\")")
+            throw InputError(.resolution, file: path, line: line, message: "\"take\" is \(shownTake) (expected \"ours\" or \"theirs\")")
         }
         return .conflict(ConflictID(table: table, key: key, column: column), side)
     }
@@ -135,11 +135,11 @@ public struct MergeDecisions: Sendable, Equatable {
     package func checkEveryDecisionApplies(conflicts found: [MergeConflict], adoptions offered: [Adoption]) throws {
         let conflictIDs = Set(found.map(\.id)), adoptionIDs = Set(offered.map(\.id))
         for id in conflicts.keys where !conflictIDs.contains(id) {
-            throw ResolutionError(file: file ?? "resolution", line: conflictLines[id],
+            throw InputError(.resolution, file: file ?? "resolution", line: conflictLines[id],
                                   message: "\(id.table) \(id.key) \(id.column) is no conflict of this merge (expected one that `diff --conflicts` lists)")
         }
         for id in adoptions.keys where !adoptionIDs.contains(id) {
-            throw ResolutionError(file: file ?? "resolution", line: adoptionLines[id],
+            throw InputError(.resolution, file: file ?? "resolution", line: adoptionLines[id],
                                   message: "\(id.table) \(id.provisional) → \(id.upstream) is no pair of this import (expected one that `diff --conflicts` lists)")
         }
     }
@@ -186,12 +186,3 @@ public enum MergeSide: String, Sendable, Codable, CaseIterable {
     case theirs
 }
 
-/// A decision file's line that cannot be read or does not apply.
-public struct ResolutionError: LocatedProblem, Equatable {
-    /// The resolution file as the curator named it.
-    public let file: String
-    /// The line of the decision, when one is at fault.
-    public let line: Int?
-    /// What is wrong and what was expected.
-    public let message: String
-}

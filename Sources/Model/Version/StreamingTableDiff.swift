@@ -19,7 +19,7 @@ import StationSupport
 /// A second thread reads and checks the file (libcsv, field rules) while this one compares:
 /// the two halves of an import take about as long each.
 ///
-/// - Throws: `CSVError` naming the file, line and column: wrong field count, a bad value,
+/// - Throws: `InputError` naming the file, line and column: wrong field count, a bad value,
 ///   or a key that appears twice (both lines named). Of several problems, the one on
 ///   the earliest line is reported, as a reader going line by line would.
 package struct StreamingTableDiff {

@@ -1,6 +1,7 @@
 import Foundation
 import StationCSV
 import StationSchema
+import StationSupport
 import Testing
 
 /// Numbers and dates are read before their bytes are checked as UTF-8 (one that reads is
@@ -14,7 +15,7 @@ struct FieldDecoderOrderTests {
         do {
             _ = try bytes.withUnsafeBufferPointer { try decoder.parse($0, column: index, line: 7) }
             return nil
-        } catch let error as CSVError {
+        } catch let error as InputError where error.input == .csv {
             return error.message
         } catch {
             return "\(error)"

@@ -16,7 +16,7 @@ struct HeaderReadingTests {
         }
         #expect(found)
         #expect(header == ["station_cd", "station_name"])
-        #expect(throws: CSVError.self) { try CSVReader(path: path, displayName: path).forEachRecord { _ in } }
+        #expect(throws: InputError.self) { try CSVReader(path: path, displayName: path).forEachRecord { _ in } }
     }
 
     /// A file whose lines end in CR alone is one line to the reader, holding every record: the header is still the first.

@@ -80,7 +80,7 @@ import Testing
     @Test func closingALineWithOpenStationsNeedsCascade() throws {
         let database = try scratch.baseDatabase()
         let before = try database.settledSHA256()
-        #expect(throws: PlanError(file: "command line", line: nil, message:
+        #expect(throws: InputError(.plan, file: "command line", line: nil, message:
             "closing lines 11202 leaves open: station 1120201 八戸, station 1120202 長苗代, station 1120203 本八戸, station 1120204 小中野, station 1120205 陸奥湊, station 1120206 白銀 (close them too: --cascade, or \"cascade\": true in a plan)")) {
             try apply(database, .close(table: .lines, key: ["11202"], date: nil, cascade: false))
         }
@@ -174,7 +174,7 @@ import Testing
         #expect(throws: VersionError.splitRefused(old: 9920608, new: 1120101, reason: "it would close a loop of splits back to 9920608")) {
             try apply(database, .recordSplit(old: 9920608, new: 1120101))
         }
-        #expect(throws: PlanError(file: "command line", line: nil, message: "stations 9999999 does not exist")) {
+        #expect(throws: InputError(.plan, file: "command line", line: nil, message: "stations 9999999 does not exist")) {
             try apply(database, .recordSplit(old: 1120102, new: 9999999))
         }
         #expect(try database.dataVersion() == 3)

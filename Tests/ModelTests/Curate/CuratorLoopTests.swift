@@ -75,7 +75,7 @@ import Testing
         #expect(empty.status == 1)
         #expect(empty.stderr.contains("weight is empty (expected a map weight: 1 to 9 by hand"), "\(empty.stderr)")
         // A plan goes through the same rule.
-        #expect(throws: PlanError.self) {
+        #expect(throws: InputError.self) {
             try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["weight": "0"]))])
         }
         #expect(try weight() == MapWeight.unsampled)

@@ -55,8 +55,8 @@ import Testing
     ])
     func malformedPlansNameTheirLine(_ text: String, _ message: String) throws {
         let path = try plan(text)
-        #expect(throws: PlanError.self) { try PlanFile.load(path) }
-        do { _ = try PlanFile.load(path) } catch let error as PlanError {
+        #expect(throws: InputError.self) { try PlanFile.load(path) }
+        do { _ = try PlanFile.load(path) } catch let error as InputError where error.input == .plan {
             #expect(error.errorDescription == path + message)
         }
     }
@@ -70,7 +70,7 @@ import Testing
             # the second fails: the first must not be committed either
             {"op": "restore", "table": "stations", "key": 1120101}
             """)
-        #expect(throws: PlanError(file: path, line: 4, message: "stations 1120101 is not closed")) {
+        #expect(throws: InputError(.plan, file: path, line: 4, message: "stations 1120101 is not closed")) {
             try Curator(database).apply(planAt: path)
         }
         #expect(try database.settledSHA256() == before)

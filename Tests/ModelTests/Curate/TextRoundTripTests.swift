@@ -110,11 +110,11 @@ import Testing
         let database = try scratch.baseDatabase()
         let before = try database.settledSHA256()
         let long = String(repeating: "駅", count: 10_000)
-        #expect(throws: PlanError(file: "command line", line: nil, message:
+        #expect(throws: InputError(.plan, file: "command line", line: nil, message:
             "station_name is 30000 bytes long (expected at most 300 bytes of UTF-8, about 100 Japanese characters; shorten it)")) {
             try Curator(database).apply([LocatedOperation(.edit(table: .stations, key: ["1120101"], values: ["station_name": long]))], memo: "x")
         }
-        #expect(throws: PlanError.self) {
+        #expect(throws: InputError.self) {
             try Curator(database).apply([LocatedOperation(.add(table: .companies, values: [
                 "company_cd": "990", "company_name": "x", "company_url": "https://example.com/" + String(repeating: "a", count: 2_100), "e_status": "0",
             ]))], memo: "x")
@@ -129,7 +129,7 @@ import Testing
             {"plan": "too long"}
             {"op": "split", "old": 1120101, "new": 9999001, "line": 11201, "set": {"station_name": "\(String(repeating: "あ", count: 101))"}}
             """.write(toFile: plan, atomically: true, encoding: .utf8)
-        #expect(throws: PlanError(file: plan, line: 2, message:
+        #expect(throws: InputError(.plan, file: plan, line: 2, message:
             "station_name is 303 bytes long (expected at most 300 bytes of UTF-8, about 100 Japanese characters; shorten it)")) {
             try Curator(database).apply(planAt: plan)
         }

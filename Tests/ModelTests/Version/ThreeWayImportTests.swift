@@ -7,6 +7,7 @@ import StationImport
 import StationLog
 import StationRelease
 import StationSchema
+import StationSupport
 import StationVersion
 import Testing
 
@@ -160,7 +161,7 @@ import Testing
             do {
                 decisions = try decisions.adding(resolutionFile: file)
                 try Importer(database).importSnapshot([next], options: ImportOptions(decisions: decisions))
-            } catch let error as ResolutionError {
+            } catch let error as InputError where error.input == .resolution {
                 return error.localizedDescription
             }
             return "accepted"
