@@ -10,10 +10,9 @@ import StationSupport
 import StationVersion
 
 /// The JSON the tool prints: one document, one line each (`--nl`), or arrays of any length
-/// streamed a batch at a time. A large report's array is spliced into the rest of its document
-/// where `JSONEncoder` writes it empty: the splice relies on the encoder's pretty-printed text
-/// (sorted keys, two spaces); JSONContractTests validates what each command prints against
-/// its schema.
+/// streamed a batch at a time. A large report's array is streamed as one key of its document
+/// (`JSONObjectStream`), the rest encoded key by key; JSONContractTests validates what each
+/// command prints against its schema, and that a streamed document is the whole one's bytes.
 extension Console {
     /// One compact JSON object on one line (`--nl`), for streaming into other tools.
     static func printJSONLine<T: Encodable>(_ value: T) throws {
@@ -26,33 +25,85 @@ extension Console {
 
     /// What `printJSON(value)` prints were its `findings` the array spooled in `findings` (by a
     /// `JSONArrayStream` one level deep): the same bytes, in the memory of a buffer.
-    static func printJSON<T: Encodable>(_ value: T, spooledFindings findings: SpoolFile) throws {
-        let whole = String(decoding: try jsonEncoder().encode(value), as: UTF8.self)
-        let emptyFindings = "\"findings\" : [\n\n  ]"
-        guard let place = whole.range(of: emptyFindings) else { preconditionFailure("the JSON has no empty findings to fill") }
-        let output = FileSink.standardOutput()
-        try output.write(String(whole[..<place.lowerBound]) + "\"findings\" : ")
-        try findings.copy(to: output)
-        try output.write(String(whole[place.upperBound...]) + "\n")
+    static func printJSON<T: Encodable>(_ value: T, spooledFindings findings: SpoolFile, to output: ByteSink = FileSink.standardOutput()) throws {
+        try JSONObjectStream(output).write(value, streaming: "findings") { try findings.copy(to: output) }
         try output.finish()
     }
 
     /// What `printJSON(report)` prints were `report.changes` every change in `changes`: the
     /// same bytes, encoded a batch at a time, so two million changes take the memory of a batch.
-    static func printJSON(_ report: ChangeReport, listing changes: DescribedChangeFile) throws {
+    static func printJSON(_ report: ChangeReport, listing changes: DescribedChangeFile, to output: ByteSink = FileSink.standardOutput()) throws {
         var head = report
         head.changes = []
-        // Keys are sorted and `changes` comes first: the rest of the report follows its empty array.
-        let emptyChanges = "{\n  \"changes\" : [\n\n  ]"
-        let rest = String(decoding: try jsonEncoder().encode(head), as: UTF8.self)
-        precondition(rest.hasPrefix(emptyChanges), "the report's JSON no longer starts with its changes")
-        let output = FileSink.standardOutput()
-        try output.write("{\n  \"changes\" : ")
-        var array = JSONArrayStream<DescribedChange>(output, depth: 1)
-        try changes.forEach { try array.append($0) }
-        try array.finish()
-        try output.write(rest.dropFirst(emptyChanges.count) + "\n")
+        try JSONObjectStream(output).write(head, streaming: "changes") {
+            var array = JSONArrayStream<DescribedChange>(output, depth: 1)
+            try changes.forEach { try array.append($0) }
+            try array.finish()
+        }
         try output.finish()
+    }
+
+    /// A top-level JSON object written key by key as `jsonEncoder()` writes it whole (keys in
+    /// order, two-space indents), one key's value written by the caller as it streams: every
+    /// other key's value is decoded from the head's own encoding and encoded again, each alone.
+    struct JSONObjectStream {
+        private let output: ByteSink
+
+        init(_ output: ByteSink) { self.output = output }
+
+        /// `head` as `printJSON` prints it, `key`'s value written by `value` (whatever `head`
+        /// holds there is left out), then a newline.
+        func write<Head: Encodable>(_ head: Head, streaming key: String, value: () throws -> Void) throws {
+            var fields = try JSONDecoder().decode([String: JSONValue].self, from: Console.jsonEncoder().encode(head))
+            fields[key] = nil
+            // The keys' order is the encoder's `.sortedKeys`: by their characters' code points.
+            let keys = (Array(fields.keys) + [key]).sorted()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            try output.write("{\n")
+            for (index, name) in keys.enumerated() {
+                try output.write((index == 0 ? "" : ",\n") + "  " + String(decoding: try encoder.encode(name), as: UTF8.self) + " : ")
+                if let field = fields[name] {
+                    // The value one level deep: each line but an empty array's blank one indented.
+                    let text = String(decoding: try encoder.encode(field), as: UTF8.self)
+                    try output.write(text.split(separator: "\n", omittingEmptySubsequences: false)
+                        .enumerated().map { $0.offset == 0 || $0.element.isEmpty ? String($0.element) : "  " + $0.element }
+                        .joined(separator: "\n"))
+                } else {
+                    try value()
+                }
+            }
+            try output.write("\n}\n")
+        }
+    }
+
+    /// Any JSON value, decoded to be encoded again as it was: a whole number stays one.
+    enum JSONValue: Codable {
+        case null, bool(Bool), integer(Int64), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() { self = .null }
+            else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+            else if let value = try? container.decode(Int64.self) { self = .integer(value) }
+            else if let value = try? container.decode(Double.self) { self = .number(value) }
+            else if let value = try? container.decode(String.self) { self = .string(value) }
+            else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+            else { self = .object(try container.decode([String: JSONValue].self)) }
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .null: try container.encodeNil()
+            case .bool(let value): try container.encode(value)
+            case .integer(let value): try container.encode(value)
+            case .number(let value): try container.encode(value)
+            case .string(let value): try container.encode(value)
+            case .array(let value): try container.encode(value)
+            case .object(let value): try container.encode(value)
+            }
+        }
     }
 
     /// What `printJSON` prints for the array of everything `produce` hands over, a batch at a time.
