@@ -215,9 +215,6 @@ private struct RevertedRow {
     /// (`weight`, a column only curators fill), so undoing one never goes against upstream.
     let upstreamGave: Set<String>
 
-    /// The column a conflict over a connection's existence names, and its two values.
-    static let rowColumn = "row", present = "present", absent = "absent"
-
     /// Whether upstream's row weighs on reverting `version` in `table`: an import of the table came
     /// after it, and the version is not itself one (see `upstream`).
     static func upstreamWeighs(_ table: MasterTable, version: Int, _ db: Database) throws -> Bool {
@@ -266,15 +263,14 @@ private struct RevertedRow {
             return conflict
         }
         guard table.closesByStatus else {
-            // Connections are their key: the row comes back, or goes, by the rule a column follows,
-            // its values `present` and `absent` (a conflict names the column `row`).
-            func existence(_ row: Row?) -> DatabaseValue { (row == nil ? Self.absent : Self.present).databaseValue }
-            let values = ThreeWayColumn.Values(base: existence(then), ours: existence(now), theirs: existence(before),
-                                               oursHeldByUpstream: upstreamWeighs && existence(upstream) == existence(then))
+            // Connections are their key: the row comes back, or goes, by the rule a column follows.
+            let (base, ours, theirs) = (ConnectionExistence(then), ConnectionExistence(now), ConnectionExistence(before))
+            let values = ThreeWayColumn.Values(base: base.databaseValue, ours: ours.databaseValue, theirs: theirs.databaseValue,
+                                               oursHeldByUpstream: upstreamWeighs && ConnectionExistence(upstream) == base)
             var outcome = ThreeWayColumn(kind: .text).decide(values)
             var conflicts: [MergeConflict] = []
             if outcome == .conflict {
-                conflicts.append(try conflict(Self.rowColumn, values))
+                conflicts.append(try conflict(ConnectionExistence.conflictColumn, values))
                 outcome = conflicts[0].decision == .theirs ? .takeTheirs : .keepOurs
             }
             guard outcome == .takeTheirs, (before == nil) != (now == nil) else { return conflicts }
@@ -310,4 +306,20 @@ private struct RevertedRow {
         if changed { batch.put(table, target.mapValues { $0 as DatabaseValueConvertible? }) }
         return conflicts
     }
+}
+
+/// Whether a connection exists at a version. A connection is its key (no column closes it), so a
+/// revert brings it back or removes it; its existence is decided by the three-way rule a column
+/// follows, and a conflict over it names the column `row` with the values `present` and `absent`.
+enum ConnectionExistence: String {
+    case present, absent
+
+    /// The existence of `row`, nil when the connection is not there.
+    init(_ row: Row?) { self = row == nil ? .absent : .present }
+
+    /// The column a conflict over a connection's existence names.
+    static let conflictColumn = "row"
+
+    /// As the three-way rule compares it: text.
+    var databaseValue: DatabaseValue { rawValue.databaseValue }
 }
