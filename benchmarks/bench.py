@@ -6,7 +6,7 @@ then alternates them RUNS times; it reports the median wall time of each, their 
 the peak memory (maximum resident set, from GNU time) of ours. Work files go to
 benchmarks/work (git-ignored). Run it as benchmarks/run, which installs and builds first.
 """
-import argparse, contextlib, csv, itertools, json, os, platform, shutil, sqlite3, statistics, subprocess, sys, time
+import argparse, contextlib, csv, glob, itertools, json, os, platform, shutil, sqlite3, statistics, subprocess, sys, time
 
 from serve_bench import serve_benchmark
 from web_bench import split_benchmark, web_benchmark
@@ -107,10 +107,11 @@ def sqlite_import(database, folder, keyed):
 MASTER_TABLES = {"company": "companies", "line": "lines", "station": "stations", "connection": "connections"}
 
 
-def sqlite_normalized_import(database, folder, master):
+def sqlite_normalized_import(database, folder, master, log=False):
     """sqlite3 loading the four CSVs as the master holds them: `.import` into temporary tables,
     then every row into tables of `master`'s column types and keys, an empty field and
-    `0000-00-00` NULL. A text diff of the files as `.import` loads them is not the change the
+    `0000-00-00` NULL; with `log`, in the same transaction one `updates` row per row (its version,
+    table, key and kind), as a first import writes its log. A text diff of the files as `.import` loads them is not the change the
     master sees: ekidata's 2021 files write `0000-00-00` where 2019's left a date empty, and
     `135.60` and `135.6` are one number."""
     files = csv_files(folder)
@@ -118,6 +119,9 @@ def sqlite_normalized_import(database, folder, master):
         columns = {table: db.execute(f"SELECT name, type, pk FROM pragma_table_info('{name}')").fetchall()
                    for table, name in MASTER_TABLES.items()}
     script = ["PRAGMA temp_store = MEMORY;", "BEGIN;"]
+    if log:
+        script.append("CREATE TABLE updates (id INTEGER PRIMARY KEY, user_version INTEGER NOT NULL, table_name TEXT NOT NULL, "
+                      "key_id TEXT NOT NULL, type TEXT NOT NULL);")
     for table in MASTER_TABLES:
         # ekidata's columns come in the master's order (its own columns, such as `weight`, after
         # them), under names that have changed (`add`, now `address`): matched by place.
@@ -134,6 +138,10 @@ def sqlite_normalized_import(database, folder, master):
                    f"CREATE TABLE {table} ({', '.join(f'{name} {types[name]}' for name in names)}, "
                    f"PRIMARY KEY ({', '.join(keys)})){' WITHOUT ROWID' if len(keys) > 1 else ''};",
                    f"INSERT INTO {table} SELECT {', '.join(map(value, names))} FROM temp.raw_{table};"]
+        if log:
+            key = " || '/' || ".join(keys)
+            script.append(f"INSERT INTO updates (user_version, table_name, key_id, type) "
+                          f"SELECT 1, '{MASTER_TABLES[table]}', {key}, 'INSERT' FROM {table};")
     script.append("COMMIT;")
     return f"rm -f {database} && sqlite3 {database} <<'SQL'\n" + "\n".join(script) + "\nSQL"
 
@@ -379,6 +387,31 @@ def main():
     def fresh(source, target):
         return lambda: shutil.copy(path(source), path(target))
 
+    def make_long_lines():
+        """The second shape (benchmarks/long_lines.py), made once: its snapshots, its master at
+        version 1 and the anchors' keyed loads."""
+        made = path(f"long-lines-{n}.made")
+        if os.path.exists(made) and os.path.exists(path("long1.sqlite")):
+            return
+        for old in glob.glob(path("long-lines-*.made")) + [path("long1.sqlite")]:
+            if os.path.exists(old):
+                os.remove(old)
+        per_line = 25
+        run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "long_lines.py"), path("long1"),
+             path("long2"), os.path.join(path("snapshot1"), "pref.csv"), "--lines", str(max(1, n // per_line)),
+             "--per-line", str(per_line)])
+        shutil.copy(path("empty.sqlite"), path("long1-template.sqlite"))
+        run(admin("import", "--db", path("long1-template.sqlite"), path("long1")), shell=True)
+        run(sqlite_import(path("anchor-long1.sqlite"), path("long1"), keyed=True), shell=True)
+        run(sqlite_import(path("anchor-long2.sqlite"), path("long2"), keyed=True), shell=True)
+        os.rename(path("long1-template.sqlite"), path("long1.sqlite"))
+        open(made, "w").close()
+
+    # The second shape costs minutes to make: only when its rows are run.
+    with_long_lines = not args.scenarios or any(word in "long lines" for word in args.scenarios.split(","))
+    if with_long_lines:
+        make_long_lines()
+
     def clean(folder):
         return lambda: shutil.rmtree(path(folder), ignore_errors=True)
 
@@ -494,6 +527,10 @@ def main():
                  admin("import", "--db", path("run.sqlite"), path("snapshot1")),
                  sqlite_import(path("anchor-run.sqlite"), path("snapshot1"), keyed=True),
                  fresh("empty.sqlite", "run.sqlite"), "sqlite3 .import, keyed"),
+        Scenario(f"{label} initial import, against the rows and a log row each",
+                 admin("import", "--db", path("run.sqlite"), path("snapshot1")),
+                 sqlite_normalized_import(path("anchor-run.sqlite"), path("snapshot1"), path("empty.sqlite"), log=True),
+                 fresh("empty.sqlite", "run.sqlite"), "sqlite3 .import, then every row keyed and one updates row each, one transaction"),
         Scenario(f"{label} scattered import (a finding per station)",
                  admin("import", "--db", path("run.sqlite"), path("scattered")),
                  sqlite_import(path("anchor-run.sqlite"), path("scattered"), keyed=True),
@@ -560,6 +597,22 @@ def main():
                  f"sqldiff --primarykey {path('releases/1/stations.sqlite')} {path('run-release/2/stations.sqlite')} | gzip > {path('sqldiff.sql.gz')}",
                  released_version_2, "sqldiff --primarykey | gzip"),
     ]
+    if with_long_lines:
+        # The second shape (issue 75): many short lines, quoted names, long addresses, a uniform 1 %.
+        scenarios += [
+            Scenario(f"{label} long lines: initial import",
+                     admin("import", "--db", path("run.sqlite"), path("long1")),
+                     sqlite_import(path("anchor-run.sqlite"), path("long1"), keyed=True),
+                     fresh("empty.sqlite", "run.sqlite"), "sqlite3 .import, keyed"),
+            Scenario(f"{label} long lines: initial import, against the rows and a log row each",
+                     admin("import", "--db", path("run.sqlite"), path("long1")),
+                     sqlite_normalized_import(path("anchor-run.sqlite"), path("long1"), path("empty.sqlite"), log=True),
+                     fresh("empty.sqlite", "run.sqlite"), "sqlite3 .import, then every row keyed and one updates row each, one transaction"),
+            Scenario(f"{label} long lines: change import (1%)",
+                     admin("import", "--db", path("run.sqlite"), path("long2")),
+                     f"sqldiff --primarykey {path('anchor-long1.sqlite')} {path('anchor-long2.sqlite')} > {path('sqldiff.sql')}",
+                     fresh("long1.sqlite", "run.sqlite"), "sqldiff --primarykey")
+        ]
     if args.scenarios:
         wanted = args.scenarios.split(",")
         scenarios = [scenario for scenario in scenarios if any(word in scenario.name for word in wanted)]
