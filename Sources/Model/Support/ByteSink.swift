@@ -24,6 +24,9 @@ public final class FileSink: ByteSink {
     private let closesFile: Bool
     /// The path, or `standard output`, for errors.
     private let name: String
+    /// `finish` ran: a second one, or the deinitializer, leaves the stream alone (closing a
+    /// `FILE` twice frees it twice).
+    private var isFinished = false
 
     /// Creates (or truncates) the file at `path`.
     ///
@@ -48,12 +51,19 @@ public final class FileSink: ByteSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count > 0 else { return }
+        guard !isFinished else { throw failure() }
         guard fwrite(bytes.baseAddress, 1, bytes.count, handle) == bytes.count else { throw failure() }
     }
 
     public func finish() throws {
+        guard !isFinished else { return }
+        isFinished = true
         let failed = closesFile ? fclose(handle) != 0 : fflush(handle) != 0
         if failed { throw failure() }
+    }
+
+    deinit {
+        if closesFile && !isFinished { fclose(handle) }
     }
 
     private func failure() -> FileError {
