@@ -249,24 +249,26 @@ import Testing
         #expect(try FileDigest.sha256(ofFile: phone.path) == before)
     }
 
+    /// Another updater (another process: an app's background task) holds `<database>.lock`: one
+    /// that waits 0.2 s gives up with `busy` and changes nothing; one that waits longer updates
+    /// once the holder lets go. The holder is a lock of the test's own, not an updater blocked in
+    /// a step callback, which would hold one of the cooperative pool's two threads on a two-core
+    /// host while the waiting updater's sleep needs one to wake.
     @Test func aSecondUpdaterWaitsForTheFirstOrIsBusy() async throws {
         let folder = try ClientFolder(scratch)
         let phone = try Phone(folder, at: 4, in: scratch)
-        let holding = Locked(false), released = Locked(false)
-        // The first holds the lock until the test has seen the second refused.
-        let first = try updater(phone, folder, onStep: { step in
-            guard step == .locked else { return }
-            holding.withLock { $0 = true }
-            for _ in 0..<3000 where !released.withLock({ $0 }) { usleep(10_000) }
-        })
-        let task = Task { try await first.update() }
-        while !holding.withLock({ $0 }) { try await Task.sleep(nanoseconds: 10_000_000) }
+        let before = try FileDigest.sha256(ofFile: phone.path)
+        let holder = open(phone.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0, "the test holds the update lock")
         await #expect { try await updater(phone, folder, lockTimeout: 0.2).update() } throws: { ($0 as? StationClientError)?.category == .busy }
-        released.withLock { $0 = true }
-        // One that waits long enough finds the database up to date.
-        let second = try await updater(phone, folder, lockTimeout: 30).update()
-        #expect(second.plan.method == .upToDate)
-        _ = try await task.value
+        #expect(try FileDigest.sha256(ofFile: phone.path) == before, "a busy updater changes nothing")
+        // The holder lets go half a second into the next updater's wait, from a thread of its own.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
+            flock(holder, LOCK_UN)
+            close(holder)
+        }
+        let waited = try await updater(phone, folder, lockTimeout: 30).update()
+        #expect(waited.plan.from == 4 && waited.plan.to == 5 && waited.plan.method != .upToDate, "\(waited.plan)")
         #expect(try SyntheticCompletions.read(phone.path) == phone.expected)
     }
 
