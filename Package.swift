@@ -43,6 +43,7 @@ let package = Package(
         .executable(name: "station-admin", targets: ["Admin"]),
         .library(name: "Model", targets: modelTargets),
         .library(name: "StationServe", targets: ["StationServe"]),
+        .library(name: "StationConformance", targets: ["StationConformance"]),
         // What a phone app embeds: no target of the curator's toolkit.
         .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationManifest", "StationSupport", "StationSignatures"]),
         // The example app on it, which the tests, scripts/demo and README use.
@@ -105,6 +106,19 @@ let package = Package(
                 withCuratorTools("NIOPosix", "swift-nio"),
             ]
         ),
+        // The release protocol's scenarios run against any client's updater (`conformance`):
+        // apart from Model, as `serve` is, for its misbehaving server on Hummingbird.
+        .target(
+            name: "StationConformance",
+            dependencies: [
+                "StationRelease", "StationCurate", "StationImport", "StationSynth", "StationSchema", "StationManifest",
+                "StationSignatures", "StationSupport", crypto, grdb, grdbSQLite,
+                withCuratorTools("Hummingbird", "hummingbird"),
+                withCuratorTools("ServiceLifecycle", "swift-service-lifecycle"),
+                withCuratorTools("NIOCore", "swift-nio"),
+                withCuratorTools("Logging", "swift-log"),
+            ]
+        ),
         // The web service's database as a second client of a release: apart from Model, so that
         // only `sync-postgres` depends on a PostgreSQL client.
         .target(
@@ -122,7 +136,7 @@ let package = Package(
             name: "Admin",
             dependencies: modelTargets.map { .target(name: $0) } + [
                 // On Linux the core alone, with libcurl's transport: no FoundationNetworking.
-                "StationServe", "StationWeb", "StationClientCore", "StationSignatures", "CStandardStreams",
+                "StationServe", "StationWeb", "StationConformance", "StationClientCore", "StationSignatures", "CStandardStreams",
                 .target(name: "StationClient", condition: .when(platforms: [.macOS])),
                 withCuratorTools("ArgumentParser", "swift-argument-parser"),
             ],
@@ -140,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelTests",
-            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationWeb", "StationSignatures", "StationClient",
+            dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationWeb", "StationConformance", "StationSignatures", "StationClient",
                                                                    "StationClientCore", "StationPhone"],
             exclude: ["Fixtures", "Helpers/expected_counts.py"]
         ),

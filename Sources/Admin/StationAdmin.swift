@@ -33,7 +33,7 @@ struct StationAdmin: ParsableCommand {
                 CheckCommand.self, WaiveCommand.self, UnwaiveCommand.self, ReviewCommand.self, SuggestCommand.self]),
             CommandGroup(name: "Publish", subcommands: [
                 ReleaseCommand.self, DeltaCommand.self, VerifyCommand.self, ServeCommand.self, KeysCommand.self, ResignCommand.self,
-                SyncPostgresCommand.self]),
+                SyncPostgresCommand.self, ConformanceCommand.self]),
         ])
 
     /// The package version, printed by `station-admin --version`. Not ArgumentParser's

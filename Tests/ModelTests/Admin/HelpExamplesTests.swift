@@ -185,6 +185,8 @@ import Testing
         // `station-admin` on the PATH, so that `station-admin serve … &` is the server itself, for the trap to stop.
         try FileManager.default.createDirectory(atPath: scratch.path("bin"), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: scratch.path("bin/station-admin"), withDestinationPath: CommandRunner.executable.path)
+        // And `station-phone`, the client `conformance --client 'station-phone …'` runs.
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("bin/station-phone"), withDestinationPath: StationPhoneProgram.url.path)
         var script = ["export PATH=\"\(scratch.path("bin")):$PATH\"", "trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait || true; exit $status' EXIT", "set -e"]
         for line in examples.lines {
             var typed = line.replacingOccurrences(of: "8080", with: "\(port)")

@@ -48,7 +48,10 @@ import Testing
             let phone = CommandRunner.executable.deletingLastPathComponent().appendingPathComponent("station-phone").path
             let result = try CommandRunner.run(
                 ["-c", "station-admin() { \"\(CommandRunner.executable.path)\" \"$@\"; }\nstation-phone() { \"\(phone)\" \"$@\"; }\n\(command)"],
-                in: scratch.url, unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
+                in: scratch.url,
+                // `conformance --client 'station-phone …'` runs the client by its name, from a shell of its own.
+                environment: ["PATH": CommandRunner.executable.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "")],
+                unset: ["STATION_ADMIN_DB"], program: URL(fileURLWithPath: "/bin/bash"))
             #expect(result.status == 0, "\(document) example \(number + 1) failed: \(command)\n\(result.stderr)")
             if result.status != 0 { break }
             // What the comment quotes ("kept 2017-07-05 from v14 …") is what the command printed.

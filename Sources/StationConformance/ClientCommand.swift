@@ -1,0 +1,138 @@
+import Foundation
+
+/// The client's contract: one command line, run by `/bin/sh -c`, with `{db}` (the database's
+/// path), `{url}` (the release folder's URL, ending in `/`) and `{key}` (the trusted key's
+/// `.pub` file) replaced by shell-quoted values. It brings the database to the newest release and
+/// exits 0, or refuses with non-zero.
+public struct ClientCommand: Sendable, Equatable {
+    /// The command line as given.
+    public let template: String
+
+    /// A command that names `{db}` and `{url}` (`{key}` is optional: a client may pin its key
+    /// at build time).
+    public init(_ template: String) throws {
+        for placeholder in ["{db}", "{url}"] where !template.contains(placeholder) {
+            throw ConformanceError.missingPlaceholder(placeholder, command: template)
+        }
+        self.template = template
+    }
+
+    /// The shell's command line for one run.
+    func line(database: String, url: String, key: String) -> String {
+        template.replacingOccurrences(of: "{db}", with: Self.quoted(database))
+            .replacingOccurrences(of: "{url}", with: Self.quoted(url))
+            .replacingOccurrences(of: "{key}", with: Self.quoted(key))
+    }
+
+    /// `text` as one word for `/bin/sh`: in single quotes, each single quote closed, escaped and
+    /// reopened (for a program's path inside a command line).
+    public static func quotedForShell(_ text: String) -> String { quoted(text) }
+
+    static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+}
+
+/// How one run of the client ended.
+struct ClientRunOutcome: Sendable {
+    /// The exit status; nil when it did not exit by itself (killed by the kit or a signal).
+    var status: Int32?
+    /// The kit killed it: at the deadline, or at the instant a kill scenario chose.
+    var killedByKit: Bool
+    var deadlineExceeded: Bool
+    var seconds: Double
+    /// The largest resident set of the process and its children, in bytes (`wait4`'s `ru_maxrss`).
+    var peakMemoryBytes: Int
+    /// The last lines it wrote on stdout and stderr.
+    var output: String
+}
+
+/// Runs one client command in a process group of its own, so that the kit can kill all of it.
+enum ClientProcess {
+    /// Runs `line`, killing its process group at `killAfter` (a kill scenario) or at `deadline`.
+    static func run(_ line: String, logFile: String, temporaryFolder: String, deadline: Double, killAfter: Double? = nil) async throws -> ClientRunOutcome {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var noSignals = sigset_t(), allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let arguments = ["/bin/sh", "-c", line]
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        // Its temporary files in the scenario's folder: what a killed client leaves goes with the work folder.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporaryFolder
+        var envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        var pid: pid_t = 0
+        let started = ContinuousClock.now
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, &envp)
+        guard spawned == 0 else { throw ConformanceError.kit("cannot start /bin/sh: \(String(cString: strerror(spawned)))") }
+
+        var status: Int32 = 0
+        var usage = rusage()
+        var killedByKit = false, deadlineExceeded = false
+        // Polled: a blocking wait4 would hold one of the cooperative pool's few threads.
+        while true {
+            let waited = wait4(pid, &status, WNOHANG, &usage)
+            if waited == pid { break }
+            if waited < 0 && errno != EINTR { throw ConformanceError.kit("wait4: \(String(cString: strerror(errno)))") }
+            let elapsed = Self.seconds(since: started)
+            if let killAfter, elapsed >= killAfter, !killedByKit {
+                killedByKit = true
+                kill(-pid, SIGKILL)
+            } else if elapsed >= deadline, !killedByKit {
+                killedByKit = true
+                deadlineExceeded = true
+                kill(-pid, SIGKILL)
+            }
+            try? await Task.sleep(for: .milliseconds(killAfter == nil ? 10 : 2))
+        }
+        // Whatever it left running in its group (a background download) goes with it, and is
+        // gone before the kit reads the database: a process killed still holds its locks until it ends.
+        kill(-pid, SIGKILL)
+        let killed = ContinuousClock.now
+        while Self.groupIsRunning(pid) && Self.seconds(since: killed) < 10 { try? await Task.sleep(for: .milliseconds(5)) }
+        let exited = (status & 0x7f) == 0
+        return ClientRunOutcome(
+            status: exited && !killedByKit ? (status >> 8) & 0xff : nil,
+            killedByKit: killedByKit, deadlineExceeded: deadlineExceeded,
+            seconds: seconds(since: started), peakMemoryBytes: Int(usage.ru_maxrss) * 1024,
+            output: tail(of: logFile))
+    }
+
+    /// Whether a process of group `group` has yet to end. A process that ended but is not yet
+    /// reaped (a zombie: the shell's child, left to init) holds no lock and counts as ended;
+    /// `kill(-group, 0)` cannot tell them apart, `/proc` can, where there is one.
+    static func groupIsRunning(_ group: pid_t) -> Bool {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return kill(-group, 0) == 0 }
+        for entry in entries where entry.first?.isNumber == true {
+            // "PID (COMMAND) STATE PPID PGRP …": the command may hold spaces and parentheses.
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, fields[2] == "\(group)", fields[0] != "Z" { return true }
+        }
+        return false
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The log's last 2 KiB, on one line each.
+    static func tail(of path: String) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        return String(decoding: data.suffix(2048), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import StationConformance
+import Testing
+
+/// The conformance kit has teeth: `station-phone` passes every scenario, a deliberately naive
+/// client (curl, gunzip and sqlite3) fails exactly those that need what it leaves out, and the
+/// reports are what a person and a CI read.
+@Suite(.tags(.slow)) struct ConformanceKitTests {
+    let scratch = Scratch()
+
+    /// station-phone's command line, with transfer limits a test can wait for.
+    static var stationPhone: String {
+        "\(ClientCommand.quotedForShell(StationPhoneProgram.url.path)) update --db {db} --from {url} --trust {key} --grace 2 --idle-timeout 5"
+    }
+
+    static let naiveClient = Fixtures.root.appendingPathComponent("conformance/naive-client").path
+
+    @Test func stationPhonePassesEveryScenarioWithinTwoMinutes() throws {
+        let junit = scratch.path("conformance.xml")
+        let started = Date()
+        let result = try CommandRunner.run(["conformance", "--client", Self.stationPhone, "--work-folder", scratch.path("kit"),
+                                            "--json", "--junit", junit])
+        let wall = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.stderr.suffix(3000))")
+        let report = try JSONDecoder().decode(ConformanceReport.self, from: Data(result.stdout.utf8))
+        #expect(report.scenarios.count == ConformanceScenario.all.count && report.scenarios.count >= 30)
+        #expect(report.failed.map(\.id) == [])
+        #expect(Set(report.scenarios.map(\.id)).count == report.scenarios.count)
+        // Every kill scenario killed the client at least 20 times, each followed by a whole database.
+        let kills = report.scenarios.filter { $0.group == .recovery && $0.id.hasPrefix("recovery.killed") }
+        #expect(kills.count == 2 && kills.allSatisfy { $0.kills >= 20 }, "\(kills.map { ($0.id, $0.kills) })")
+        // Each run measured: station-phone holds far less than the bound, even against the gzip bomb.
+        #expect(report.scenarios.allSatisfy { $0.peakMemoryBytes > 0 && $0.peakMemoryBytes < report.memoryBoundBytes })
+        #expect(wall < 120, "the kit took \(wall) s")
+        // The JSON is what docs/schemas/conformance.schema.json says; the JUnit file what CI servers read.
+        #expect(try scratch.schemaFindings(result.stdout, against: "docs/schemas/conformance.schema.json") == "")
+        #expect(try Self.junitFindings(junit) == "")
+        // docs/json.md's example holds the same keys at every depth, and its schema's.
+        let documented = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/json.md"), encoding: .utf8)
+            .components(separatedBy: "## `conformance --json`")[1].components(separatedBy: "```json\n")[1].components(separatedBy: "\n```")[0]
+        #expect(try scratch.schemaFindings(documented, against: "docs/schemas/conformance.schema.json") == "")
+        let example = try #require(try JSONSerialization.jsonObject(with: Data(documented.utf8)) as? [String: Any])
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(example.keys.sorted() == printed.keys.sorted())
+        #expect(((example["scenarios"] as? [[String: Any]])?.first?.keys.sorted()) == ((printed["scenarios"] as? [[String: Any]])?.first?.keys.sorted()))
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.components(separatedBy: "<testcase ").count - 1 == report.scenarios.count && !xml.contains("<failure"))
+        // A scenario's line on stderr as each ended, under --json.
+        #expect(result.stderr.contains("pass  freshness.rollback"))
+    }
+
+    @Test func theNaiveClientFailsExactlyTheTrustFreshnessAndBoundScenarios() async throws {
+        var configuration = ConformanceKit.Configuration(client: try ClientCommand("\(Self.naiveClient) {db} {url}"),
+                                                         workFolder: scratch.path("naive"))
+        configuration.deadline = 6
+        configuration.parallelScenarios = 4
+        let report = try await ConformanceKit(configuration).run()
+        let failed = Set(report.failed.map(\.id))
+        #expect(failed == [
+            "trust.manifest-altered", "trust.unsigned", "trust.other-key", "trust.delta-altered", "trust.database-altered",
+            "trust.delta-result-not-its-version", "freshness.expired", "freshness.other-dataset",
+            "bounds.endless-manifest", "bounds.huge-manifest", "bounds.one-byte-a-second", "bounds.gzip-bomb",
+        ], "\(report.failed.map(\.line).joined(separator: "\n"))")
+        let problems = Dictionary(uniqueKeysWithValues: report.failed.map { ($0.id, $0.problems.joined(separator: "; ")) })
+        // Each for its own reason: it ran what it should have refused, waited without end, or held the bomb.
+        #expect(problems["trust.delta-altered"]?.contains("exited 0: the client accepted what it must refuse") == true)
+        #expect(problems["trust.delta-result-not-its-version"]?.contains("the database changed: version 3 became 4") == true)
+        #expect(problems["bounds.one-byte-a-second"]?.contains("still running after the 6 s deadline") == true)
+        #expect(["MiB of memory, over the bound of 256 MiB", "still running after the 6 s deadline"].contains { problems["bounds.gzip-bomb"]?.contains($0) == true })
+        // Its honest paths pass: a delta in one transaction, a full download installed in place.
+        let honestPaths: Set<ConformanceScenario.Group> = [.delta, .full, .splits, .schema, .recovery]
+        let honestFailures = report.scenarios.filter { honestPaths.contains($0.group) && !$0.passed }.map(\.id)
+        #expect(honestFailures == [])
+    }
+
+    @Test func oneScenarioRerunsByItsIdAndAFailureExitsOne() throws {
+        let rerun = try CommandRunner.run(["conformance", "--client", "\(Self.naiveClient) {db} {url}", "--scenario", "trust.unsigned",
+                                           "--work-folder", scratch.path("one")])
+        #expect(rerun.status == 1)
+        #expect(rerun.stdout.hasPrefix("[1/1] FAIL  trust.unsigned"), "\(rerun.stdout)")
+        #expect(rerun.stdout.contains("0 of 1 scenarios passed") && rerun.stdout.contains("failed: trust.unsigned"))
+        #expect(rerun.stderr.contains("\(scratch.path("one"))/scenarios/ID/run-N.log"))
+        let log = try String(contentsOfFile: scratch.path("one/scenarios/trust.unsigned/run-1.log"), encoding: .utf8)
+        #expect(log.isEmpty || !log.contains("Error"), "\(log)")
+    }
+
+    @Test func theCommandRefusesWhatItCannotRun() throws {
+        let noURL = try CommandRunner.run(["conformance", "--client", "app --db {db}"])
+        #expect(noURL.status == 2 && noURL.stderr.contains("has no {url}"))
+        let unknown = try CommandRunner.run(["conformance", "--client", "app {db} {url}", "--scenario", "trust.unsgned"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("no scenario or group 'trust.unsgned'"))
+        let listed = try CommandRunner.run(["conformance", "--list"])
+        #expect(listed.stdout.split(separator: "\n").count == ConformanceScenario.all.count)
+        try FileManager.default.createDirectory(atPath: scratch.path("used/x"), withIntermediateDirectories: true)
+        let used = try CommandRunner.run(["conformance", "--client", "app {db} {url}", "--work-folder", scratch.path("used")])
+        #expect(used.status == 1 && used.stderr.contains("the work folder must be new or empty"))
+        #expect(FileManager.default.fileExists(atPath: scratch.path("used/x")))
+    }
+
+    /// What xmllint says of the file against the JUnit schema; "" when it validates.
+    static func junitFindings(_ path: String) throws -> String {
+        let result = try CommandRunner.run(["--noout", "--schema", Fixtures.root.appendingPathComponent("conformance/junit.xsd").path, path],
+                                           program: URL(fileURLWithPath: "/usr/bin/xmllint"))
+        return result.status == 0 ? "" : result.stderr
+    }
+}
