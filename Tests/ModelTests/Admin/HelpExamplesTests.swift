@@ -13,7 +13,7 @@ import Testing
         "init", "backup", "synth", "diff", "import", "status", "versions", "log", "add", "edit", "transfer-line", "move-stations",
         "close", "restore", "split", "record-split", "connect", "disconnect", "apply", "revert", "weights", "check", "waive",
         "unwaive", "review", "suggest", "release", "delta", "verify", "serve", "keys", "keys generate", "keys show", "resign",
-        "sync-postgres",
+        "sync-postgres", "conformance",
     ]
 
     /// The commands that write a version: an example of one (not a dry run) must change something.
