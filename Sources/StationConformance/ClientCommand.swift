@@ -39,7 +39,8 @@ struct ClientRunOutcome: Sendable {
     var killedByKit: Bool
     var deadlineExceeded: Bool
     var seconds: Double
-    /// The largest resident set of the process and its children, in bytes (`wait4`'s `ru_maxrss`).
+    /// The largest resident memory of any of its processes, in bytes, as sampled while it ran
+    /// (`VmHWM`, every 20 ms), or `wait4`'s `ru_maxrss` where there is no `/proc`.
     var peakMemoryBytes: Int
     /// The last lines it wrote on stdout and stderr.
     var output: String
@@ -81,10 +82,13 @@ enum ClientProcess {
         var status: Int32 = 0
         var usage = rusage()
         var killedByKit = false, deadlineExceeded = false
+        var peak = 0, polls = 0
         // Polled: a blocking wait4 would hold one of the cooperative pool's few threads.
         while true {
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { break }
+            polls += 1
+            if polls % (killAfter == nil ? 2 : 10) == 1 { peak = max(peak, Self.largestPeakMemory(ofGroup: pid) ?? 0) }
             if waited < 0 && errno != EINTR { throw ConformanceError.kit("wait4: \(String(cString: strerror(errno)))") }
             let elapsed = Self.seconds(since: started)
             if let killAfter, elapsed >= killAfter, !killedByKit {
@@ -106,23 +110,44 @@ enum ClientProcess {
         return ClientRunOutcome(
             status: exited && !killedByKit ? (status >> 8) & 0xff : nil,
             killedByKit: killedByKit, deadlineExceeded: deadlineExceeded,
-            seconds: seconds(since: started), peakMemoryBytes: Int(usage.ru_maxrss) * 1024,
+            seconds: seconds(since: started), peakMemoryBytes: Self.hasProcessTable ? peak : Int(usage.ru_maxrss) * 1024,
             output: tail(of: logFile))
+    }
+
+    /// The largest high-water mark of resident memory (`VmHWM`) among the processes of `group`
+    /// now; nil where there is no `/proc`. Not `wait4`'s `ru_maxrss`: a process started by
+    /// `posix_spawn` (a vfork) takes the kit's own high-water mark through its exec.
+    static func largestPeakMemory(ofGroup group: pid_t) -> Int? {
+        guard hasProcessTable else { return nil }
+        var largest = 0
+        for pid in members(ofGroup: group) {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                  let kibibytes = line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap({ Int($0) }) else { continue }
+            largest = max(largest, kibibytes * 1024)
+        }
+        return largest
+    }
+
+    static let hasProcessTable = FileManager.default.fileExists(atPath: "/proc/self/stat")
+
+    /// The processes of `group` that have not ended (a zombie has).
+    static func members(ofGroup group: pid_t) -> [String] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.filter { entry in
+            guard entry.first?.isNumber == true, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            // "PID (COMMAND) STATE PPID PGRP …": the command may hold spaces and parentheses.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && fields[2] == "\(group)" && fields[0] != "Z"
+        }
     }
 
     /// Whether a process of group `group` has yet to end. A process that ended but is not yet
     /// reaped (a zombie: the shell's child, left to init) holds no lock and counts as ended;
     /// `kill(-group, 0)` cannot tell them apart, `/proc` can, where there is one.
     static func groupIsRunning(_ group: pid_t) -> Bool {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return kill(-group, 0) == 0 }
-        for entry in entries where entry.first?.isNumber == true {
-            // "PID (COMMAND) STATE PPID PGRP …": the command may hold spaces and parentheses.
-            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 2, fields[2] == "\(group)", fields[0] != "Z" { return true }
-        }
-        return false
+        hasProcessTable ? !members(ofGroup: group).isEmpty : kill(-group, 0) == 0
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {

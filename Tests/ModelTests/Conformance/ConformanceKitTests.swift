@@ -5,7 +5,7 @@ import Testing
 /// The conformance kit has teeth: `station-phone` passes every scenario, a deliberately naive
 /// client (curl, gunzip and sqlite3) fails exactly those that need what it leaves out, and the
 /// reports are what a person and a CI read.
-@Suite(.tags(.slow)) struct ConformanceKitTests {
+@Suite(.tags(.slow), .leftOutOfQuickRuns) struct ConformanceKitTests {
     let scratch = Scratch()
 
     /// station-phone's command line, with transfer limits a test can wait for.
@@ -63,14 +63,61 @@ import Testing
         ], "\(report.failed.map(\.line).joined(separator: "\n"))")
         let problems = Dictionary(uniqueKeysWithValues: report.failed.map { ($0.id, $0.problems.joined(separator: "; ")) })
         // Each for its own reason: it ran what it should have refused, waited without end, or held the bomb.
-        #expect(problems["trust.delta-altered"]?.contains("exited 0: the client accepted what it must refuse") == true)
-        #expect(problems["trust.delta-result-not-its-version"]?.contains("the database changed: version 3 became 4") == true)
+        #expect(problems["trust.unsigned"]?.contains("exited 0: the client accepted what it must refuse") == true)
+        #expect(problems["trust.delta-altered"]?.contains("is missing") == true)
+        #expect(problems["trust.delta-result-not-its-version"]?.contains("the database is at version 4, not 5") == true)
         #expect(problems["bounds.one-byte-a-second"]?.contains("still running after the 6 s deadline") == true)
         #expect(["MiB of memory, over the bound of 256 MiB", "still running after the 6 s deadline"].contains { problems["bounds.gzip-bomb"]?.contains($0) == true })
+        // The JUnit file of a failing run validates too: the problems quote the client's words.
+        try report.junitXML().write(toFile: scratch.path("naive.xml"), atomically: true, encoding: .utf8)
+        #expect(try Self.junitFindings(scratch.path("naive.xml")) == "")
+        #expect(try String(contentsOfFile: scratch.path("naive.xml"), encoding: .utf8).components(separatedBy: "<failure ").count - 1 == 12)
         // Its honest paths pass: a delta in one transaction, a full download installed in place.
         let honestPaths: Set<ConformanceScenario.Group> = [.delta, .full, .splits, .schema, .recovery]
         let honestFailures = report.scenarios.filter { honestPaths.contains($0.group) && !$0.passed }.map(\.id)
         #expect(honestFailures == [])
+    }
+
+    /// The web service's sync, through an adapter that mirrors its PostgreSQL schema into the
+    /// kit's SQLite file after each committed run (Fixtures/conformance/sync-postgres-adapter),
+    /// passes the scenarios that apply to a server: trust, freshness (rollback, expiry, dataset),
+    /// splits copied once, bounds. Its transfers give up after 30 s of less than 1 KiB/s: the
+    /// deadline is above that.
+    @Test func syncPostgresPassesTheScenariosThatApplyToIt() async throws {
+        guard let server = PostgresServer.shared else {
+            Issue.record("PostgreSQL is not installed (scripts/test and .ci/run install postgresql)")
+            return
+        }
+        let database = try server.makeDatabase()
+        let adapter = Fixtures.root.appendingPathComponent("conformance/sync-postgres-adapter").path
+        let environment = ["CONFORMANCE_POSTGRES_URL": server.address(database), "STATION_ADMIN": CommandRunner.executable.path,
+                           "PSQL": server.binaries + "/psql"].map { "\($0.key)=\(ClientCommand.quotedForShell($0.value))" }
+        var configuration = ConformanceKit.Configuration(
+            client: try ClientCommand(environment.joined(separator: " ") + " \(ClientCommand.quotedForShell(adapter)) {db} {url} {key}"),
+            workFolder: scratch.path("web"))
+        configuration.only = ["trust", "freshness", "splits", "bounds"]
+        configuration.deadline = 45
+        configuration.parallelScenarios = 6
+        let report = try await ConformanceKit(configuration).run()
+        #expect(report.scenarios.count == 18)
+        #expect(report.failed.map(\.line) == [])
+        // The sync ran: a schema per kit database, and the split's records copied for user 1 in PostgreSQL itself.
+        #expect(try Int(server.psql(database, "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'kit\\_%'")) ?? 0 >= 18)
+    }
+
+    /// A client that installs a full download by swapping the files (the carry-over's way) keeps
+    /// the records but loses the app's own tables: every full-path scenario with them says so.
+    @Test func aClientThatSwapsFilesLosesTheAppsTablesAndTheKitSaysSo() async throws {
+        var configuration = ConformanceKit.Configuration(client: try ClientCommand("NAIVE_SWAPS_FILES=1 \(Self.naiveClient) {db} {url}"),
+                                                         workFolder: scratch.path("swapping"))
+        configuration.only = ["full", "splits.chain-by-full"]
+        let report = try await ConformanceKit(configuration).run()
+        #expect(report.failed.map(\.id) == ["full.from-1", "full.from-2", "full.from-3", "full.from-4", "splits.chain-by-full"])
+        #expect(report.failed.allSatisfy { $0.problems.joined().contains("the app's own tables changed: gone: ") && $0.problems.joined().contains("table app_visits: ") },
+                "\(report.failed.map(\.line))")
+        // Its records are all there: only the app's tables are lost.
+        #expect(report.failed.allSatisfy { !$0.problems.joined().contains("record") })
+        #expect(report.scenarios.first { $0.id == "full.new-install" }?.passed == true)
     }
 
     @Test func oneScenarioRerunsByItsIdAndAFailureExitsOne() throws {
