@@ -159,10 +159,10 @@ package struct SplitFinder {
         package let closed: [Station], added: [Station]
         package let keyScan: KeyScan
 
-        init(closed: [Station], added: [Station]) {
+        init(closed: [Station], added: [Station], radius: Double) {
             self.closed = closed
             self.added = added
-            keyScan = KeyScan(added: added, closed: closed)
+            keyScan = KeyScan(added: added, closed: closed, radius: radius)
         }
     }
 
@@ -170,7 +170,7 @@ package struct SplitFinder {
     /// can have split).
     package func changed(_ db: Database) throws -> Changed? {
         guard version > 1 else { return nil }
-        return Changed(closed: try changed(.delete, db), added: try changed(.insert, db))
+        return Changed(closed: try changed(.delete, db), added: try changed(.insert, db), radius: radius)
     }
 
     /// - Parameters:
@@ -191,7 +191,8 @@ package struct SplitFinder {
             """)) : []
         var offers = Offers(finder: self, recorded: Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" }), adopted: adopted)
         let scan = changed.keyScan
-        let keys = try keysBefore.map { try scan.patching($0, withStationsChangedIn: version, db) } ?? scan.keys(db)
+        let keys = try keysBefore.map { try scan.patching($0, withStationsChangedIn: version, db) }
+            ?? scan.keys(db, placesKnownExceptIn: version)
         try offerTransfersWithASharedStation(added: added, transfers: transfers, keys: keys, into: &offers, db)
         let openInGroups = try openStations(inGroupsOf: closed, keys: keys.inClosedGroups, db)
         // Looked up once per closed station, not scanned for each pair.
@@ -425,30 +426,57 @@ package struct KeyScan: Sendable {
 
     let addedGroups: Set<Int64>, closedGroups: Set<Int64>
     let names: Set<[UInt8]>, nameHashes: Set<UInt64>
+    /// Where each name's added stations are: a station sharing only its name is a candidate only
+    /// within `radius` of one of them (`SplitFinder.near`), so the others need not be read again
+    /// as they were before the version. Names so common that thousands of stations share them
+    /// would otherwise bring every one of those.
+    let placesByName: [[UInt8]: [(latitude: Double, longitude: Double)]]
+    let radius: Double
 
-    init(added: [SplitFinder.Station], closed: [SplitFinder.Station]) {
+    init(added: [SplitFinder.Station], closed: [SplitFinder.Station], radius: Double) {
         addedGroups = Set(added.map(\.group))
         closedGroups = Set(closed.map(\.group))
         names = Set(added.map { Array($0.name.utf8) })
         nameHashes = Set(names.map { $0.withUnsafeBufferPointer(Self.hash) })
+        var places: [[UInt8]: [(latitude: Double, longitude: Double)]] = [:]
+        for station in added {
+            guard let latitude = station.latitude, let longitude = station.longitude else { continue }
+            places[Array(station.name.utf8), default: []].append((latitude, longitude))
+        }
+        placesByName = places
+        self.radius = radius
     }
 
     private var isEmpty: Bool { addedGroups.isEmpty && closedGroups.isEmpty }
 
-    /// The keys among every station `db` reads.
+    /// The keys among every station `db` reads, as the master was before the version (a
+    /// connection that reads that state): a station sharing only a name is kept when it was
+    /// within the radius of an added station of that name.
     package func keys(_ db: Database) throws -> Keys {
-        try keys(db, sql: "SELECT station_cd, station_g_cd, station_name FROM stations ORDER BY station_cd")
+        try keys(db, sql: Self.everyStation, nearOnly: true, exempt: [])
     }
+
+    /// The keys among every station `db` reads, as the master is after `version`: a station the
+    /// version changed is kept by its name alone (where it was before may have been near), any
+    /// other by its name only when within the radius of an added station of that name.
+    package func keys(_ db: Database, placesKnownExceptIn version: Int) throws -> Keys {
+        guard !isEmpty else { return Keys(sharing: [], inClosedGroups: []) }
+        let changed = Set(try Int64.fetchAll(db, sql: "SELECT CAST(key_id AS INTEGER) FROM (\(UpdateLog.changedKeys(of: .stations, in: version)))"))
+        return try keys(db, sql: Self.everyStation, nearOnly: true, exempt: changed)
+    }
+
+    private static let everyStation = "SELECT station_cd, station_g_cd, station_name, lat, lon FROM stations ORDER BY station_cd"
 
     /// `before`, the keys among the stations as they were before `version`, made the keys among
     /// the stations now: the stations the version changed (added ones too) are looked at again
     /// as they are now, and every other one is as it was (stations are never removed).
     package func patching(_ before: Keys, withStationsChangedIn version: Int, _ db: Database) throws -> Keys {
+        // Looked at as they are now, kept by name alone: where they were before may have been near.
         let changedNow = try keys(db, sql: """
-            SELECT station_cd, station_g_cd, station_name FROM stations
+            SELECT station_cd, station_g_cd, station_name, lat, lon FROM stations
             WHERE station_cd IN (SELECT CAST(key_id AS INTEGER) FROM (\(UpdateLog.changedKeys(of: .stations, in: version))))
             ORDER BY station_cd
-            """, collectingCodes: true)
+            """, nearOnly: false, exempt: [], collectingCodes: true)
         func merged(_ kept: [Int64], _ now: [Int64]) -> [Int64] {
             (kept.filter { !changedNow.codes.contains($0) } + now).sorted()
         }
@@ -456,11 +484,22 @@ package struct KeyScan: Sendable {
                     inClosedGroups: merged(before.inClosedGroups, changedNow.keys.inClosedGroups))
     }
 
-    private func keys(_ db: Database, sql: String) throws -> Keys {
-        try keys(db, sql: sql, collectingCodes: false).keys
+    private func keys(_ db: Database, sql: String, nearOnly: Bool, exempt: Set<Int64>) throws -> Keys {
+        try keys(db, sql: sql, nearOnly: nearOnly, exempt: exempt, collectingCodes: false).keys
     }
 
-    private func keys(_ db: Database, sql: String, collectingCodes: Bool) throws -> (keys: Keys, codes: Set<Int64>) {
+    /// Whether a station at the row's `lat` and `lon` (columns 3 and 4) is within the radius of
+    /// an added station named `name`, measured as `SplitFinder.near` measures the pair.
+    private func isNear(_ row: OpaquePointer, _ name: [UInt8]) -> Bool {
+        guard sqlite3_column_type(row, 3) != SQLITE_NULL, sqlite3_column_type(row, 4) != SQLITE_NULL else { return false }
+        let (latitude, longitude) = (sqlite3_column_double(row, 3), sqlite3_column_double(row, 4))
+        return placesByName[name]?.contains {
+            Geography.metres(latitude: latitude, longitude: longitude, toLatitude: $0.latitude, longitude: $0.longitude) <= radius
+        } ?? false
+    }
+
+    private func keys(_ db: Database, sql: String, nearOnly: Bool, exempt: Set<Int64>,
+                      collectingCodes: Bool) throws -> (keys: Keys, codes: Set<Int64>) {
         var found = Keys(sharing: [], inClosedGroups: []), codes = Set<Int64>()
         guard !isEmpty || collectingCodes else { return (found, codes) }
         let statement = try db.makeStatement(sql: sql)
@@ -474,7 +513,9 @@ package struct KeyScan: Sendable {
                 found.sharing.append(code)
             } else if !names.isEmpty, let text = sqlite3_column_text(row, 2) {
                 let name = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, 2)))
-                if nameHashes.contains(Self.hash(name)) && names.contains(Array(name)) { found.sharing.append(code) }
+                guard nameHashes.contains(Self.hash(name)) else { return }
+                let bytes = Array(name)
+                if names.contains(bytes) && (!nearOnly || exempt.contains(code) || isNear(row, bytes)) { found.sharing.append(code) }
             }
         }
         return (found, codes)

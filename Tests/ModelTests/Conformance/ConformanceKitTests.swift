@@ -52,7 +52,7 @@ import Testing
     @Test func theNaiveClientFailsExactlyTheTrustFreshnessAndBoundScenarios() async throws {
         var configuration = ConformanceKit.Configuration(client: try ClientCommand("\(Self.naiveClient) {db} {url}"),
                                                          workFolder: scratch.path("naive"))
-        configuration.deadline = 6
+        // The kit's own deadline: a loaded CI host makes even the honest paths of a shell client slow.
         configuration.parallelScenarios = 4
         let report = try await ConformanceKit(configuration).run()
         let failed = Set(report.failed.map(\.id))
@@ -66,8 +66,8 @@ import Testing
         #expect(problems["trust.unsigned"]?.contains("exited 0: the client accepted what it must refuse") == true)
         #expect(problems["trust.delta-altered"]?.contains("is missing") == true)
         #expect(problems["trust.delta-result-not-its-version"]?.contains("the database is at version 4, not 5") == true)
-        #expect(problems["bounds.one-byte-a-second"]?.contains("still running after the 6 s deadline") == true)
-        #expect(["MiB of memory, over the bound of 256 MiB", "still running after the 6 s deadline"].contains { problems["bounds.gzip-bomb"]?.contains($0) == true })
+        #expect(problems["bounds.one-byte-a-second"]?.contains("still running after the 20 s deadline") == true)
+        #expect(["MiB of memory, over the bound of 256 MiB", "still running after the 20 s deadline"].contains { problems["bounds.gzip-bomb"]?.contains($0) == true })
         // The JUnit file of a failing run validates too: the problems quote the client's words.
         try report.junitXML().write(toFile: scratch.path("naive.xml"), atomically: true, encoding: .utf8)
         #expect(try Self.junitFindings(scratch.path("naive.xml")) == "")
