@@ -220,14 +220,18 @@ struct ScenarioRunner: Sendable {
         }
         let old = try database.snapshot()
         var random = SplitMix64(seed: configuration.seed &+ UInt64(bitPattern: scenario.id.hashValueStable))
-        // Drawn until `kills` runs were killed before they ended (a run may end before its instant).
+        // Drawn until `kills` runs were killed before they ended. A run that ends before its
+        // instant narrows the window to its own length: the measured run may have been slowed by
+        // a loaded host, and instants drawn past the client's usual end would mostly miss.
+        var window = timed.seconds
         var attempts = 0
-        while result.kills < scenario.kills && attempts < scenario.kills * 4 {
+        while result.kills < scenario.kills && attempts < scenario.kills * 6 {
             attempts += 1
             let kill = attempts
-            let instant = random.unit() * timed.seconds
+            let instant = random.unit() * window
             let outcome = try await launch(run, database: database.path, folder: folder, killAfter: instant, &result)
             result.kills += outcome.killedByKit ? 1 : 0
+            if !outcome.killedByKit { window = min(window, outcome.seconds) }
             if let problem = bounds(outcome).first {
                 result.problems.append("kill \(kill) at \(String(format: "%.3f", instant)) s: \(problem)")
                 return

@@ -55,12 +55,17 @@ import Testing
         // The kit's own deadline: a loaded CI host makes even the honest paths of a shell client slow.
         configuration.parallelScenarios = 4
         let report = try await ConformanceKit(configuration).run()
+        // Its honest paths pass: a delta in one transaction, a full download installed in place.
+        // First, with their own words: a CI log keeps only the start of a long message.
+        let honestPaths: Set<ConformanceScenario.Group> = [.delta, .full, .splits, .schema, .recovery]
+        let honestFailures = report.scenarios.filter { honestPaths.contains($0.group) && !$0.passed }
+        #expect(honestFailures.map(\.id) == [], "\(honestFailures.map(\.line).joined(separator: "\n"))")
         let failed = Set(report.failed.map(\.id))
-        #expect(failed == [
+        #expect(failed.subtracting(honestFailures.map(\.id)) == [
             "trust.manifest-altered", "trust.unsigned", "trust.other-key", "trust.delta-altered", "trust.database-altered",
             "trust.delta-result-not-its-version", "freshness.expired", "freshness.other-dataset",
             "bounds.endless-manifest", "bounds.huge-manifest", "bounds.one-byte-a-second", "bounds.gzip-bomb",
-        ], "\(report.failed.map(\.line).joined(separator: "\n"))")
+        ], "\(report.failed.map(\.line).joined(separator: "\n").prefix(2000))")
         let problems = Dictionary(uniqueKeysWithValues: report.failed.map { ($0.id, $0.problems.joined(separator: "; ")) })
         // Each for its own reason: it ran what it should have refused, waited without end, or held the bomb.
         #expect(problems["trust.unsigned"]?.contains("exited 0: the client accepted what it must refuse") == true)
@@ -72,10 +77,6 @@ import Testing
         try report.junitXML().write(toFile: scratch.path("naive.xml"), atomically: true, encoding: .utf8)
         #expect(try Self.junitFindings(scratch.path("naive.xml")) == "")
         #expect(try String(contentsOfFile: scratch.path("naive.xml"), encoding: .utf8).components(separatedBy: "<failure ").count - 1 == 12)
-        // Its honest paths pass: a delta in one transaction, a full download installed in place.
-        let honestPaths: Set<ConformanceScenario.Group> = [.delta, .full, .splits, .schema, .recovery]
-        let honestFailures = report.scenarios.filter { honestPaths.contains($0.group) && !$0.passed }.map(\.id)
-        #expect(honestFailures == [])
     }
 
     /// The web service's sync, through an adapter that mirrors its PostgreSQL schema into the
