@@ -77,9 +77,9 @@ extension SplitFinder {
     /// - Parameter adopted: the provisional stations an import adopted: each has its split
     ///   already (upstream's station), and no pair from it is suggested.
     package static func suggest(_ db: Database, version: Int, radius: Double = SplitSuggestion.defaultRadius, all: Bool = false,
-                                changed: Changed? = nil, keysBefore: KeyScan.Keys? = nil,
+                                changed: Changed? = nil, placesBefore: StationPlaces? = nil,
                                 leavingOut adopted: Set<Int64> = []) throws -> [SplitSuggestion] {
-        let candidates = try SplitFinder(version: version, radius: radius).suggestions(db, changed: changed, keysBefore: keysBefore)
+        let candidates = try SplitFinder(version: version, radius: radius).suggestions(db, changed: changed, placesBefore: placesBefore)
         return (all ? candidates : SplitFinder.assigned(candidates)).filter { !adopted.contains($0.old) }
     }
 }
@@ -175,10 +175,9 @@ package struct SplitFinder {
 
     /// - Parameters:
     ///   - changed: `changed(db)`, if the caller has it.
-    ///   - keysBefore: `changed.keyScan` run on a connection reading the master as it was
-    ///     before the version (an import's second connection): only the stations the version
-    ///     changed are then looked at again here, not every station.
-    package func suggestions(_ db: Database, changed: Changed? = nil, keysBefore: KeyScan.Keys? = nil) throws -> [SplitSuggestion] {
+    ///   - placesBefore: the stations as they were before the version (kept by an import's
+    ///     compare): only the stations the version changed are then read here, not every station.
+    package func suggestions(_ db: Database, changed: Changed? = nil, placesBefore: StationPlaces? = nil) throws -> [SplitSuggestion] {
         guard let changed = try changed ?? self.changed(db) else { return [] }
         let (closed, added) = (changed.closed, changed.added)
         if added.isEmpty && closed.isEmpty { return [] }
@@ -191,7 +190,7 @@ package struct SplitFinder {
             """)) : []
         var offers = Offers(finder: self, recorded: Set(try UpdateLog.splits(db).map { "\($0.old)→\($0.new)" }), adopted: adopted)
         let scan = changed.keyScan
-        let keys = try keysBefore.map { try scan.patching($0, withStationsChangedIn: version, db) }
+        let keys = try placesBefore.map { try scan.patching(scan.keys(in: $0), withStationsChangedIn: version, db) }
             ?? scan.keys(db, placesKnownExceptIn: version)
         try offerTransfersWithASharedStation(added: added, transfers: transfers, keys: keys, into: &offers, db)
         let openInGroups = try openStations(inGroupsOf: closed, keys: keys.inClosedGroups, db)
@@ -431,6 +430,8 @@ package struct KeyScan: Sendable {
     /// as they were before the version. Names so common that thousands of stations share them
     /// would otherwise bring every one of those.
     let placesByName: [[UInt8]: [(latitude: Double, longitude: Double)]]
+    /// `placesByName` by the names' hashes, for `StationPlaces`, which keeps only those.
+    let placesByNameHash: [UInt64: [(latitude: Double, longitude: Double)]]
     let radius: Double
 
     init(added: [SplitFinder.Station], closed: [SplitFinder.Station], radius: Double) {
@@ -444,17 +445,38 @@ package struct KeyScan: Sendable {
             places[Array(station.name.utf8), default: []].append((latitude, longitude))
         }
         placesByName = places
+        placesByNameHash = Dictionary(places.map { ($0.key.withUnsafeBufferPointer(Self.hash), $0.value) }, uniquingKeysWith: +)
         self.radius = radius
     }
 
     private var isEmpty: Bool { addedGroups.isEmpty && closedGroups.isEmpty }
 
-    /// The keys among every station `db` reads, as the master was before the version (a
-    /// connection that reads that state): a station sharing only a name is kept when it was
-    /// within the radius of an added station of that name.
-    package func keys(_ db: Database) throws -> Keys {
-        try keys(db, sql: Self.everyStation, nearOnly: true, exempt: [])
+    /// The keys among `places`, the stations as they were before the version: a station sharing
+    /// only a name is kept when it was within the radius of an added station of that name. A
+    /// hash shared by two names, or a place rounded to single precision, keeps a few more (the
+    /// radius is widened by the rounding's metres), never fewer.
+    package func keys(in places: StationPlaces) -> Keys {
+        var found = Keys(sharing: [], inClosedGroups: [])
+        guard !isEmpty else { return found }
+        let reach = radius + Self.singlePrecisionMetres
+        for station in places.entries {
+            func inGroups(_ groups: Set<Int64>) -> Bool { groups.contains(station.code) || groups.contains(station.group) }
+            if inGroups(closedGroups) { found.inClosedGroups.append(station.code) }
+            if inGroups(addedGroups) {
+                found.sharing.append(station.code)
+            } else if let namesakes = placesByNameHash[station.nameHash], !station.latitude.isNaN, !station.longitude.isNaN {
+                let (latitude, longitude) = (Double(station.latitude), Double(station.longitude))
+                if namesakes.contains(where: { Geography.metres(latitude: latitude, longitude: longitude, toLatitude: $0.latitude, longitude: $0.longitude) <= reach }) {
+                    found.sharing.append(station.code)
+                }
+            }
+        }
+        return found
     }
+
+    /// More than a place rounded to a `Float` can move: half a unit in the last place of a
+    /// longitude under 256° is 2^-16° (under 2 m), and of a latitude less.
+    private static let singlePrecisionMetres = 10.0
 
     /// The keys among every station `db` reads, as the master is after `version`: a station the
     /// version changed is kept by its name alone (where it was before may have been near), any
@@ -522,7 +544,10 @@ package struct KeyScan: Sendable {
     }
 
     /// FNV-1a: sorts out the names that cannot match without making an array of each.
-    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        bytes.reduce(emptyNameHash) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
+
+    /// `hash` of no bytes; a station without a name has it too.
+    static let emptyNameHash: UInt64 = 0xcbf2_9ce4_8422_2325
 }

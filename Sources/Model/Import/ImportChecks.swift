@@ -31,30 +31,18 @@ package struct ImportChecks {
             /// `checkMassReopenings` weighs reopenings against.
             package let closedRows: [MasterTable: Int]
             /// The connections that touched a station the import changes (`CheckScope.build`); nil
-            /// unless `changesFewStations`.
+            /// unless the import changes few enough stations (a twentieth, or a thousand) that
+            /// looking at them again after a scan of the stations before is cheaper than a scan
+            /// of the stations now.
             package let touchingChangedStations: [CheckScope.ConnectionKey]?
         }
 
         package let counts: BackgroundTask<Counts>
-        /// Whether the import changes few enough stations (a twentieth, or a thousand) that
-        /// looking at them again after a scan of the stations before is cheaper than a scan of
-        /// the stations now: `Counts.touchingChangedStations`, and the split suggestions' scan.
-        package let changesFewStations: Bool
         /// `connectionWarnings`, read once `counts` is, while the import checks its version.
         package let connectionWarnings: BackgroundTask<[String]>
         /// Closed once the import and the last of these reads are done with it (GRDB closes a
         /// queue when it is released); nil when the state before was read up front (`MasterBefore`).
         let queue: DatabaseQueue?
-
-        /// Reads more of the state before, once the warnings are read; only with a second
-        /// connection (`changesFewStations` is false without one).
-        package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> BackgroundTask<T> {
-            let (queue, warnings) = (self.queue!, connectionWarnings)
-            return BackgroundTask {
-                _ = try? warnings.wait()
-                return try queue.read(body)
-            }
-        }
 
         /// Until the second connection is done, however it ended (an import that fails waits so).
         package func finish() {
@@ -86,7 +74,7 @@ package struct ImportChecks {
             _ = try? counts.wait()
             return try queue.read { db in try checks.connectionWarnings { table, codes in try Self.existing(codes, in: table, db) } }
         }
-        return StateBefore(counts: counts, changesFewStations: changedStations != nil, connectionWarnings: warnings, queue: queue)
+        return StateBefore(counts: counts, connectionWarnings: warnings, queue: queue)
     }
 
     /// What an import checks against in the master before it, read on the import's own
@@ -113,7 +101,7 @@ package struct ImportChecks {
         let warnings = Result {
             try connectionWarnings { table, codes in codes.intersection(table == .stations ? master.stationCodes : master.lineCodes) }
         }
-        return StateBefore(counts: BackgroundTask { counts }, changesFewStations: false,
+        return StateBefore(counts: BackgroundTask { counts },
                            connectionWarnings: BackgroundTask { try warnings.get() }, queue: nil)
     }
 

@@ -75,6 +75,8 @@ struct ImportRun {
         let touchingBefore: [CheckScope.ConnectionKey]?
         /// The import brought stations: their split suggestions are found.
         let suggestsSplits: Bool
+        /// The stations before the version, as the compare read them.
+        let stationPlaces: StationPlaces?
         /// The provisional stations adopted, whose split is upstream's station already.
         let adopted: Set<Int64>
     }
@@ -88,6 +90,7 @@ struct ImportRun {
         let counts: ImportChecks.StateBefore.Counts
         let checkedAhead: FirstVersionCheck?
         let checkingAfterCommit: Bool
+        let stationPlaces: StationPlaces?
     }
 
     /// The transaction. A version of `checksAfterCommitFromStations` stations or more whose
@@ -118,7 +121,8 @@ struct ImportRun {
             phases.done("version written")
             let counts = try checkClosuresAndReferences(version, checks: checks, before: before)
             let written = WrittenVersion(version: version, files: files, merge: merge, before: before, counts: counts,
-                                         checkedAhead: checkedAhead, checkingAfterCommit: checkingAfterCommit)
+                                         checkedAhead: checkedAhead, checkingAfterCommit: checkingAfterCommit,
+                                         stationPlaces: compared.stationPlaces)
             var report = try reportAndSuggestions(of: written, db)
             report.warnings = try before.connectionWarnings.wait()
             // Nothing changed in the master, but upstream's files did: they are kept, without a version.
@@ -127,6 +131,7 @@ struct ImportRun {
             guard checkingAfterCommit && report.committed else { return ((report, nil), report.committed || keepsUpstream) }
             heldCheckpoints = try master.holdAutomaticCheckpoints(db)
             let after = ChecksAfterCommit(touchingBefore: counts.touchingChangedStations, suggestsSplits: files.contains { $0.table == .stations },
+                                          stationPlaces: compared.stationPlaces,
                                           adopted: Set(merge.splits.map(\.old)))
             return ((report, after), true)
         }
@@ -145,7 +150,7 @@ struct ImportRun {
         let version = report.version
         Progress.phase("checking version \(version)")
         let checkpoint = master.checkpointInBackground()
-        let suggestions = after.suggestsSplits ? splitSuggestionsInBackground(of: version, adopted: after.adopted) : nil
+        let suggestions = after.suggestsSplits ? splitSuggestionsInBackground(of: version, placesBefore: after.stationPlaces, adopted: after.adopted) : nil
         defer {
             _ = try? suggestions?.wait()
             _ = try? checkpoint.wait()
@@ -191,7 +196,7 @@ struct ImportRun {
 
     /// The split suggestions of `version`, the newest, on a connection of its own; nil when
     /// another version has been committed since.
-    private func splitSuggestionsInBackground(of version: Int, adopted: Set<Int64>) -> BackgroundTask<[SplitSuggestion]?> {
+    private func splitSuggestionsInBackground(of version: Int, placesBefore: StationPlaces?, adopted: Set<Int64>) -> BackgroundTask<[SplitSuggestion]?> {
         let path = master.path
         return BackgroundTask {
             var configuration = MasterDatabase.configuration(label: "split suggestions")
@@ -199,7 +204,7 @@ struct ImportRun {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             return try queue.read { db in
                 guard try MasterDatabase.dataVersion(db) == version else { return nil }
-                return try SplitFinder.suggest(db, version: version, leavingOut: adopted)
+                return try SplitFinder.suggest(db, version: version, placesBefore: placesBefore, leavingOut: adopted)
             }
         }
     }
@@ -210,6 +215,8 @@ struct ImportRun {
         var keyLines: [MasterTable: KeyLines] = [:]
         var merged: [ThreeWayMerge.MergedTable] = []
         var upstreamFiles: [(file: ImportFile, date: String?, threeWay: Bool)] = []
+        /// The stations as they were, read by the compare: the split suggestions' candidates.
+        var stationPlaces: StationPlaces?
     }
 
     /// each file staged against the master, or against upstream's last file where an
@@ -226,7 +233,9 @@ struct ImportRun {
                 comparison = .upstream
                 compared.merged.append(.init(table: file.table, givenColumns: Set(file.header.columns.map(\.name)), baseColumns: Set(last.columns)))
             }
-            compared.keyLines[file.table] = try version.stage(file, comparison: comparison)
+            let staged = try version.stage(file, comparison: comparison)
+            compared.keyLines[file.table] = staged.keyLines
+            if let places = staged.stationPlaces { compared.stationPlaces = places }
             compared.upstreamFiles.append((file, date, comparison == .upstream))
             phases.done("\(file.table.name) compared")
         }
@@ -261,18 +270,9 @@ struct ImportRun {
     /// the report (changes described, findings introduced) with the merge's decisions,
     /// and the split suggestions of an import of stations.
     private mutating func reportAndSuggestions(of written: WrittenVersion, _ db: Database) throws -> ChangeReport {
-        let (version, files, merge, before) = (written.version, written.files, written.merge, written.before)
+        let (version, files, merge) = (written.version, written.files, written.merge)
         let checkingAfterCommit = written.checkingAfterCommit
-        // The split suggestions' scan of every station, on the second connection while the
-        // version is checked: the stations the version changed are looked at again after.
         let importsStations = !checkingAfterCommit && files.contains(where: { $0.table == .stations })
-        let splits = importsStations ? try SplitFinder(version: version.number).changed(db) : nil
-        let keysBefore = splits.flatMap { changed -> BackgroundTask<KeyScan.Keys>? in
-            guard before.changesFewStations else { return nil }
-            let scan = changed.keyScan
-            return before.read { db in try scan.keys(db) }
-        }
-        defer { _ = try? keysBefore?.wait() }
         Progress.phase("describing and checking version \(version.number)")
         let tables = files.map(\.table)
         var report = try version.report(
@@ -284,7 +284,7 @@ struct ImportRun {
         report.mergeNotes = merge.notes
         phases.done("described and checked")
         if importsStations {
-            report.suggestions = try SplitFinder.suggest(db, version: version.number, changed: splits, keysBefore: try keysBefore?.wait(),
+            report.suggestions = try SplitFinder.suggest(db, version: version.number, placesBefore: written.stationPlaces,
                                                          leavingOut: Set(merge.splits.map(\.old)))
             phases.done("split suggestions")
         }

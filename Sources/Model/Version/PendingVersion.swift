@@ -38,9 +38,10 @@ package struct PendingVersion {
     // MARK: Staging
 
     /// Stages what importing `file` changes (the file is the whole table: rows it lacks
-    /// close or go); returns the line of each key the file holds.
-    package func stage(_ file: ImportFile, comparison: StreamingTableDiff.Comparison = .master) throws -> KeyLines {
-        try StreamingTableDiff(file: file, comparison: comparison).stage(db).keyLines
+    /// close or go); returns the line of each key the file holds, and for the stations their
+    /// places before.
+    package func stage(_ file: ImportFile, comparison: StreamingTableDiff.Comparison = .master) throws -> StreamingTableDiff.StagedFile {
+        try StreamingTableDiff(file: file, comparison: comparison).stage(db)
     }
 
     /// After `write`: what each file said becomes its table's base for the next import, held in

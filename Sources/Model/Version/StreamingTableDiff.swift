@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import StationCSV
+import StationCheck
 import StationSchema
 import StationSupport
 
@@ -51,13 +52,17 @@ package struct StreamingTableDiff {
         package let keyLines: KeyLines
         /// The table was empty, and the file's rows are in the master already.
         package let loadedIntoMaster: Bool
+        /// For the stations: every station as it was, as the scan read them; nil for another
+        /// table, or a table that was empty.
+        package let stationPlaces: StationPlaces?
     }
 
     /// Stages the file's changes.
     package func stage(_ db: Database) throws -> StagedFile {
         let staging = try RowStaging(file: file, comparison: comparison, db)
-        var scan = try staging.tableIsEmpty ? nil : OrderedScan(file.table, db)
-        var lines = KeyLines(expected: ImportFile.estimatedLineCount(file.path) ?? 0)
+        let expectedLines = ImportFile.estimatedLineCount(file.path) ?? 0
+        var scan = try staging.tableIsEmpty ? nil : OrderedScan(file.table, keepingPlacesOf: expectedLines, db)
+        var lines = KeyLines(expected: expectedLines)
         // The whole file is counted only for a progress bar, which needs its total.
         Progress.phase("comparing \(URL(fileURLWithPath: file.path).lastPathComponent)",
                        total: Progress.observer == nil ? nil : ImportFile.lineCount(file.path))
@@ -70,8 +75,10 @@ package struct StreamingTableDiff {
             if let last = batch.lines.last { Progress.update(last) }
         }
         sqlite3_reset(staging.lookup.sqliteStatement)
+        var stationPlaces: StationPlaces?
         if var scan {
             let passed = try scan.finish()
+            stationPlaces = scan.places
             if comparison == .upstream {
                 // What upstream had and no longer has: open rows of the master it did not lack,
                 // and rows held apart (a connection a curator removed, say).
@@ -83,7 +90,7 @@ package struct StreamingTableDiff {
         } else {
             try StagingTables.stageAsLoaded(file.table, db)
         }
-        return StagedFile(keyLines: lines, loadedIntoMaster: staging.tableIsEmpty)
+        return StagedFile(keyLines: lines, loadedIntoMaster: staging.tableIsEmpty, stationPlaces: stationPlaces)
     }
 
     /// The statements and column maps that stage one file's rows, one row at a time: the master's
@@ -327,12 +334,19 @@ private struct OrderedScan {
     private var passed: [RowKey] = []
     /// The scan stands on a row the file gave: stepping off it passes nothing.
     private var standsOnGivenRow = false
+    /// For the stations: every row stepped onto (each is, once, in code order).
+    private(set) var places: StationPlaces?
+    private let placeColumns: StationPlaces.Columns?
 
     package var handle: SQLiteStatement { statement.sqliteStatement }
 
-    package init(_ table: MasterTable, _ db: Database) throws {
+    /// - Parameter expected: the rows the file is thought to hold; for the stations, every
+    ///   station's place is kept (`places`), with room for that many.
+    package init(_ table: MasterTable, keepingPlacesOf expected: Int, _ db: Database) throws {
         statement = try db.makeStatement(sql: "SELECT \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name) ORDER BY \(table.keyOrder)")
         self.db = db
+        placeColumns = table == .stations ? StationPlaces.Columns(in: table.columnNames) : nil
+        places = placeColumns.map { _ in StationPlaces(expected: expected) }
         keyColumns = table.keyColumns.map { key in Int32(table.columns.firstIndex { $0.name == key }!) }
         statusColumn = table.closesByStatus ? table.columns.firstIndex { $0.name == "e_status" }.map(Int32.init) : nil
         try step()
@@ -392,6 +406,7 @@ private struct OrderedScan {
         case SQLITE_ROW:
             let handle = handle, keyColumns = keyColumns
             key = RowKey(count: keyColumns.count) { sqlite3_column_int64(handle, keyColumns[$0]) }
+            if let placeColumns { places?.append(handle, placeColumns) }
         case SQLITE_DONE:
             key = nil
         default:

@@ -7,6 +7,7 @@ import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
+import StationSynth
 import StationVersion
 import StationWeights
 import Testing
@@ -93,9 +94,10 @@ import Testing
         #expect(try Checker(database).suggestSplits().map { "\($0.old)→\($0.new)" } == ["1141512→9944001", "1141530→9944019"])
     }
 
-    /// An import's suggestions scan the stations as they were before it, on a second connection,
-    /// and look again at the stations it changed: here JR's 白銀 joins the group of テスト鉄道's
-    /// closing テスト南 under that name in the same import, which only the second look sees.
+    /// An import's suggestions start from the stations as its compare read them before it
+    /// (`StationPlaces`), and look again at the stations it changed: here JR's 白銀 joins the
+    /// group of テスト鉄道's closing テスト南 under that name in the same import, which only the
+    /// second look sees.
     @Test func aStationThatJoinsAClosedStationsGroupInTheSameImportIsAHandover() throws {
         let database = try scratch.baseDatabase()
         let snapshot = try scratch.snapshot()
@@ -105,6 +107,43 @@ import Testing
         #expect(report.suggestions.map(\.planLine) == ["{\"op\": \"record_split\", \"old\": 9900104, \"new\": 1120206}"])
         #expect(report.suggestions.first?.reason.hasPrefix("テスト鉄道 left the station") == true)
         #expect(report.suggestions == (try Checker(database).suggestSplits(version: report.version)))
+    }
+
+    /// What an import suggests, from the stations as its compare kept them (names hashed, places
+    /// in single precision), is what `suggest` finds afterwards from the master and its history,
+    /// whether the import is checked before its commit or after it: on synthetic changes of a
+    /// quarter of the stations, and on a line renumbered (each station's namesake at its place).
+    @Test(arguments: [false, true]) func anImportSuggestsWhatSuggestFindsAfterwards(checkedAfterCommit: Bool) throws {
+        var tuning = ImportTuning()
+        if checkedAfterCommit { tuning.checksAfterCommitFromStations = 0 }
+        var suggested = 0
+        for seed in UInt64(1)...6 {
+            let database = try scratch.baseDatabase(name: "seed-\(seed)-\(checkedAfterCommit).sqlite")
+            let next = scratch.path("next-\(seed)-\(checkedAfterCommit)")
+            try SnapshotSynthesizer.next(of: Fixtures.base.path, changePercent: 25, seed: seed, into: next)
+            let report = try Importer(database, tuning: tuning).importSnapshot([next], options: ImportOptions(allowMassClose: true))
+            #expect(report.committed)
+            #expect(report.suggestions == (try Checker(database).suggestSplits(version: report.version)), "seed \(seed)")
+            suggested += report.suggestions.count
+        }
+        let database = try scratch.baseDatabase(name: "renumbered-\(checkedAfterCommit).sqlite")
+        let snapshot = try scratch.snapshot("renumbered-\(checkedAfterCommit)")
+        for station in 2...6 {
+            for file in ["station.csv", "join.csv"] { try snapshot.replace(file, "112020\(station)", with: "112920\(station)") }
+        }
+        let report = try Importer(database, tuning: tuning).importSnapshot([snapshot.path], options: ImportOptions(allowMassClose: true))
+        #expect(report.suggestions.map { "\($0.old)→\($0.new)" }.sorted() == (2...6).map { "112020\($0)→112920\($0)" })
+        #expect(report.suggestions == (try Checker(database).suggestSplits(version: report.version)))
+        #expect(suggested > 0, "the synthetic changes suggest some splits")
+        // A transfer with a shared station found by name and place alone: JR's 陸奥市川 passes to
+        // テスト鉄道's line, which adds its own 八戸 (a group of its own) where JR's is.
+        let transferred = try scratch.baseDatabase(name: "transferred-\(checkedAfterCommit).sqlite")
+        let transfer = try scratch.snapshot("transferred-\(checkedAfterCommit)")
+        try transfer.replace("station.csv", "1120102,1120102,陸奥市川,,,11201,", with: "9900999,9900999,八戸,,,99001,2,039-1101,青森県八戸市尻内町,"
+                             + "141.430854,40.508877,2026-11-29,0000-00-00,0,9900999\n1120102,1120102,陸奥市川,,,99001,")
+        let transferReport = try Importer(transferred, tuning: tuning).importSnapshot([transfer.path])
+        #expect(transferReport.suggestions.map { "\($0.old)→\($0.new) \($0.confidence)" } == ["1120101→9900999 0.9"])
+        #expect(transferReport.suggestions == (try Checker(transferred).suggestSplits(version: transferReport.version)))
     }
 
     @Test func anOperatorThatStillServesTheGroupIsNoHandover() throws {
