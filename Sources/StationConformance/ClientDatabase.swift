@@ -25,6 +25,9 @@ struct ClientDatabase {
         CREATE TRIGGER app_visits_logged AFTER INSERT ON app_visits BEGIN INSERT INTO app_visit_log VALUES (new.id, 'added'); END;
         CREATE VIEW app_visited_stations AS SELECT DISTINCT station_cd FROM app_visits;
         CREATE VIRTUAL TABLE app_notes USING fts5(note, content='app_visits', content_rowid='id');
+        CREATE VIRTUAL TABLE app_places USING rtree(id, min_lat, max_lat, min_lon, max_lon);
+        CREATE TABLE app_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE app_visit_photos (id INTEGER PRIMARY KEY, visit_id INTEGER NOT NULL REFERENCES app_visits (id) ON DELETE CASCADE, file TEXT NOT NULL);
         """
 
     /// A copy of `releases`' version `start` at `path`, with records and the app's objects.
@@ -43,6 +46,14 @@ struct ClientDatabase {
             }
             try db.execute(sql: "DELETE FROM app_visits WHERE id % 5 = 0")
             try db.execute(sql: "INSERT INTO app_notes (app_notes) VALUES ('rebuild')")
+            // A spatial index with gaps in its ids, as an app's deletions leave them: a copy that
+            // renumbers them is seen in its shadow tables.
+            for id in stride(from: 3, to: 120, by: 3) {
+                let (latitude, longitude) = (35.0 + Double(id) / 100, 139.0 + Double(id) / 100)
+                try db.execute(sql: "INSERT INTO app_places VALUES (?, ?, ?, ?, ?)", arguments: [id, latitude, latitude + 0.01, longitude, longitude + 0.01])
+            }
+            try db.execute(sql: "INSERT INTO app_settings VALUES ('theme', 'dark'), ('last_sync', '2026-11-29')")
+            try db.execute(sql: "INSERT INTO app_visit_photos (visit_id, file) SELECT id, 'photo-' || id || '.jpg' FROM app_visits WHERE id % 3 = 0")
         }
         try queue.close()
         return ClientDatabase(path: path, version: version, recordsBefore: records, splits: releases.splits)
@@ -218,6 +229,17 @@ struct ClientDatabase {
                 snapshot.objects.append("app_notes fails its integrity check: \(error)")
             }
             try db.execute(sql: "ROLLBACK TO fts_check; RELEASE fts_check")
+            // The R-tree agrees with itself (its shadow tables are digested with the others), and
+            // no photo names a visit that is gone.
+            // A table that is gone is said so by the objects' list already.
+            if try db.tableExists("app_places") {
+                let rtree = try String.fetchOne(db, sql: "SELECT rtreecheck('app_places')") ?? "no answer"
+                if rtree != "ok" { snapshot.objects.append("app_places fails its integrity check: \(rtree)") }
+            }
+            if try db.tableExists("app_visit_photos") {
+                let orphans = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM pragma_foreign_key_check('app_visit_photos')") ?? 0
+                if orphans > 0 { snapshot.objects.append("app_visit_photos: \(orphans) rows name a visit that is gone") }
+            }
             return snapshot
         }
     }

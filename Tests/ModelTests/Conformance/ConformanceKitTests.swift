@@ -121,6 +121,21 @@ import Testing
         #expect(report.scenarios.first { $0.id == "full.new-install" }?.passed == true)
     }
 
+    /// The app's spatial index and foreign keys are checked as well as compared: a client that
+    /// updates honestly and then leaves the R-tree out of step with itself, or a photo whose
+    /// visit is gone, fails with what broke.
+    @Test func aClientThatBreaksTheAppsRTreeOrForeignKeysIsNamed() async throws {
+        let breaking = "sqlite3 {db} 'PRAGMA foreign_keys = OFF; DELETE FROM app_places_rowid WHERE rowid = 3; DELETE FROM app_visits WHERE id = 3'"
+        var configuration = ConformanceKit.Configuration(client: try ClientCommand("\(Self.naiveClient) {db} {url} && \(breaking)"),
+                                                         workFolder: scratch.path("breaking"))
+        configuration.only = ["delta.from-4"]
+        let report = try await ConformanceKit(configuration).run()
+        let problems = report.failed.first?.problems.joined(separator: "; ") ?? ""
+        #expect(report.failed.map(\.id) == ["delta.from-4"])
+        #expect(problems.contains("app_places fails its integrity check: "), "\(problems)")
+        #expect(problems.contains("app_visit_photos: 1 rows name a visit that is gone"), "\(problems)")
+    }
+
     @Test func oneScenarioRerunsByItsIdAndAFailureExitsOne() throws {
         let rerun = try CommandRunner.run(["conformance", "--client", "\(Self.naiveClient) {db} {url}", "--scenario", "trust.unsigned",
                                            "--work-folder", scratch.path("one")])
