@@ -45,7 +45,31 @@ package struct CSVReader {
     /// - Throws: `InputError` for malformed CSV (with the line and field), or what `body` throws.
     package func forEachRecord(_ body: (CSVRecord) throws -> Void) throws {
         do {
-            try MappedFile.withBytes(ofFile: path) { bytes in try parse(bytes, deliveringEachLine: false, body) }
+            try MappedFile.withBytes(ofFile: path) { bytes in
+                try parse(bytes, recordsPerHandOver: Self.recordsPerDelivery) { sink in try sink.forEachFinished(body) }
+            }
+        } catch let error as FileError {
+            throw InputError(.csv, file: displayName, line: nil, message: error.message)
+        }
+    }
+
+    /// Hands `body` the records, header included, in chunks of about `recordsPerChunk` that it
+    /// owns (`RecordChunk`): for a reader that checks the records on another thread than the one
+    /// libcsv parses them on. A malformed line's error comes after the chunk of the records before it.
+    ///
+    /// - Parameter spare: a chunk to fill (emptied here): one the caller is done with, or a new one.
+    /// - Throws: `InputError` for malformed CSV (with the line and field), or what `body` throws.
+    package func forEachChunk(recordsPerChunk: Int, spare: () -> RecordChunk, _ body: (consuming RecordChunk) throws -> Void) throws {
+        do {
+            try MappedFile.withBytes(ofFile: path) { bytes in
+                try parse(bytes, recordsPerHandOver: recordsPerChunk) { sink in
+                    guard sink.finishedRecords > 0 else { return }
+                    var chunk = spare()
+                    chunk.removeAll()
+                    sink.moveFinished(into: &chunk)
+                    try body(chunk)
+                }
+            }
         } catch let error as FileError {
             throw InputError(.csv, file: displayName, line: nil, message: error.message)
         }
@@ -60,9 +84,11 @@ package struct CSVReader {
         struct Found: Error {}
         do {
             try MappedFile.withBytes(ofFile: path) { bytes in
-                try parse(bytes, deliveringEachLine: true) { record in
-                    try body(record)
-                    throw Found()
+                try parse(bytes, recordsPerHandOver: 1) { sink in
+                    try sink.forEachFinished { record in
+                        try body(record)
+                        throw Found()
+                    }
                 }
             }
         } catch is Found {
@@ -73,9 +99,11 @@ package struct CSVReader {
         return false
     }
 
-    /// - Parameter deliveringEachLine: hand records over as soon as their line is read, not 256 at
-    ///   a time (for a reader that stops after the first).
-    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, deliveringEachLine: Bool, _ body: (CSVRecord) throws -> Void) throws {
+    /// - Parameters:
+    ///   - recordsPerHandOver: finished records that `handOver` gets at a time (1 for a reader
+    ///     that stops after the first); it gets the rest at the end, and those before a malformed line.
+    ///   - handOver: takes the sink's finished records (`forEachFinished` or `moveFinished`).
+    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, recordsPerHandOver: Int, _ handOver: (inout RecordSink) throws -> Void) throws {
         var start = 0
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
 
@@ -97,7 +125,7 @@ package struct CSVReader {
         let base = bytes.baseAddress!
 
         func deliver() throws {
-            try sink.pointee.forEachFinished(body)
+            try handOver(&sink.pointee)
         }
 
         var position = start
@@ -121,7 +149,7 @@ package struct CSVReader {
             } else {
                 quoteOpenedOnLine = nil
             }
-            if sink.pointee.finishedRecords >= (deliveringEachLine ? 1 : Self.recordsPerDelivery) { try deliver() }
+            if sink.pointee.finishedRecords >= recordsPerHandOver { try deliver() }
             if sink.pointee.isAtRecordStart { recordStartLine = line + 1 }
             position = end
         }
@@ -186,22 +214,85 @@ private struct RecordSink: ~Copyable {
     /// Calls `body` for each finished record but blank lines, then forgets them.
     package mutating func forEachFinished(_ body: (CSVRecord) throws -> Void) throws {
         guard fieldCounts.count > 0 else { return }
-        var firstEnd = 0, start = 0
-        let buffer = bytes.elements, allEnds = ends.elements
-        for (count, line) in zip(fieldCounts.elements, lines.elements) {
-            let record = CSVRecord(line: line, bytes: buffer, ends: UnsafeBufferPointer(rebasing: allEnds[firstEnd..<(firstEnd + count)]), start: start)
-            firstEnd += count
-            start = allEnds[firstEnd - 1]
-            let isBlank = count == 1 && record.field(0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-            if !isBlank { try body(record) }
-        }
+        let (fields, byteCount) = try forEachRecord(bytes: bytes.elements, ends: ends.elements, fieldCounts: fieldCounts.elements,
+                                                    lines: lines.elements, body)
+        forgetFinished(fields: fields, bytes: byteCount)
+    }
+
+    /// Appends the finished records to `chunk`, then forgets them.
+    mutating func moveFinished(into chunk: inout RecordChunk) {
+        let fields = fieldCounts.elements.reduce(0, +)
+        let byteCount = fields == 0 ? 0 : ends.elements[fields - 1]
+        chunk.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes.elements[..<byteCount]))
+        chunk.ends.append(contentsOf: UnsafeBufferPointer(rebasing: ends.elements[..<fields]))
+        chunk.fieldCounts.append(contentsOf: fieldCounts.elements)
+        chunk.lines.append(contentsOf: lines.elements)
+        forgetFinished(fields: fields, bytes: byteCount)
+    }
+
+    /// Drops the finished records, whose fields are the first `fields` and whose bytes the first `bytes`.
+    private mutating func forgetFinished(fields: Int, bytes byteCount: Int) {
         fieldCounts.removeAll()
         lines.removeAll()
         // Keeps the fields of the record still being read (a quoted field spanning lines).
-        bytes.removeFirst(start)
-        ends.removeFirst(firstEnd)
-        ends.subtract(start)
+        bytes.removeFirst(byteCount)
+        ends.removeFirst(fields)
+        ends.subtract(byteCount)
     }
+}
+
+/// Records of a CSV file copied out of the reader's buffers (`CSVReader.forEachChunk`), owned,
+/// so that another thread may read them: their fields back to back, as the reader keeps them.
+package struct RecordChunk: Sendable {
+    fileprivate var bytes: [UInt8] = []
+    fileprivate var ends: [Int] = []
+    fileprivate var fieldCounts: [Int] = []
+    fileprivate var lines: [Int] = []
+
+    package init() {}
+
+    /// Whether the chunk holds a record that is not a blank line.
+    package var hasRecord: Bool {
+        struct Found: Error {}
+        do { try forEach { _ in throw Found() } } catch { return true }
+        return false
+    }
+
+    /// Empties the chunk for the next records, keeping its memory.
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        fieldCounts.removeAll(keepingCapacity: true)
+        lines.removeAll(keepingCapacity: true)
+    }
+
+    /// Calls `body` for each record but blank lines, as `CSVReader.forEachRecord` would.
+    package func forEach(_ body: (CSVRecord) throws -> Void) throws {
+        try bytes.withUnsafeBufferPointer { bytes in
+            try ends.withUnsafeBufferPointer { ends in
+                try fieldCounts.withUnsafeBufferPointer { fieldCounts in
+                    try lines.withUnsafeBufferPointer { lines in
+                        _ = try forEachRecord(bytes: bytes, ends: ends, fieldCounts: fieldCounts, lines: lines, body)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Calls `body` for each record of flat buffers (every record's fields back to back, `ends` where
+/// each field ends), but blank lines; returns how many fields and bytes the records took.
+private func forEachRecord(bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>, fieldCounts: UnsafeBufferPointer<Int>,
+                           lines: UnsafeBufferPointer<Int>, _ body: (CSVRecord) throws -> Void) throws -> (fields: Int, bytes: Int) {
+    var firstEnd = 0, start = 0
+    for (count, line) in zip(fieldCounts, lines) {
+        let record = CSVRecord(line: line, bytes: bytes, ends: UnsafeBufferPointer(rebasing: ends[firstEnd..<(firstEnd + count)]), start: start)
+        firstEnd += count
+        start = ends[firstEnd - 1]
+        let isBlank = count == 1 && record.field(0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        if !isBlank { try body(record) }
+    }
+    return (firstEnd, start)
 }
 
 /// A buffer of plain values that grows by doubling and is emptied without being freed: the

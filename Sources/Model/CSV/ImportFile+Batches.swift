@@ -6,6 +6,7 @@ import StationSupport
 
 /// Reading an import file: its rows parsed and checked (libcsv, field rules), in batches.
 extension ImportFile {
+    /// Records parsed at a time: the rows of a batch.
     package static let batchSize = 2048
     /// Smaller files are read on the consuming thread: below about two batches of rows, a second
     /// thread has nothing to overlap. The real stations file (1.4 MB) and connections file (220 KB)
@@ -14,31 +15,53 @@ extension ImportFile {
 
     /// Reads the file on a second thread when it is large, and hands its batches to `body` here.
     ///
-    /// - Throws: `InputError` naming the file, line and column: a wrong field count or a bad value;
-    ///   any error `body` throws.
-    package func forEachBatch(_ body: (ParsedBatch) throws -> Void) throws {
+    /// The second thread parses (libcsv) and checks the rows (the columns' rules) while `body`
+    /// compares; but a chunk it parses while `body` waits for one is handed over unchecked, and
+    /// checked here: which half of an import is the longer depends on the file (long quoted
+    /// addresses make libcsv's; short rows the comparison's), and so the checks go to whichever
+    /// thread has time, with no third thread to take a core from both.
+    ///
+    /// - Parameter checking: where the rows are checked; tests pin it to one thread or the other.
+    /// - Throws: `InputError` naming the file, line and column: a wrong field count or a bad value,
+    ///   or several in a `BadRows` (up to `BadRows.reported`); any error `body` throws.
+    package func forEachBatch(checking: RowCheckingThread = .whicheverHasTime, _ body: (ParsedBatch) throws -> Void) throws {
         let size = FileChecks.size(path) ?? 0
         let threaded = size >= Self.threadedFromBytes
-        let channel = BatchChannel(capacity: threaded ? 4 : .max)
+        let chunks = RecyclingQueue<ReadChunk>(capacity: threaded ? 4 : .max)
         let reading = DispatchGroup()
         let file = self
         if threaded {
             reading.enter()
             DispatchQueue.global().async {
-                channel.finish(Self.read(file, into: channel))
+                chunks.finish(Self.read(file, into: chunks, checking: checking))
                 reading.leave()
             }
         } else {
-            channel.finish(Self.read(file, into: channel))
+            chunks.finish(Self.read(file, into: chunks, checking: checking))
         }
         defer {
-            channel.cancel()
+            chunks.cancel()
             reading.wait()
         }
-        while let batch = try channel.take() {
-            try body(batch)
-            channel.recycle(consume batch)
+        let rules = RowRules(file)
+        // A bad row does not stop the reading: the rows after it are checked too, up to
+        // `BadRows.reported` bad ones, so that one run lists what a curator fixes in one sitting.
+        // From the first bad row on, no row is handed over: the import fails, and the rows
+        // already handed over go with its rolled-back transaction.
+        var badRows: [InputError] = []
+        do {
+            while var chunk = try chunks.take() {
+                if !chunk.isChecked { try rules.check(&chunk) }
+                badRows += chunk.badRows.prefix(BadRows.reported - badRows.count)
+                if badRows.count == BadRows.reported { throw BadRows(file: displayName, rows: badRows, readToTheEnd: false) }
+                if badRows.isEmpty && chunk.rows.count > 0 { try body(chunk.rows) }
+                chunks.recycle(chunk)
+            }
+        } catch let malformed as InputError where malformed.input == .csv && !badRows.isEmpty {
+            // Malformed CSV after bad rows: both are told, the bad rows first.
+            throw BadRows(file: displayName, rows: badRows + [malformed], readToTheEnd: false)
         }
+        if !badRows.isEmpty { throw badRows.count == 1 ? badRows[0] : BadRows(file: displayName, rows: badRows, readToTheEnd: true) }
     }
 
     /// About how many lines a file has, from the lines in its first 64 KiB and its size
@@ -88,85 +111,115 @@ extension ImportFile {
         }
     }
 
-    /// Reads and checks the file, handing rows over in batches. Returns the error that
-    /// stopped it (nil at the end of a good file).
-    ///
-    /// A bad row (a wrong field count, a value its column refuses) does not stop the reading: the
-    /// rows after it are checked too, up to `BadRows.reported` bad ones, so that one run lists what
-    /// a curator fixes in one sitting. From the first bad row on, no row is handed over: the
-    /// import fails, and the rows already handed over go with its rolled-back transaction.
-    /// Malformed CSV (an unterminated quote) stops at once: what follows it is not rows.
-    private static func read(_ file: ImportFile, into channel: BatchChannel) -> Error? {
+    /// Parses the file, handing its records over in chunks, each checked here unless the
+    /// consumer is waiting for it. Returns the error that stopped it (nil at the end of a good
+    /// file, or when the consumer gave up): malformed CSV (an unterminated quote) stops at once,
+    /// after the chunk of the records before it, since what follows it is not rows.
+    private static func read(_ file: ImportFile, into chunks: RecyclingQueue<ReadChunk>, checking: RowCheckingThread) -> Error? {
         struct Cancelled: Error {}
-        struct EnoughBadRows: Error {}
-        let header = file.header
-        let decoder = FieldDecoder(file: file.displayName, columns: header.columns)
-        let width = header.columns.count
-        // Only plain values and strings made once are used per record: using `file` and `header`
-        // there copied both, with their retains, for every record.
-        let displayName = file.displayName
-        let headerText = header.columns.map(\.name).joined(separator: ",")
-        var batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
-        var isHeader = true
-        var badRows: [InputError] = []
+        let rules = RowRules(file)
+        var sawHeader = false
+        // The spare chunk whose records buffer the reader fills: its rows' buffers are used again too.
+        var filling: ReadChunk?
         do {
-            try CSVReader(path: file.path, displayName: file.displayName).forEachRecord { record in
+            try CSVReader(path: file.path, displayName: file.displayName).forEachChunk(recordsPerChunk: batchSize) {
+                var spare = chunks.spare() ?? ReadChunk(rowCapacity: batchSize, fieldsPerRow: rules.width)
+                let records = spare.records
+                spare.records = RecordChunk()
+                filling = spare
+                return records
+            } _: { records in
+                var chunk = filling ?? ReadChunk(rowCapacity: batchSize, fieldsPerRow: rules.width)
+                filling = nil
+                chunk.removeAll()
+                chunk.records = records
+                if !sawHeader {
+                    chunk.startsWithHeader = records.hasRecord
+                    sawHeader = chunk.startsWithHeader
+                }
+                let checksHere = switch checking {
+                case .whicheverHasTime: chunks.waiting > 0
+                case .readingThread: true
+                case .importThread: false
+                }
+                if checksHere { try rules.check(&chunk) }
+                guard chunks.put(chunk) else { throw Cancelled() }
+            }
+        } catch is Cancelled {
+            return nil
+        } catch {
+            return error
+        }
+        if !sawHeader {
+            return InputError(.csv, file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
+        }
+        return nil
+    }
+
+    /// Which thread checks a chunk's rows (`forEachBatch`).
+    package enum RowCheckingThread: Sendable {
+        /// The reading thread, unless the import's thread is waiting for the chunk.
+        case whicheverHasTime
+        case readingThread
+        case importThread
+    }
+
+    /// The rules a file's rows are checked by: each field by its column's (`FieldDecoder`), and
+    /// the header's width.
+    private struct RowRules {
+        let decoder: FieldDecoder
+        let width: Int
+        // Only plain values and strings made once are used per record: using the file and its
+        // header there copied both, with their retains, for every record.
+        let displayName: String
+        let headerText: String
+
+        init(_ file: ImportFile) {
+            decoder = FieldDecoder(file: file.displayName, columns: file.header.columns)
+            width = file.header.columns.count
+            displayName = file.displayName
+            headerText = file.header.columns.map(\.name).joined(separator: ",")
+        }
+
+        /// Checks the chunk's records into its rows; a refused row goes to its bad rows instead.
+        func check(_ chunk: inout ReadChunk) throws {
+            // Read from a copy of the records (their buffers shared, never written) while the rows change.
+            let records = chunk.records
+            var isHeader = chunk.startsWithHeader
+            try records.forEach { record in
                 if isHeader {
                     isHeader = false
                     return
                 }
-                let fieldsBefore = batch.fields.count, textBefore = batch.text.count
+                let fieldsBefore = chunk.rows.fields.count, textBefore = chunk.rows.text.count
                 do {
-                    try appendFields(of: record, width: width, decoder: decoder, displayName: displayName, headerText: headerText, to: &batch)
+                    try appendFields(of: record, to: &chunk.rows)
+                    chunk.rows.lines.append(record.line)
                 } catch let problem as InputError where problem.input == .csv && problem.line != nil {
-                    badRows.append(problem)
-                    if badRows.count == BadRows.reported { throw EnoughBadRows() }
-                }
-                guard badRows.isEmpty else {
-                    batch.fields.removeSubrange(fieldsBefore...)
-                    batch.text.removeSubrange(textBefore...)
-                    return
-                }
-                batch.lines.append(record.line)
-                if batch.count == batchSize {
-                    guard channel.put(batch) else { throw Cancelled() }
-                    batch = channel.emptyBatch(capacity: batchSize, fieldsPerRow: width)
+                    chunk.rows.fields.removeSubrange(fieldsBefore...)
+                    chunk.rows.text.removeSubrange(textBefore...)
+                    if chunk.badRows.count < BadRows.reported { chunk.badRows.append(problem) }
                 }
             }
-        } catch is Cancelled {
-            return nil
-        } catch is EnoughBadRows {
-            return BadRows(file: displayName, rows: badRows, readToTheEnd: false)
-        } catch {
-            // Malformed CSV after bad rows: both are told, the bad rows first.
-            if !badRows.isEmpty { return BadRows(file: displayName, rows: badRows + [error as? InputError].compactMap { $0 }.filter { $0.input == .csv }, readToTheEnd: false) }
-            if batch.count > 0 { _ = channel.put(batch) }
-            return error
+            chunk.isChecked = true
         }
-        if isHeader {
-            return InputError(.csv, file: file.displayName, line: nil, message: "empty file (expected a header line, then one row per record)")
-        }
-        if !badRows.isEmpty { return badRows.count == 1 ? badRows[0] : BadRows(file: displayName, rows: badRows, readToTheEnd: true) }
-        if batch.count > 0 { _ = channel.put(batch) }
-        return nil
-    }
 
-    /// The record's fields, each parsed by its column's rule, appended to the batch (a text's
-    /// bytes to its text).
-    @inline(__always)
-    private static func appendFields(of record: CSVRecord, width: Int, decoder: FieldDecoder, displayName: String, headerText: String,
-                                     to batch: inout ParsedBatch) throws {
-        guard record.fieldCount == width else {
-            throw InputError(.csv, file: displayName, line: record.line, message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
-        }
-        for index in 0..<width {
-            switch try decoder.parse(record.field(index), column: index, line: record.line) {
-            case .null: batch.fields.append(.null)
-            case .integer(let value): batch.fields.append(.integer(value))
-            case .real(let value): batch.fields.append(.real(value))
-            case .text(let bytes):
-                batch.fields.append(.text(start: batch.text.count, count: bytes.count))
-                batch.text.append(contentsOf: bytes)
+        /// The record's fields, each parsed by its column's rule, appended to the batch (a text's
+        /// bytes to its text).
+        @inline(__always)
+        private func appendFields(of record: CSVRecord, to batch: inout ParsedBatch) throws {
+            guard record.fieldCount == width else {
+                throw InputError(.csv, file: displayName, line: record.line, message: "\(record.fieldCount) fields, expected \(width) as in the header (\(headerText))")
+            }
+            for index in 0..<width {
+                switch try decoder.parse(record.field(index), column: index, line: record.line) {
+                case .null: batch.fields.append(.null)
+                case .integer(let value): batch.fields.append(.integer(value))
+                case .real(let value): batch.fields.append(.real(value))
+                case .text(let bytes):
+                    batch.fields.append(.text(start: batch.text.count, count: bytes.count))
+                    batch.text.append(contentsOf: bytes)
+                }
             }
         }
     }

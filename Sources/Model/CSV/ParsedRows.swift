@@ -1,9 +1,7 @@
 import Foundation
 import StationSupport
-import Synchronization
 
-/// Rows of a CSV file, parsed and checked, in batches: the hand-over between the thread
-/// that reads a file and the one that inserts into SQLite.
+/// Rows of a CSV file, parsed and checked, in batches: what the import compares with the master.
 ///
 /// A struct, not a class: every field appended to a class's array paid Swift's dynamic
 /// exclusivity check (about 2 of the 7.6 CPU-seconds that reading a 1M snapshot took).
@@ -36,42 +34,28 @@ package struct ParsedBatch {
     }
 }
 
-/// The batches of one file from its parsing thread to the import: a `BlockingQueue`, and the
-/// batches the import is done with, handed back to be filled again.
-package final class BatchChannel: Sendable {
-    private let batches: BlockingQueue<ParsedBatch>
-    /// Batches the consumer is done with, for the producer to fill again.
-    private let spares = Mutex<[ParsedBatch]>([])
-    private static let maximumSpares = 4
+/// A chunk of a file's records on its way from the thread that parses them to the import's:
+/// checked there into `rows` (and `badRows`), or left for the import's thread to check, when that
+/// thread was waiting for it (`isChecked` false): whichever thread has time checks the rows.
+package struct ReadChunk: Sendable {
+    package var records = RecordChunk()
+    package var rows: ParsedBatch
+    /// The rows a column's rule refused, in the order of the file.
+    package var badRows: [InputError] = []
+    package var isChecked = false
+    /// The chunk starts with the file's header, which is not a row.
+    package var startsWithHeader = false
 
-    /// - Parameter capacity: batches that may wait; a producer on the consumer's own thread needs no limit.
-    package init(capacity: Int = 4) { batches = BlockingQueue(capacity: capacity) }
+    package init(rowCapacity: Int, fieldsPerRow: Int) { rows = ParsedBatch(capacity: rowCapacity, fieldsPerRow: fieldsPerRow) }
 
-    /// Hands a batch over; false if the consumer gave up.
-    package func put(_ batch: ParsedBatch) -> Bool { batches.put(batch) }
-
-    /// An empty batch: a spare one when there is one. A new batch's megabyte of arrays
-    /// costs page faults and the kernel's zeroing.
-    package func emptyBatch(capacity: Int, fieldsPerRow: Int) -> ParsedBatch {
-        guard var batch = spares.withLock({ $0.popLast() }) else { return ParsedBatch(capacity: capacity, fieldsPerRow: fieldsPerRow) }
-        batch.removeAll()
-        return batch
+    /// Empties the chunk for the next records, keeping its memory.
+    package mutating func removeAll() {
+        records.removeAll()
+        rows.removeAll()
+        badRows.removeAll()
+        isChecked = false
+        startsWithHeader = false
     }
-
-    /// Gives a batch the consumer is done with back to the producer.
-    package func recycle(_ batch: consuming ParsedBatch) {
-        let batch = batch
-        spares.withLock { if $0.count < Self.maximumSpares { $0.append(batch) } }
-    }
-
-    /// The producer's end, or its error.
-    package func finish(_ error: Error?) { batches.finish(error) }
-
-    /// The next batch, nil at the end; throws the producer's error once its batches are taken.
-    package func take() throws -> ParsedBatch? { try batches.take() }
-
-    /// The consumer gives up.
-    package func cancel() { batches.cancel() }
 }
 
 extension ParsedBatch.Field {

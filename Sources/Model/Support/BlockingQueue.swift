@@ -30,6 +30,13 @@ package final class BlockingQueue<Element>: @unchecked Sendable {
         return true
     }
 
+    /// Elements waiting for the consumer: none while it keeps up with the producer.
+    package var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
     /// The producer's end: nothing follows but `error`, thrown once the elements are taken.
     package func finish(_ error: Error? = nil) {
         condition.lock()
