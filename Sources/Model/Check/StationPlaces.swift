@@ -37,15 +37,20 @@ package struct StationPlaces: Sendable {
     }
 
     /// The station on `row`, a statement stepped onto it; stations must come in code order.
+    /// Each column is read once, as `sqlite3_column_value` (one pass of the connection's mutex,
+    /// not one for its type and another for its value), on the statement's own thread.
     package mutating func append(_ row: OpaquePointer, _ columns: Columns) {
-        let code = sqlite3_column_int64(row, columns.code)
-        let group = sqlite3_column_type(row, columns.group) == SQLITE_NULL ? code : sqlite3_column_int64(row, columns.group)
+        let code = sqlite3_value_int64(sqlite3_column_value(row, columns.code))
+        let storedGroup = sqlite3_column_value(row, columns.group)
+        let group = sqlite3_value_type(storedGroup) == SQLITE_NULL ? code : sqlite3_value_int64(storedGroup)
         var nameHash = KeyScan.emptyNameHash
-        if let text = sqlite3_column_text(row, columns.name) {
-            nameHash = KeyScan.hash(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(row, columns.name))))
+        let name = sqlite3_column_value(row, columns.name)
+        if let text = sqlite3_value_text(name) {
+            nameHash = KeyScan.hash(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(name))))
         }
         func coordinate(_ column: Int32) -> Float {
-            sqlite3_column_type(row, column) == SQLITE_NULL ? .nan : Float(sqlite3_column_double(row, column))
+            let value = sqlite3_column_value(row, column)
+            return sqlite3_value_type(value) == SQLITE_NULL ? .nan : Float(sqlite3_value_double(value))
         }
         entries.append(Entry(code: code, group: group, nameHash: nameHash,
                              latitude: coordinate(columns.latitude), longitude: coordinate(columns.longitude)))

@@ -276,29 +276,35 @@ package struct StreamingTableDiff {
     /// True when a file's field and the stored column differ under the diff rules:
     /// NULL-aware, text byte for byte, coordinates equal within `MasterTable.coordinateTolerance`
     /// (as `CuratedRowDiff.differsSQL` says in SQL for curated batches).
+    ///
+    /// The column is read once (`sqlite3_column_value`), its type and value from that: each
+    /// `sqlite3_column_*` call takes and leaves the connection's mutex, which its type, text and
+    /// length would pass three times for every text column of every row. The value is read on
+    /// the connection's own thread, before the statement steps again.
     fileprivate static func differs(_ field: ParsedBatch.Field, _ text: UnsafeBufferPointer<UInt8>,
                                 stored: SQLiteStatement, column: Int32, kind: MasterTable.ColumnKind) -> Bool {
-        let type = sqlite3_column_type(stored, column)
+        let stored = sqlite3_column_value(stored, column)
+        let type = sqlite3_value_type(stored)
         switch field {
         case .null:
             return type != SQLITE_NULL
         case .integer(let value):
             switch type {
-            case SQLITE_INTEGER: return sqlite3_column_int64(stored, column) != value
-            case SQLITE_FLOAT: return sqlite3_column_double(stored, column) != Double(value)
+            case SQLITE_INTEGER: return sqlite3_value_int64(stored) != value
+            case SQLITE_FLOAT: return sqlite3_value_double(stored) != Double(value)
             default: return true
             }
         case .real(let value):
             guard type == SQLITE_INTEGER || type == SQLITE_FLOAT else { return true }
-            let old = sqlite3_column_double(stored, column)
+            let old = sqlite3_value_double(stored)
             switch kind {
             case .coordinate, .real: return !MasterTable.isSameCoordinate(value, old)
             default: return value != old
             }
         case let .text(start, count):
             guard type == SQLITE_TEXT else { return true }
-            let bytes = sqlite3_column_text(stored, column)
-            guard Int(sqlite3_column_bytes(stored, column)) == count else { return true }
+            let bytes = sqlite3_value_text(stored)
+            guard Int(sqlite3_value_bytes(stored)) == count else { return true }
             guard count > 0, let bytes else { return false }
             return memcmp(bytes, text.baseAddress! + start, count) != 0
         }
