@@ -219,8 +219,10 @@ private struct RecordSink: ~Copyable {
         forgetFinished(fields: fields, bytes: byteCount)
     }
 
-    /// Appends the finished records to `chunk`, then forgets them.
+    /// Copies the finished records into `chunk`, which is empty (their fields' ends count from
+    /// its start), then forgets them.
     mutating func moveFinished(into chunk: inout RecordChunk) {
+        precondition(chunk.bytes.isEmpty && chunk.ends.isEmpty, "records are moved into an empty chunk")
         let fields = fieldCounts.elements.reduce(0, +)
         let byteCount = fields == 0 ? 0 : ends.elements[fields - 1]
         chunk.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes.elements[..<byteCount]))
