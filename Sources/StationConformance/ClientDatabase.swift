@@ -230,8 +230,7 @@ struct ClientDatabase {
             }
             try db.execute(sql: "ROLLBACK TO fts_check; RELEASE fts_check")
             // The R-tree agrees with itself (its shadow tables are digested with the others), and
-            // no photo names a visit that is gone.
-            // A table that is gone is said so by the objects' list already.
+            // no photo names a visit that is gone; a table that is gone is in the objects' list already.
             if try db.tableExists("app_places") {
                 let rtree = try String.fetchOne(db, sql: "SELECT rtreecheck('app_places')") ?? "no answer"
                 if rtree != "ok" { snapshot.objects.append("app_places fails its integrity check: \(rtree)") }
