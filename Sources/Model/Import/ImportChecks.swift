@@ -53,8 +53,10 @@ package struct ImportChecks {
 
     /// Starts reading `StateBefore` of `master`, whose write transaction the caller holds, with
     /// `changedStations` the codes of the stations the import changes (nil when the stations were
-    /// loaded into their empty table: every one is new).
-    package func readStateBefore(of master: MasterDatabase, changedStations: Set<Int64>?) throws -> StateBefore {
+    /// loaded into their empty table: every one is new), and `counted` the tables whose rows the
+    /// compare counted as it scanned them (not scanned again here).
+    package func readStateBefore(of master: MasterDatabase, changedStations: Set<Int64>?,
+                                 counted: [MasterTable: StreamingTableDiff.RowCount] = [:]) throws -> StateBefore {
         var configuration = MasterDatabase.configuration(label: "state before the import")
         configuration.readonly = true
         let queue = try DatabaseQueue(path: master.path, configuration: configuration)
@@ -64,7 +66,11 @@ package struct ImportChecks {
         let changedStations = changedStations.flatMap { $0.count <= max(1_000, (keyLines[.stations]?.count ?? 0) / 20) ? $0 : nil }
         let counts = BackgroundTask {
             try queue.read { db in
-                let rows = try Self.rowCounts(db, tables: checks.files.map(\.table))
+                var rows = try Self.rowCounts(db, tables: checks.files.map(\.table).filter { counted[$0] == nil })
+                for (table, count) in counted {
+                    rows.open[table] = count.openRows
+                    if table.closesByStatus { rows.closed[table] = count.closedRows }
+                }
                 return StateBefore.Counts(openRows: rows.open, closedRows: rows.closed,
                                    touchingChangedStations: try changedStations.map { try CheckScope.connections(touching: $0, db) })
             }

@@ -110,7 +110,8 @@ struct ImportRun {
             phases.done("first version's copy made")
             let checks = ImportChecks(files: files, keyLines: compared.keyLines)
             let changedStations = masterBefore == nil ? try version.stagedStationCodes() : nil
-            let before = try masterBefore.map { checks.stateBefore(from: $0) } ?? checks.readStateBefore(of: master, changedStations: changedStations)
+            let before = try masterBefore.map { checks.stateBefore(from: $0) }
+                ?? checks.readStateBefore(of: master, changedStations: changedStations, counted: compared.rowsBefore)
             // An error ends the import only once the second connection is done.
             defer { before.finish() }
             let checkingAfterCommit = try commit && version.number > 1 && (changedStations?.count ?? 0) >= tuning.checksAfterCommitFromStations
@@ -217,6 +218,8 @@ struct ImportRun {
         var upstreamFiles: [(file: ImportFile, date: String?, threeWay: Bool)] = []
         /// The stations as they were, read by the compare: the split suggestions' candidates.
         var stationPlaces: StationPlaces?
+        /// Each compared table's rows before the version, as the compare counted them.
+        var rowsBefore: [MasterTable: StreamingTableDiff.RowCount] = [:]
     }
 
     /// each file staged against the master, or against upstream's last file where an
@@ -236,6 +239,7 @@ struct ImportRun {
             let staged = try version.stage(file, comparison: comparison)
             compared.keyLines[file.table] = staged.keyLines
             if let places = staged.stationPlaces { compared.stationPlaces = places }
+            compared.rowsBefore[file.table] = staged.rowsBefore
             compared.upstreamFiles.append((file, date, comparison == .upstream))
             phases.done("\(file.table.name) compared")
         }

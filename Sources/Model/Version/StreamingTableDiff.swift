@@ -55,6 +55,23 @@ package struct StreamingTableDiff {
         /// For the stations: every station as it was, as the scan read them; nil for another
         /// table, or a table that was empty.
         package let stationPlaces: StationPlaces?
+        /// The table's rows before the version, counted by the scan (which steps onto each
+        /// once): the mass-closure checks weigh against them, and need no scan of their own.
+        package let rowsBefore: RowCount
+    }
+
+    /// A table's rows, and how many of them are closed (`e_status`; none for a table that
+    /// does not close by status).
+    package struct RowCount: Sendable, Equatable {
+        package var rows = 0
+        package var closedRows = 0
+
+        package init(rows: Int = 0, closedRows: Int = 0) {
+            self.rows = rows
+            self.closedRows = closedRows
+        }
+
+        package var openRows: Int { rows - closedRows }
     }
 
     /// Stages the file's changes.
@@ -76,9 +93,11 @@ package struct StreamingTableDiff {
         }
         sqlite3_reset(staging.lookup.sqliteStatement)
         var stationPlaces: StationPlaces?
+        var rowsBefore = RowCount()
         if var scan {
             let passed = try scan.finish()
             stationPlaces = scan.places
+            rowsBefore = scan.rowsStepped
             if comparison == .upstream {
                 // What upstream had and no longer has: open rows of the master it did not lack,
                 // and rows held apart (a connection a curator removed, say).
@@ -90,7 +109,7 @@ package struct StreamingTableDiff {
         } else {
             try StagingTables.stageAsLoaded(file.table, db)
         }
-        return StagedFile(keyLines: lines, loadedIntoMaster: staging.tableIsEmpty, stationPlaces: stationPlaces)
+        return StagedFile(keyLines: lines, loadedIntoMaster: staging.tableIsEmpty, stationPlaces: stationPlaces, rowsBefore: rowsBefore)
     }
 
     /// The statements and column maps that stage one file's rows, one row at a time: the master's
@@ -340,6 +359,10 @@ private struct OrderedScan {
     private var passed: [RowKey] = []
     /// The scan stands on a row the file gave: stepping off it passes nothing.
     private var standsOnGivenRow = false
+    /// The row the scan stands on is closed.
+    private var standsOnClosedRow = false
+    /// Every row stepped onto, and the closed among them: once `finish` returns, the table's.
+    private(set) var rowsStepped = StreamingTableDiff.RowCount()
     /// For the stations: every row stepped onto (each is, once, in code order).
     private(set) var places: StationPlaces?
     private let placeColumns: StationPlaces.Columns?
@@ -401,8 +424,7 @@ private struct OrderedScan {
     }
 
     private mutating func pass(_ current: RowKey) {
-        if standsOnGivenRow { return }
-        if let statusColumn, sqlite3_column_int64(handle, statusColumn) == Int64(MasterTable.closedStatus) { return }
+        if standsOnGivenRow || standsOnClosedRow { return }
         passed.append(current)
     }
 
@@ -413,8 +435,12 @@ private struct OrderedScan {
             let handle = handle, keyColumns = keyColumns
             key = RowKey(count: keyColumns.count) { sqlite3_column_int64(handle, keyColumns[$0]) }
             if let placeColumns { places?.append(handle, placeColumns) }
+            standsOnClosedRow = statusColumn.map { sqlite3_column_int64(handle, $0) == Int64(MasterTable.closedStatus) } ?? false
+            rowsStepped.rows += 1
+            if standsOnClosedRow { rowsStepped.closedRows += 1 }
         case SQLITE_DONE:
             key = nil
+            standsOnClosedRow = false
         default:
             throw StatementBinding.lastError(statement, db)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationCSV
 import StationCheck
 import StationDelta
 import StationImport
@@ -8,6 +9,7 @@ import StationRelease
 import StationReview
 import StationSchema
 import StationSupport
+import StationVersion
 import Testing
 
 /// The diff rules of the core issue, each on the small base fixture.
@@ -209,6 +211,36 @@ import Testing
         #expect(try database.settledSHA256() == before)
         let report = try Importer(database).importSnapshot([snapshot.file("station.csv")], options: ImportOptions(allowMassClose: true))
         #expect(report.count("stations", .delete) == 2)
+    }
+
+    /// The guards weigh against the rows before the version as the compare's scan counted them
+    /// (no second scan): every row of the table once, the closed among them, against the master
+    /// or against upstream's last file alike; an empty table has none.
+    @Test func theCompareCountsTheRowsTheMassGuardsWeighAgainst() throws {
+        let database = try scratch.baseDatabase()
+        try database.write { db in
+            try db.execute(sql: "UPDATE stations SET e_status = 2, close_ymd = '2020-01-01' WHERE station_cd IN (1120204, 1120205, 1120206)")
+            return ((), true)
+        }
+        let files = try ImportSource.files(from: [try scratch.snapshot().path], database.declared)
+        for comparison in [StreamingTableDiff.Comparison.master, .upstream] {
+            let counted = try database.write { db -> ([MasterTable: StreamingTableDiff.RowCount], Bool) in
+                let version = try PendingVersion(db, database.declared)
+                return (try Dictionary(uniqueKeysWithValues: files.map { ($0.table, try version.stage($0, comparison: comparison).rowsBefore) }), false)
+            }
+            #expect(counted.count == 5)
+            for (table, count) in counted {
+                let rows: Int = try database.value("SELECT COUNT(*) FROM \(table.name)")!
+                let closed: Int = table.closesByStatus ? try database.value("SELECT COUNT(*) FROM \(table.name) WHERE e_status = 2")! : 0
+                #expect(count == StreamingTableDiff.RowCount(rows: rows, closedRows: closed), "\(table.name), against \(comparison)")
+            }
+            #expect(counted[.stations].map { $0.closedRows >= 3 && $0.openRows > 0 } == true)
+        }
+        let empty = try MasterDatabase.create(at: scratch.path("empty.sqlite"))
+        let loaded = try empty.write { db -> (StreamingTableDiff.RowCount, Bool) in
+            (try PendingVersion(db, empty.declared).stage(files.first { $0.table == .stations }!).rowsBefore, false)
+        }
+        #expect(loaded == StreamingTableDiff.RowCount())
     }
 
     @Test func connectionsToMissingStationsAreWarnedAndImported() throws {
