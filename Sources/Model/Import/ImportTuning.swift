@@ -11,6 +11,12 @@ package struct ImportTuning: Sendable {
     /// (`ImportRun.checkAfterCommit`): its version's pages are copied from the write-ahead log
     /// while its findings are found, instead of after.
     package var checksAfterCommitFromStations = 1_000
+    /// The page cache of the connection that checks such a version, in KiB (SQLite's default is
+    /// 2,000). The rules each read the changed stations and the lines they are on, whose pages
+    /// are scattered over the table and, just committed, in the write-ahead log: at 1M stations
+    /// a 1 % version's are about 50 MB, read from the file once per rule when they do not fit.
+    /// Below the compare's peak memory, which this phase follows.
+    package var checksAfterCommitCacheKiB = 64 << 10
     /// Runs between such an import's commit and its checks, where another process may commit a
     /// version, or the process be killed.
     package var afterCommit: (@Sendable () throws -> Void)? = nil

@@ -95,6 +95,19 @@ import Testing
         #expect(try database.read { try RecordedFindings.isRecorded(2, $0) } == false)
     }
 
+    /// The checks after the commit read through a page cache of their own size
+    /// (`ImportTuning.checksAfterCommitCacheKiB`); the handle goes back to the one it had, for
+    /// whatever a library's caller does with it next.
+    @Test func theChecksCacheIsTheirsAlone() throws {
+        let (database, next, tuning) = try baseAndNext()
+        let cacheBefore = try database.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") }
+        let report = try Importer(database, tuning: tuning).importSnapshot([next], options: Self.massClose)
+        #expect(report.committed && report.warnings.allSatisfy { !$0.contains("is committed, but") })
+        #expect(try database.read { try RecordedFindings.isRecorded(2, $0) }, "checked after the commit")
+        #expect(try database.read { try Int.fetchOne($0, sql: "PRAGMA cache_size") } == cacheBefore)
+        #expect(cacheBefore != -tuning.checksAfterCommitCacheKiB)
+    }
+
     /// Another process commits a version between the import's commit and its checks: that
     /// version's own checks recorded the findings (from the history, finding none recorded for
     /// the import's); the import leaves them as they are and says its checks were not made.
