@@ -56,7 +56,8 @@ package struct StreamingTableDiff {
         /// table, or a table that was empty.
         package let stationPlaces: StationPlaces?
         /// The table's rows before the version, counted by the scan (which steps onto each
-        /// once): the mass-closure checks weigh against them, and need no scan of their own.
+        /// once): the mass-closure and mass-reopening guards weigh against them, and need no
+        /// scan of their own.
         package let rowsBefore: RowCount
     }
 
