@@ -84,19 +84,25 @@ public struct ConformanceKit: Sendable {
             throw ConformanceError.kit(ErrorText.describe(error))
         }
         let configuration = self.configuration
-        let results = try await MisbehavingServer(releases: releases).serving { base in
-            try await withThrowingTaskGroup(of: ScenarioResult.self) { group in
-                var pending = scenarios[...], results: [ScenarioResult] = []
-                func start(_ scenario: ConformanceScenario) {
-                    group.addTask { try await ScenarioRunner(scenario: scenario, releases: releases, baseURL: base, configuration: configuration).run() }
+        // The server's answers, the scenarios' checks and their waits for the client, all on the
+        // kit's own threads: what else this process runs cannot hold them up (`KitThreads`).
+        let threads = KitThreads(count: max(1, configuration.parallelScenarios) + 2)
+        defer { threads.finish() }
+        let results = try await withTaskExecutorPreference(threads) {
+            try await MisbehavingServer(releases: releases).serving { base in
+                try await withThrowingTaskGroup(of: ScenarioResult.self) { group in
+                    var pending = scenarios[...], results: [ScenarioResult] = []
+                    func start(_ scenario: ConformanceScenario) {
+                        group.addTask { try await ScenarioRunner(scenario: scenario, releases: releases, baseURL: base, configuration: configuration).run() }
+                    }
+                    for _ in 0..<max(1, configuration.parallelScenarios) { if let next = pending.popFirst() { start(next) } }
+                    while let result = try await group.next() {
+                        results.append(result)
+                        progress(.finished(result, done: results.count, total: scenarios.count))
+                        if let next = pending.popFirst() { start(next) }
+                    }
+                    return results
                 }
-                for _ in 0..<max(1, configuration.parallelScenarios) { if let next = pending.popFirst() { start(next) } }
-                while let result = try await group.next() {
-                    results.append(result)
-                    progress(.finished(result, done: results.count, total: scenarios.count))
-                    if let next = pending.popFirst() { start(next) }
-                }
-                return results
             }
         }
         let order = Dictionary(uniqueKeysWithValues: scenarios.enumerated().map { ($1.id, $0) })

@@ -15,9 +15,9 @@ import Testing
 
     static let naiveClient = Fixtures.root.appendingPathComponent("conformance/naive-client").path
 
-    /// The deadline of a shell client's runs here: within a whole test run on two cores, its
-    /// honest full path (bash, python3, sqlite3) took 17–23 s, past the kit's own 20 s; the
-    /// bounds scenarios' endless answers last 60 s, so they still meet it.
+    /// The deadline of a shell client's runs here: bash, python3 and sqlite3 start beside a whole
+    /// test run's processes on two cores; the bounds scenarios' endless answers last 60 s, so
+    /// they still meet it.
     static let loadedHostDeadline = 45.0
 
     @Test func stationPhonePassesEveryScenarioWithinTwoMinutes() throws {
@@ -141,6 +141,52 @@ import Testing
         #expect(report.failed.map(\.id) == ["delta.from-4"])
         #expect(problems.contains("app_places fails its integrity check: "), "\(problems)")
         #expect(problems.contains("app_visit_photos: 1 rows name a visit that is gone"), "\(problems)")
+    }
+
+    /// The kit serves and checks on threads of its own: in a process whose cooperative threads
+    /// are all held while the client runs (an in-process kit beside a test run's synchronous
+    /// suites), an honest client's full download is still served and checked within the deadline.
+    /// Held in a child process of this test binary, so that no other test here waits on the hold.
+    @Test func aProcessWhoseCooperativeThreadsAreAllHeldStillGetsItsScenariosServed() throws {
+        let child = try CommandRunner.run(["--testing-library", "swift-testing", "--filter", "scenarioServedWhileTheCooperativeThreadsAreHeld"],
+                                          environment: [Self.heldThreadsFolder: scratch.path("held")],
+                                          program: URL(fileURLWithPath: CommandLine.arguments[0]))
+        let said = child.stdout + child.stderr
+        #expect(child.status == 0 && said.contains("Test scenarioServedWhileTheCooperativeThreadsAreHeld() passed"), "\(said.suffix(3000))")
+    }
+
+    static let heldThreadsFolder = "CONFORMANCE_HELD_THREADS_FOLDER"
+
+    /// The child's half: as the client starts (a marker it writes), every cooperative thread is
+    /// taken by a task that blocks until the kit reports the scenario ended, or 60 s.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[heldThreadsFolder] != nil))
+    func scenarioServedWhileTheCooperativeThreadsAreHeld() async throws {
+        let folder = try #require(ProcessInfo.processInfo.environment[Self.heldThreadsFolder])
+        let marker = folder + "/client-started"
+        let threads = ProcessInfo.processInfo.activeProcessorCount
+        let release = DispatchSemaphore(value: 0)
+        let held = Locked(0), heldWhenItEnded = Locked(-1)
+        for _ in 0..<threads {
+            Task.detached {
+                while !FileManager.default.fileExists(atPath: marker) { try? await Task.sleep(for: .milliseconds(5)) }
+                held.withLock { $0 += 1 }
+                _ = release.wait(timeout: .now() + 60)
+            }
+        }
+        var configuration = ConformanceKit.Configuration(
+            client: try ClientCommand("touch \(ClientCommand.quotedForShell(marker)) && sleep 0.5 && \(Self.naiveClient) {db} {url}"),
+            workFolder: folder + "/kit")
+        configuration.deadline = 30
+        configuration.only = ["full.from-1"]
+        let report = try await ConformanceKit(configuration).run { progress in
+            guard case .finished = progress else { return }
+            heldWhenItEnded.withLock { $0 = held.withLock { $0 } }
+            for _ in 0..<threads { release.signal() }
+        }
+        // Every cooperative thread was held while the kit served and checked the client's run.
+        #expect(heldWhenItEnded.withLock { $0 } == threads)
+        #expect(report.failed.map(\.line) == [])
+        #expect(report.scenarios.map(\.id) == ["full.from-1"])
     }
 
     @Test func oneScenarioRerunsByItsIdAndAFailureExitsOne() throws {
