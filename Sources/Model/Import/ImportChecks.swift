@@ -56,7 +56,7 @@ package struct ImportChecks {
     /// loaded into their empty table: every one is new), and `counted` the tables whose rows the
     /// compare counted as it scanned them (not scanned again here).
     package func readStateBefore(of master: MasterDatabase, changedStations: Set<Int64>?,
-                                 counted: [MasterTable: StreamingTableDiff.RowCount] = [:]) throws -> StateBefore {
+                                 counted: [MasterTable: StreamingTableDiff.RowCount]) throws -> StateBefore {
         var configuration = MasterDatabase.configuration(label: "state before the import")
         configuration.readonly = true
         let queue = try DatabaseQueue(path: master.path, configuration: configuration)

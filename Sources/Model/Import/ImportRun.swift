@@ -164,9 +164,9 @@ struct ImportRun {
         do {
             let introduced = try master.write(checkingDamage: false) { db -> (IntroducedFindings?, Bool) in
                 guard try MasterDatabase.dataVersion(db) == version, try RecordedFindings.isRecorded(version - 1, db) else { return (nil, false) }
-                let cacheBefore = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
+                let cacheBefore = try Int.fetchOne(db, sql: "PRAGMA cache_size")
                 try db.execute(sql: "PRAGMA cache_size = -\(tuning.checksAfterCommitCacheKiB)")
-                defer { try? db.execute(sql: "PRAGMA cache_size = \(cacheBefore)") }
+                defer { if let cacheBefore { try? db.execute(sql: "PRAGMA cache_size = \(cacheBefore)") } }
                 return (try VersionChecks.introducedFindings(db, master.declared, version: version, touchingBefore: after.touchingBefore), true)
             }
             if let introduced { report.setFindings(introduced) } else { notMade.append("\(findings.what) (see them: \(findings.shownBy))") }
