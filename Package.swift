@@ -45,7 +45,7 @@ let package = Package(
         .library(name: "StationServe", targets: ["StationServe"]),
         .library(name: "StationConformance", targets: ["StationConformance"]),
         // What a phone app embeds: no target of the curator's toolkit.
-        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationManifest", "StationSupport", "StationSignatures"]),
+        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationManifest", "StationSupport", "StationSignatures", "StationSQLite", "StationFiles"]),
         // The example app on it, which the tests, scripts/demo and README use.
         .executable(name: "station-phone", targets: ["StationPhone"]),
     ],
@@ -67,10 +67,14 @@ let package = Package(
         // It loads libcurl when a transfer first needs it (dlopen), so that a tool which may never
         // fetch over HTTP does not load it and the thirty libraries it needs at every start.
         .target(name: "CCurlTransfer", path: "Sources/CCurlTransfer", linkerSettings: [.linkedLibrary("dl")]),
+        // Files and folders only this user can have made: no final link followed, no other user's file trusted.
+        .target(name: "StationFiles", path: "Sources/StationFiles"),
+        // SQLite connections that run nothing a file brings: the tools' and the phone's alike.
+        .target(name: "StationSQLite", dependencies: ["CSQLiteConfig", grdb, grdbSQLite], path: "Sources/StationSQLite"),
         // Signed manifests as both sides read them: the curator's release signs, the phone checks.
         .target(name: "StationSignatures", dependencies: [crypto], path: "Sources/StationSignatures"),
         // The phone's side: one call that updates an app's database by any of the three paths.
-        .target(name: "StationClientCore", dependencies: ["StationManifest", "StationSignatures", "CZlib", grdb, grdbSQLite, crypto,
+        .target(name: "StationClientCore", dependencies: ["StationManifest", "StationSignatures", "StationSQLite", "StationFiles", "CZlib", grdb, grdbSQLite, crypto,
                                                          .target(name: "CCurlTransfer", condition: .when(platforms: [.linux]))],
                 path: "Sources/StationClientCore"),
         // What an app imports: the core, and the HTTP source made from a URLSessionConfiguration,
@@ -80,18 +84,18 @@ let package = Package(
         // scripts/architecture draws from this list): a target sees only what it depends on, so
         // a reference against the flow does not compile.
         .target(name: "StationSupport", dependencies: ["CZlib", crypto], path: "Sources/Model/Support"),
-        .target(name: "StationSchema", dependencies: ["StationManifest", "StationSupport", "CSQLiteConfig", grdb, grdbSQLite], path: "Sources/Model/Schema"),
+        .target(name: "StationSchema", dependencies: ["StationManifest", "StationSupport", "StationSQLite", "CSQLiteConfig", grdb, grdbSQLite], path: "Sources/Model/Schema"),
         .target(name: "StationCSV", dependencies: ["StationSchema", "CCSV", grdb, grdbSQLite], path: "Sources/Model/CSV"),
         .target(name: "StationHistory", dependencies: ["StationSchema", grdb], path: "Sources/Model/History"),
         .target(name: "StationLog", dependencies: ["StationSchema", grdb], path: "Sources/Model/Log"),
-        .target(name: "StationCheck", dependencies: ["StationHistory", grdb, grdbSQLite], path: "Sources/Model/Check"),
+        .target(name: "StationCheck", dependencies: ["StationHistory", "StationSQLite", grdb, grdbSQLite], path: "Sources/Model/Check"),
         .target(name: "StationVersion", dependencies: ["StationCSV", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Version"),
         .target(name: "StationImport", dependencies: ["StationVersion", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Import"),
         .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
-        .target(name: "StationDelta", dependencies: ["StationHistory", grdb], path: "Sources/Model/Delta"),
+        .target(name: "StationDelta", dependencies: ["StationHistory", "StationSQLite", grdb], path: "Sources/Model/Delta"),
         .target(name: "StationManifest", dependencies: ["StationSupport", "StationSignatures"], path: "Sources/Model/Manifest"),
-        .target(name: "StationRelease", dependencies: ["StationManifest", "StationDelta", "StationLog", "StationCheck", "StationSignatures", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
+        .target(name: "StationRelease", dependencies: ["StationManifest", "StationDelta", "StationLog", "StationCheck", "StationSignatures", "StationSQLite", "StationFiles", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
         .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
         .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),
         // Serving release folders over HTTP: apart from Model, so that nothing in the write and
@@ -112,7 +116,7 @@ let package = Package(
             name: "StationConformance",
             dependencies: [
                 "StationRelease", "StationCurate", "StationImport", "StationSynth", "StationSchema", "StationManifest",
-                "StationSignatures", "StationSupport", crypto, grdb, grdbSQLite,
+                "StationSignatures", "StationSupport", "StationSQLite", crypto, grdb, grdbSQLite,
                 withCuratorTools("Hummingbird", "hummingbird"),
                 withCuratorTools("ServiceLifecycle", "swift-service-lifecycle"),
                 withCuratorTools("NIOCore", "swift-nio"),
@@ -124,7 +128,7 @@ let package = Package(
         .target(
             name: "StationWeb",
             dependencies: [
-                "StationClientCore", "StationSupport", grdb, grdbSQLite,
+                "StationClientCore", "StationSupport", "StationSQLite", grdb, grdbSQLite,
                 withCuratorTools("PostgresNIO", "postgres-nio"),
                 withCuratorTools("Logging", "swift-log"),
                 withCuratorTools("NIOCore", "swift-nio"),
@@ -155,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "ModelTests",
             dependencies: modelTargets.map { .target(name: $0) } + ["Admin", "StationServe", "StationWeb", "StationConformance", "StationSignatures", "StationClient",
-                                                                   "StationClientCore", "StationPhone"],
+                                                                   "StationClientCore", "StationPhone", "StationSQLite", "StationFiles"],
             exclude: ["Fixtures", "Helpers/expected_counts.py"]
         ),
     ],

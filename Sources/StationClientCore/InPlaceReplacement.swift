@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationManifest
+import StationSQLite
 
 /// The full and bundled paths' install: the release's tables are replaced inside the app's own
 /// database, in one write transaction of it, and nothing else in the file is touched.
@@ -20,7 +21,9 @@ import StationManifest
 /// 2. creates the release's indexes the database lacks (or holds in another form);
 /// 3. copies `completions` across every split after the database's version, in the order
 ///    recorded, never over a record the user has (as the delta's `DUPLICATE` statements do);
-/// 4. sets `user_version`, then runs `finish` (the app's hook and the trust record).
+/// 4. hashes the release tables as installed (`ReleaseContentHash`) and rolls back unless the
+///    hash is the signed `content_hash`;
+/// 5. sets `user_version`, then runs `finish` (the app's hook and the trust record).
 ///
 /// The transaction takes the database's write lock only once everything is downloaded and
 /// checked: the app's connections keep reading throughout (in WAL mode) and write again at its
@@ -37,7 +40,7 @@ struct InPlaceReplacement {
     static let recordsTable = "completions"
 
     private var configuration: Configuration {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.busyMode = .timeout(busyTimeout)
         return configuration
     }
@@ -45,7 +48,7 @@ struct InPlaceReplacement {
     /// Replaces the release's tables in the database with `release`'s, at `version`, copying the
     /// records across `splits` (those after the database's version); `finish` runs last, in the
     /// same transaction. `progress` is told rows done of the release's rows in all.
-    func install(version: Int, splits: [ReleaseSplit], onStep: (UpdateStep) throws -> Void,
+    func install(version: Int, contentHash: String, splits: [ReleaseSplit], onStep: (UpdateStep) throws -> Void,
                  progress: (Int, Int) -> Void, finish: (Database) throws -> Void) throws {
         let queue = try DatabaseQueue(path: database, configuration: configuration)
         defer { try? queue.close() }
@@ -67,6 +70,9 @@ struct InPlaceReplacement {
                 try Self.createRecordsTable(db)
                 try ReleaseTable.createIndexes(db)
                 for split in splits { try db.execute(sql: split.recordsCopy, arguments: split.recordsCopyArguments) }
+                // The tables as installed, whatever file the path named by then: the signed content or nothing.
+                let installed = try ReleaseContentHash.compute(db, columnsFrom: Self.releaseSchema)
+                guard installed == contentHash else { throw StationClientError.contentDiffers(version: version, expected: contentHash, actual: installed) }
                 try db.execute(sql: "PRAGMA main.user_version = \(version)")
                 try finish(db)
                 try onStep(.carriedOver)
@@ -75,31 +81,57 @@ struct InPlaceReplacement {
         }
     }
 
-    /// A new install (or a database the app made) has no `completions` yet: it takes the release's.
+    /// A new install (or a database the app made) has no `completions` yet: it takes the release's
+    /// columns and key (`ReleaseTable.createStatement`).
     private static func createRecordsTable(_ db: Database) throws {
-        guard try !db.tableExists(recordsTable, in: "main"),
-              let sql = try String.fetchOne(db, sql: "SELECT sql FROM \(releaseSchema).sqlite_master WHERE type = 'table' AND name = ?",
-                                            arguments: [recordsTable])
-        else { return }
-        try db.execute(sql: sql)
+        guard try !db.tableExists(recordsTable, in: "main"), try db.tableExists(recordsTable, in: releaseSchema) else { return }
+        try db.execute(sql: try ReleaseTable.read(recordsTable, db).createStatement)
     }
 }
 
 /// One table of the release database that the library owns in the app's database.
+///
+/// Its statements are made here from the columns and key SQLite parsed from the release file
+/// (`pragma_table_info`), never taken from the file's `sqlite_master` text: that text is
+/// whatever the file's maker wrote there (`PRAGMA writable_schema` rewrites it at will), and a
+/// statement read from it and run would be SQL the file brought.
 struct ReleaseTable {
     let name: String
-    /// The release's `CREATE TABLE` statement.
-    let sql: String
     /// The release's columns, in order, with what an added column needs.
     let columns: [Column]
     /// The key's columns, in key order.
     let key: [String]
+    /// A table of a composite key is stored by it (`WITHOUT ROWID`), as the release makes it.
+    let withoutRowid: Bool
 
     struct Column {
         let name: String
         let type: String
         let defaultValue: String?
         let isNotNull: Bool
+
+        /// A column as the release file declares it, refused unless its type is a type name and
+        /// its default a literal (a default is an expression SQLite would evaluate in the app's file).
+        init(table: String, name: String, type: String, defaultValue: String?, isNotNull: Bool) throws {
+            guard type.range(of: #"^[A-Za-z][A-Za-z0-9 ]*(\([0-9]+(, ?[0-9]+)?\))?$|^$"#, options: .regularExpression) != nil else {
+                throw StationClientError.incompatibleTable(name: table, reason: "its column \(name) has the type \(type), not a type name")
+            }
+            if let defaultValue, defaultValue.range(of: #"^(NULL|[-+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|'([^']|'')*')$"#, options: .regularExpression) == nil {
+                throw StationClientError.incompatibleTable(name: table, reason: "its column \(name) has the default \(defaultValue), not a literal")
+            }
+            self.name = name
+            self.type = type
+            self.defaultValue = defaultValue
+            self.isNotNull = isNotNull
+        }
+
+        /// The column's definition in `CREATE TABLE`.
+        var createDefinition: String {
+            var text = "\(name.quotedDatabaseIdentifier) \(type)"
+            if isNotNull { text += " NOT NULL" }
+            if let defaultValue { text += " DEFAULT \(defaultValue)" }
+            return text
+        }
 
         /// The column's definition for `ALTER TABLE … ADD COLUMN`.
         var definition: String {
@@ -113,22 +145,39 @@ struct ReleaseTable {
     private var quoted: String { name.quotedDatabaseIdentifier }
     private var release: String { "\(InPlaceReplacement.releaseSchema).\(quoted)" }
 
+    /// The table's `CREATE TABLE` in `main`, from its parsed columns and key. A single INTEGER
+    /// key stays the rowid's alias (`PRIMARY KEY (x)` on an `INTEGER` column is one).
+    var createStatement: String {
+        let key = self.key.isEmpty ? "" : ", PRIMARY KEY (\(self.key.map(\.quotedDatabaseIdentifier).joined(separator: ", ")))"
+        return "CREATE TABLE main.\(quoted) (\(columns.map(\.createDefinition).joined(separator: ", "))\(key))\(withoutRowid ? " WITHOUT ROWID" : "")"
+    }
+
     /// Every table of the attached release but `completions`, in the release's order.
     static func all(_ db: Database) throws -> [ReleaseTable] {
-        let schema = InPlaceReplacement.releaseSchema
-        return try Row.fetchAll(db, sql: """
-            SELECT name, sql FROM \(schema).sqlite_master
-            WHERE type = 'table' AND sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> ?
+        try names(db).filter { $0 != InPlaceReplacement.recordsTable }.map { try read($0, db) }
+    }
+
+    /// The release's tables' names, in its order.
+    private static func names(_ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: """
+            SELECT name FROM \(InPlaceReplacement.releaseSchema).sqlite_master
+            WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
             ORDER BY rowid
-            """, arguments: [InPlaceReplacement.recordsTable]).map { row in
-            let name: String = row["name"]
-            let info = try Row.fetchAll(db, sql: "SELECT name, type, dflt_value, \"notnull\", pk FROM pragma_table_info(?, ?) ORDER BY cid",
-                                        arguments: [name, schema])
-            return ReleaseTable(
-                name: name, sql: row["sql"],
-                columns: info.map { Column(name: $0["name"], type: $0["type"], defaultValue: $0["dflt_value"], isNotNull: $0["notnull"] as Bool) },
-                key: info.filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] })
-        }
+            """)
+    }
+
+    /// The release's table `name`, as SQLite parsed it; nil when the release has none.
+    static func read(_ name: String, _ db: Database) throws -> ReleaseTable {
+        let schema = InPlaceReplacement.releaseSchema
+        let info = try Row.fetchAll(db, sql: "SELECT name, type, dflt_value, \"notnull\", pk FROM pragma_table_info(?, ?) ORDER BY cid",
+                                    arguments: [name, schema])
+        // A table stored without rowids has none to select: SQLite refuses the statement.
+        let withoutRowid = (try? db.makeStatement(sql: "SELECT rowid FROM \(schema).\(name.quotedDatabaseIdentifier) LIMIT 0")) == nil
+        return ReleaseTable(
+            name: name,
+            columns: try info.map { try Column(table: name, name: $0["name"], type: $0["type"], defaultValue: $0["dflt_value"], isNotNull: $0["notnull"] as Bool) },
+            key: info.filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] },
+            withoutRowid: withoutRowid)
     }
 
     func rowCount(_ db: Database) throws -> Int {
@@ -137,9 +186,10 @@ struct ReleaseTable {
 
     /// Brings `main`'s table to the release's schema and rows.
     func replace(_ db: Database) throws {
+        let names = columns.map(\.name.quotedDatabaseIdentifier)
         guard try db.tableExists(name, in: "main") else {
-            try db.execute(sql: sql)
-            try db.execute(sql: "INSERT INTO main.\(quoted) SELECT * FROM \(release)")
+            try db.execute(sql: createStatement)
+            try db.execute(sql: "INSERT INTO main.\(quoted) (\(names.joined(separator: ", "))) SELECT \(names.joined(separator: ", ")) FROM \(release)")
             return
         }
         let existing = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?, 'main') ORDER BY cid", arguments: [name])
@@ -150,7 +200,6 @@ struct ReleaseTable {
         for column in columns where !existingNames.contains(column.name) {
             try db.execute(sql: "ALTER TABLE main.\(quoted) ADD COLUMN \(column.definition)")
         }
-        let names = columns.map(\.name.quotedDatabaseIdentifier)
         guard !key.isEmpty else {
             // A table without a key (the client schema's version, one row) is written whole.
             try db.execute(sql: "DELETE FROM main.\(quoted)")
@@ -176,26 +225,73 @@ struct ReleaseTable {
         }
     }
 
-    /// Creates in `main` every index of the release that `main` lacks or holds in another form.
+    /// Creates in `main` every index of the release that `main` lacks or holds in another form,
+    /// each made from the columns SQLite parsed (`ReleaseIndexShape`), never from the file's text.
     static func createIndexes(_ db: Database) throws {
         let schema = InPlaceReplacement.releaseSchema
-        let indexes = try Row.fetchAll(db, sql: """
-            SELECT r.name, r.sql, m.sql AS existing, m.type AS existingType FROM \(schema).sqlite_master r
-            LEFT JOIN main.sqlite_master m ON m.name = r.name
-            WHERE r.type = 'index' AND r.sql IS NOT NULL ORDER BY r.rowid
-            """)
-        for index in indexes {
-            let sql: String = index["sql"]
-            let existing: String? = index["existing"]
-            if existing == sql { continue }
-            if existing != nil {
-                guard index["existingType"] as String == "index" else {
-                    throw StationClientError.incompatibleTable(name: index["name"], reason: "the app has an object of that name")
+        for table in try names(db) {
+            for index in try ReleaseIndexShape.all(on: table, in: schema, db) {
+                let existingType = try String.fetchOne(db, sql: "SELECT type FROM main.sqlite_master WHERE name = ?", arguments: [index.name])
+                if let existingType {
+                    guard existingType == "index" else {
+                        throw StationClientError.incompatibleTable(name: index.name, reason: "the app has an object of that name")
+                    }
+                    if try ReleaseIndexShape.read(index.name, on: table, in: "main", db) == index { continue }
+                    try db.execute(sql: "DROP INDEX main.\(index.name.quotedDatabaseIdentifier)")
                 }
-                try db.execute(sql: "DROP INDEX main.\((index["name"] as String).quotedDatabaseIdentifier)")
+                try db.execute(sql: index.createStatement)
             }
-            try db.execute(sql: sql)
         }
+    }
+}
+
+/// An index of the release as SQLite parsed it: its table, whether unique, its columns in order
+/// with their sort order. An index over an expression, or a partial one, is refused: the release
+/// makes none, and its text is SQL a file would bring.
+struct ReleaseIndexShape: Equatable {
+    let name: String
+    let table: String
+    let isUnique: Bool
+    let columns: [(name: String, descending: Bool)]
+
+    static func == (lhs: ReleaseIndexShape, rhs: ReleaseIndexShape) -> Bool {
+        lhs.name == rhs.name && lhs.table == rhs.table && lhs.isUnique == rhs.isUnique
+            && lhs.columns.map(\.name) == rhs.columns.map(\.name) && lhs.columns.map(\.descending) == rhs.columns.map(\.descending)
+    }
+
+    var createStatement: String {
+        let columns = self.columns.map { $0.name.quotedDatabaseIdentifier + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+        return "CREATE \(isUnique ? "UNIQUE " : "")INDEX main.\(name.quotedDatabaseIdentifier) ON \(table.quotedDatabaseIdentifier) (\(columns))"
+    }
+
+    /// The indexes made by `CREATE INDEX` on `table` in `schema`, in SQLite's order.
+    static func all(on table: String, in schema: String, _ db: Database) throws -> [ReleaseIndexShape] {
+        try Row.fetchAll(db, sql: "SELECT name, \"unique\", origin, partial FROM pragma_index_list(?, ?) WHERE origin = 'c' ORDER BY name",
+                         arguments: [table, schema]).map { row in
+            let name: String = row["name"]
+            guard (row["partial"] as Int) == 0 else {
+                throw StationClientError.incompatibleTable(name: name, reason: "a partial index, which no release makes")
+            }
+            return try shape(name, on: table, unique: row["unique"], in: schema, db)
+        }
+    }
+
+    /// The index `name` on `table` in `schema`, nil when it is not an index made by `CREATE INDEX` there.
+    static func read(_ name: String, on table: String, in schema: String, _ db: Database) throws -> ReleaseIndexShape? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT \"unique\", partial FROM pragma_index_list(?, ?) WHERE name = ? AND origin = 'c'",
+                                         arguments: [table, schema, name]), (row["partial"] as Int) == 0 else { return nil }
+        return try? shape(name, on: table, unique: row["unique"], in: schema, db)
+    }
+
+    private static func shape(_ name: String, on table: String, unique: Bool, in schema: String, _ db: Database) throws -> ReleaseIndexShape {
+        let columns = try Row.fetchAll(db, sql: "SELECT cid, name, \"desc\" FROM pragma_index_xinfo(?, ?) WHERE key = 1 ORDER BY seqno",
+                                       arguments: [name, schema]).map { row -> (name: String, descending: Bool) in
+            guard (row["cid"] as Int) >= 0, let column = row["name"] as String? else {
+                throw StationClientError.incompatibleTable(name: name, reason: "an index over an expression, which no release makes")
+            }
+            return (column, row["desc"] as Bool)
+        }
+        return ReleaseIndexShape(name: name, table: table, isUnique: unique, columns: columns)
     }
 }
 

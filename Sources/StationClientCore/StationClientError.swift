@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationFiles
 import StationSignatures
 
 /// Why an update did not happen. Whatever the case, the app's database is as it was: every
@@ -59,6 +60,12 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     case wrongVersionAfterDelta(expected: Int, actual: Int)
     /// The app's own hook threw (rolled back with the rest).
     case appData(cause: any Error)
+    /// A file or folder the update would lock or write (`<database>.lock`, `<database>.update/`
+    /// and its files) is a link, another user's, or writable by others: nothing was written through it.
+    case unsafeFile(path: String, reason: String)
+    /// After a full or bundled install, the release tables' content hash is not the signed
+    /// manifest's (rolled back): the file installed is not the file that was checked.
+    case contentDiffers(version: Int, expected: String, actual: String)
 
     /// What an app does about an error.
     public enum Category: String, Sendable, Equatable, CaseIterable {
@@ -83,13 +90,13 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     /// What an app does about it.
     public var category: Category {
         switch self {
-        case .refused, .badManifest, .tooLarge, .hashDiffers, .corruptGzip, .wrongVersionAfterDelta: return .untrusted
+        case .refused, .badManifest, .tooLarge, .hashDiffers, .corruptGzip, .wrongVersionAfterDelta, .contentDiffers: return .untrusted
         case let .sizeDiffers(_, actual, expected): return actual < expected ? .retryLater : .untrusted
         case .offline: return .offline
         case .network, .http, .noContentLength, .tooSlow, .newerThanRelease: return .retryLater
         case .busy: return .busy
         case .storageFull: return .storageFull
-        case .readOnly, .database, .damagedTrustState, .incompatibleTable: return .unusableDatabase
+        case .readOnly, .database, .damagedTrustState, .incompatibleTable, .unsafeFile: return .unusableDatabase
         case .planOutdated: return .checkAgain
         case .appData: return .appData
         }
@@ -131,6 +138,9 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
         case let .incompatibleTable(name, reason): return "the release's table \(name) cannot replace the database's: \(reason)"
         case let .wrongVersionAfterDelta(expected, actual): return "the delta left version \(actual), not \(expected) (rolled back)"
         case .appData(let cause): return "the app's own update of its data failed: \(cause)"
+        case let .unsafeFile(path, reason): return "\(path) \(reason); the update wrote nothing through it (remove it if the app did not make it)"
+        case let .contentDiffers(version, expected, actual):
+            return "the release tables of version \(version) hash to \(actual), not the signed \(expected) (rolled back)"
         }
     }
 
@@ -146,6 +156,7 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     /// `error` as this library reports it, where no cancellation can come (synchronous calls).
     static func converted(_ error: any Error, path: String) -> StationClientError {
         if let error = error as? StationClientError { return error }
+        if let refusal = error as? OwnFiles.Refusal { return StationClientError.unsafeFile(path: refusal.path, reason: refusal.reason) }
         if let database = error as? DatabaseError {
             switch database.resultCode {
             case .SQLITE_FULL: return StationClientError.storageFull(path: path, cause: database)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationManifest
 import StationSignatures
+import StationSQLite
 
 /// Updates an app's database from a release folder by any of the three paths (docs/clients.md,
 /// "How a phone updates"), without losing anything of the app's.
@@ -177,12 +178,14 @@ public struct StationUpdater: Sendable {
         let lock = try await UpdateLock.acquire(for: path, timeout: configuration.lockTimeout)
         defer { withExtendedLifetime(lock) {} }
         try recover()
-        let bundled = try bundle.read()
         let from = try currentVersion()
-        guard bundled.version > from else { return false }
+        guard try bundle.version() > from else { return false }
         try refuseReadOnly()
+        // Checked and used as one file: the copy, in the update's private folder.
+        let bundled = try bundle.copied(to: files.download("bundled.sqlite"))
+        guard bundled.version > from else { return false }
         let context = UpdateContext(path: .bundled, from: from, to: bundled.version, splits: bundled.splits.filter { $0.version > from })
-        try replaceInPlace(release: bundle.database.path, context: context, appData: appData, trust: nil,
+        try replaceInPlace(release: bundled.path, contentHash: bundled.contentHash, context: context, appData: appData, trust: nil,
                            report: ProgressReport(continuation: progress, path: .bundled))
         return true
     }
@@ -239,7 +242,7 @@ public struct StationUpdater: Sendable {
     private func applyDelta(_ delta: ReleaseIndex.Delta, of release: ReleaseIndex.Version, manifest: VerifiedManifest, appData: AppDataHook?,
                             report: ProgressReport) async throws -> ResumableDownload.Outcome {
         try refuseReadOnly()
-        let gzip = files.download("delta-from-\(delta.from).sql.gz")
+        let gzip = try files.download("delta-from-\(delta.from).sql.gz")
         let outcome = try await downloader.fetch(delta.file, to: gzip, progress: report.downloading(delta.file)) { _ in try step(.downloadedPart) }
         try step(.downloaded)
         let text = try delta.verifiedSQL(inflating: gzip)
@@ -264,7 +267,7 @@ public struct StationUpdater: Sendable {
                                    report: ProgressReport) async throws -> ResumableDownload.Outcome {
         try refuseReadOnly()
         let splits = try release.splits(after: version)
-        let gzip = files.download("stations.sqlite.gz")
+        let gzip = try files.download("stations.sqlite.gz")
         let outcome = try await downloader.fetch(release.databaseGzip, to: gzip, progress: report.downloading(release.databaseGzip)) { _ in
             try step(.downloadedPart)
         }
@@ -280,7 +283,8 @@ public struct StationUpdater: Sendable {
             throw error
         }
         let context = UpdateContext(path: .full, from: version, to: release.version, splits: splits)
-        try replaceInPlace(release: files.incoming, context: context, appData: appData, trust: manifest.signed, report: report)
+        try replaceInPlace(release: files.incoming, contentHash: release.contentHash, context: context, appData: appData, trust: manifest.signed,
+                           report: report)
         return outcome
     }
 
@@ -293,11 +297,11 @@ public struct StationUpdater: Sendable {
 
     /// The full and bundled paths' end: the release database at `release` replaces the release's
     /// tables inside the database, in one transaction with the splits, the hook and the trust record.
-    private func replaceInPlace(release: String, context: UpdateContext, appData: AppDataHook?, trust signed: SignedManifest?,
-                                report: ProgressReport) throws {
+    private func replaceInPlace(release: String, contentHash: String, context: UpdateContext, appData: AppDataHook?,
+                                trust signed: SignedManifest?, report: ProgressReport) throws {
         let replacement = InPlaceReplacement(database: path, release: release, busyTimeout: configuration.busyTimeout)
         do {
-            try replacement.install(version: context.to, splits: context.splits, onStep: step,
+            try replacement.install(version: context.to, contentHash: contentHash, splits: context.splits, onStep: step,
                                     progress: { report.installing($0, of: $1, .rows) }) { db in
                 try runAppData(appData, db, context)
                 if let signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
@@ -322,7 +326,7 @@ public struct StationUpdater: Sendable {
     // MARK: The database
 
     private var connectionConfiguration: GRDB.Configuration {
-        var configuration = GRDB.Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.busyMode = .timeout(self.configuration.busyTimeout)
         return configuration
     }

@@ -1,4 +1,5 @@
 import Foundation
+import StationFiles
 
 /// One update of a database at a time, across processes: an advisory lock (`flock`) on
 /// `<database>.lock`, beside the database. An app and its background task or extension each
@@ -15,12 +16,18 @@ final class UpdateLock: Sendable {
     /// Takes the lock of `database`, waiting up to `timeout` for another holder to finish.
     ///
     /// - Throws: `StationClientError.busy` when the wait ends, `readOnly` when the lock file
-    ///   cannot be created, `CancellationError` when the task is cancelled while waiting.
+    ///   cannot be created, `unsafeFile` when it is a link or another user's, `CancellationError` when the task is cancelled while waiting.
     static func acquire(for database: String, timeout: TimeInterval) async throws -> UpdateLock {
         let path = database + ".lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            if errno == ENOSPC { throw StationClientError.storageFull(path: path, cause: POSIXError(.ENOSPC)) }
+        let descriptor: Int32
+        do {
+            // Never through a link, never another user's file: a lock planted as a link to
+            // another file would be locked (and kept open) in its place.
+            descriptor = try OwnFiles.open(path, flags: O_RDWR, create: true, mode: 0o644)
+        } catch let refusal as OwnFiles.Refusal {
+            throw StationClientError.unsafeFile(path: refusal.path, reason: refusal.reason)
+        } catch let error as OwnFiles.SystemError {
+            if error.code == ENOSPC { throw StationClientError.storageFull(path: path, cause: POSIXError(.ENOSPC)) }
             throw StationClientError.readOnly(database: database)
         }
         let waiting = Stopwatch()

@@ -1,4 +1,5 @@
 import Foundation
+import StationFiles
 import StationManifest
 
 /// The files an update keeps beside the database, in one folder (`<database>.update/`): the
@@ -10,16 +11,37 @@ struct WorkFiles {
     var folder: String { database + ".update" }
     var incoming: String { folder + "/incoming.sqlite" }
 
-    /// Where the download `name` goes; the folder is made when missing.
-    func download(_ name: String) -> String {
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    /// Where the download `name` goes; the folder is made when missing (mode 0700).
+    ///
+    /// - Throws: `StationClientError.unsafeFile` when the folder is a link, another user's, or
+    ///   writable by others: a file planted there (a part file linked to another, a forged
+    ///   `incoming.sqlite`) would be written through or installed.
+    func download(_ name: String) throws -> String {
+        try requirePrivateFolder(create: true)
         return folder + "/" + name
     }
 
+    /// The folder as `OwnFiles` requires it; with `create`, made private when missing.
+    func requirePrivateFolder(create: Bool) throws {
+        do {
+            try OwnFiles.folder(folder, create: create)
+        } catch let refusal as OwnFiles.Refusal {
+            throw StationClientError.unsafeFile(path: refusal.path, reason: refusal.reason)
+        } catch let error as OwnFiles.SystemError {
+            throw StationClientError.converted(POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO), path: error.path)
+        }
+    }
+
     /// Removes the new content a killed update was making; a download's parts stay (the folder
-    /// goes when nothing else is left in it).
+    /// goes when nothing else is left in it). A folder that is not this user's own is refused
+    /// before anything in it is touched.
     func removeScratch() throws {
-        for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: incoming + suffix) }
+        guard FileManager.default.fileExists(atPath: folder) || (try? FileManager.default.destinationOfSymbolicLink(atPath: folder)) != nil else { return }
+        try requirePrivateFolder(create: false)
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: incoming + suffix)
+            try? FileManager.default.removeItem(atPath: folder + "/bundled.sqlite" + suffix)
+        }
         if (try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty == true { try FileManager.default.removeItem(atPath: folder) }
     }
 

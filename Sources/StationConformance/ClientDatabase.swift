@@ -4,6 +4,7 @@ import GRDB
 import StationManifest
 import StationRelease
 import StationSchema
+import StationSQLite
 
 /// A client's database as the kit prepares and reads it: a copy of an older release's database
 /// with users' records (`SyntheticCompletions`: on a sample of stations, on every station split
@@ -38,7 +39,7 @@ struct ClientDatabase {
         try FileManager.default.copyItem(atPath: releases.database(version), toPath: path)
         let later = releases.splits.filter { $0.version > version }
         let records = try SyntheticCompletions.add(to: path, splits: later)
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: SQLiteDefences.configuration())
         try queue.write { db in
             try db.execute(sql: appSchema)
             for row in 0..<40 {
@@ -108,7 +109,7 @@ struct ClientDatabase {
     }
 
     static let readOnly: Configuration = {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.readonly = true
         return configuration
     }()
@@ -116,7 +117,7 @@ struct ClientDatabase {
     /// The client's file, read as the app's next launch would open it (a hot journal rolled
     /// back); a client still ending gets a few seconds to let go.
     static let readWrite: Configuration = {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.busyMode = .timeout(10)
         return configuration
     }()

@@ -6,6 +6,7 @@ import StationManifest
 import StationRelease
 import StationSchema
 import StationSignatures
+import StationSQLite
 import StationSupport
 import StationSynth
 
@@ -115,7 +116,7 @@ public struct ConformanceReleases: Sendable {
         }
         func publish(_ manifest: Manifest, in folder: String, signing: ManifestSigning) throws {
             try manifest.encoded().write(to: URL(fileURLWithPath: folder + "/" + Manifest.fileName))
-            try ManifestResigning.resign(folder: folder, signing: signing)
+            try ManifestResigning.signAsIs(folder: folder, signing: signing)
         }
         let newest = ConformanceScenario.newest
 
@@ -133,7 +134,7 @@ public struct ConformanceReleases: Sendable {
         try files.removeItem(atPath: try copy(.unsigned) + "/" + Manifest.fileName + ".sig")
 
         let other = try copy(.otherKey)
-        try ManifestResigning.resign(folder: other, signing: ManifestSigning(keys: [otherKey]))
+        try ManifestResigning.signAsIs(folder: other, signing: ManifestSigning(keys: [otherKey]))
 
         let deltaFromThree = "\(newest)/delta-from-3.sql.gz"
         let deltaAltered = try copy(.deltaAltered)
@@ -143,7 +144,7 @@ public struct ConformanceReleases: Sendable {
         let databaseAltered = try copy(.databaseAltered, from: fullOnly)
         let renamed = databaseAltered + "/altered.sqlite"
         try files.copyItem(atPath: database(newest), toPath: renamed)
-        let queue = try DatabaseQueue(path: renamed)
+        let queue = try DatabaseQueue(path: renamed, configuration: SQLiteDefences.configuration())
         try queue.write { try $0.execute(sql: "UPDATE stations SET station_name = '改ざん' WHERE rowid = (SELECT min(rowid) FROM stations)") }
         try queue.close()
         try Self.writeGzip(try Data(contentsOf: URL(fileURLWithPath: renamed)), to: databaseAltered + "/\(newest)/stations.sqlite.gz")

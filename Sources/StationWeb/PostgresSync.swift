@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 import StationClientCore
 import StationManifest
+import StationSQLite
 import StationSupport
 
 /// Brings the web service's PostgreSQL database to the newest release of a folder, as a phone
@@ -170,11 +171,11 @@ public struct PostgresSync: Sendable {
         Self.removeDownload(file)
         do {
             try FileManager.default.moveItem(atPath: kept, toPath: file)
-            let connection = try DatabaseQueue(path: file)
+            let connection = try DatabaseQueue(path: file, configuration: SQLiteDefences.configuration())
             // A copy that a failed delta leaves is removed, never used: no journal, and the file
             // is flushed once, when a committed sync keeps it (`ClientDatabaseCache.keep`).
             try connection.inDatabase { db in
-                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+                try db.execute(sql: "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF")
                 try TouchedKeys.record(try ClientTable.names.map { name in (name, try ClientTable.read(name, db).key) }, db)
             }
             try await connection.write { db in
@@ -266,7 +267,7 @@ public struct PostgresSync: Sendable {
     }
 
     private static var readOnly: Configuration {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.readonly = true
         return configuration
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import StationSchema
+import StationSQLite
 import StationSupport
 
 /// The rules over a first version, run on another core while the writing connection writes
@@ -66,7 +67,7 @@ package final class FirstVersionCheck: Sendable {
     /// Every row of a first version is written under the master's CHECKs: `valueOutsideDomain`
     /// is spared, as `VersionChecks.introducedFindings` spares it.
     private static func check(_ copy: SerializedDatabase, _ declared: DeclaredSchema, waived: Set<FindingIdentity>) throws -> Outcome {
-        let queue = try DatabaseQueue()
+        let queue = try DatabaseQueue(configuration: SQLiteDefences.configuration())
         defer { try? queue.close() }
         var outcome = Outcome(introduced: IntroducedFindings(), found: PackedFindings())
         try queue.inDatabase { db in

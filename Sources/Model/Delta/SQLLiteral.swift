@@ -1,5 +1,6 @@
 import GRDB
 import StationSchema
+import StationSQLite
 import StationSupport
 
 /// SQL expressions that render a column's value as an exact SQL literal, by SQLite itself.
@@ -16,7 +17,7 @@ import StationSupport
 package enum SQLLiteral {
     /// `text` as an SQL string literal, rendered by SQLite's `quote()` (a path for `ATTACH`).
     package static func quoted(_ text: String) throws -> String {
-        try DatabaseQueue().read { db in
+        try DatabaseQueue(configuration: SQLiteDefences.configuration()).read { db in
             String.fromDatabaseValue(try StatementBinding.rows(db, sql: "SELECT quote(?)", arguments: [text.databaseValue])[0][0]) ?? "NULL"
         }
     }

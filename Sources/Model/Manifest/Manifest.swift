@@ -111,6 +111,14 @@ public struct Manifest: Codable, Sendable, Equatable {
         case format, lineage, newest, versions, dataset, sequence, publishedAt = "published_at", expires
     }
 
+    /// One version's entry as this type encodes it (keys sorted, compact): what a master records
+    /// of what it published.
+    package static func encodedEntry(_ version: ReleasedVersion) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(version)
+    }
+
     private static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

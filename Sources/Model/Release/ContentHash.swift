@@ -4,6 +4,7 @@ import GRDB
 import GRDBSQLite
 import StationDelta
 import StationSchema
+import StationSQLite
 import StationSupport
 
 /// A hash of the master tables' content that does not depend on the file's bytes
@@ -18,7 +19,7 @@ import StationSupport
 public enum ContentHash {
     /// The content hash of a client database file, opened read-only, whose tables `declared` declares.
     public static func compute(ofFile path: String, _ declared: DeclaredSchema) throws -> String {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }

@@ -110,7 +110,10 @@ extension Publisher {
     /// and leaves no folder), the folder made or checked as this lineage's, locked, a killed
     /// release's publish completed and its leftovers removed.
     private func lockReleaseFolder(_ options: ReleaseOptions) throws -> LockedReleaseFolder {
-        try master.read { try MasterDatabase.refuseDamage($0, path: master.path) }
+        try master.read { db in
+            try MasterSchemaObjects.refuseUnexpected(db, master.declared, path: master.path)
+            try MasterDatabase.refuseDamage(db, path: master.path)
+        }
         let folder = try ReleaseFolder.prepare(options.outputFolder)
         try master.stampIfNeeded()
         guard let lineage = try master.lineage() else { throw ReleaseError.masterWithoutLineage(master.path) }

@@ -66,8 +66,11 @@ struct DeltaRendering: Sendable {
     func render(_ db: Database, version: Int, newest: Int) throws -> RenderedDeltas {
         let published = (folder: published.folder, versions: try published.versions())
         // Version 0 is no client: a new install downloads the database.
+        // An older delta is joined only when the master recorded publishing it as the folder
+        // lists it (the joiner then checks its bytes against that entry); any other is rendered.
+        let recorded = try PublishedHistory.recordedEntries(db)
         var plan = DeltaChainPlan.make(version: version, released: published.versions, spacing: spacing) { delta in
-            GzipJoin.isJoinable(published.folder.filePath(delta.file.path))
+            recorded[delta.to]?.deltas.contains(delta) == true && GzipJoin.isJoinable(published.folder.filePath(delta.file.path))
         }
         var written: [(from: Int, path: String, delta: WrittenDelta)] = []
         func render(_ froms: [Int]) throws {

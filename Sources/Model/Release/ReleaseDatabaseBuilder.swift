@@ -77,7 +77,7 @@ package enum ReleaseDatabaseBuilder {
         defer { try? queue.close() }
         try queue.writeWithoutTransaction { db in
             // A fresh file built once and renamed into place needs no rollback journal.
-            try db.execute(sql: "PRAGMA journal_mode = OFF")
+            try db.execute(sql: "PRAGMA journal_mode = MEMORY")
             if besideOtherWork { try db.execute(sql: "PRAGMA threads = 0") }
             try db.inTransaction {
                 for index in ClientSchema.indexes(declared, clientSchema: try ClientSchema.recordedVersion(db)) { try db.execute(sql: index) }

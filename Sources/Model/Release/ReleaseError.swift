@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
 import StationCheck
+import StationFiles
 import StationManifest
+import StationSignatures
 import StationSchema
 import StationSupport
 
@@ -31,9 +33,24 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
     case folderAhead(String, folderNewest: Int, masterNewest: Int)
     /// The folder's version differs from the master's version of the same number.
     case publishedVersionDiffers(String, version: Int, folderHash: String, masterHash: String)
+    /// The folder lists other files than the master published (`PublishedHistory`): nothing is signed.
+    case notWhatTheMasterPublished(String, [ManifestProblem])
+    /// The folder's current manifest is not signed by a key `resign` trusts: nothing is signed.
+    case currentSignatureRefused(String, reason: String)
+    /// A file or folder the release would lock or write is a link, another user's, or writable by others.
+    case unsafePath(String, reason: String)
 
     public var errorDescription: String? {
         switch self {
+        case let .notWhatTheMasterPublished(path, problems):
+            return "\(path): the folder is not what this master published; nothing was signed or written. It was changed since it was released "
+                + "(restore it from a backup of the folder, or release into a new folder with --out):\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+        case let .currentSignatureRefused(path, reason):
+            return "\(path): the folder's current manifest is not one a trusted key signed (\(reason)); nothing was signed. "
+                + "Re-signing would sign whatever was written there: restore the folder from a backup, or give the key that signed it with --trust FILE.pub"
+        case let .unsafePath(path, reason):
+            return "\(path): \(reason); nothing was written (a release locks and writes only files of its own user's that no one else can write: "
+                + "remove it if you did not make it, or release into a folder only you can write)"
         case let .signingRequired(path):
             return "\(path): this folder's manifest is signed, and phones that pin its keys would refuse an unsigned one; sign this release too (--sign KEY, or $STATION_ADMIN_SIGNING_KEY), or remove \(path) to stop signing"
         case let .masterWithoutLineage(path):
@@ -85,6 +102,8 @@ public enum ReleaseError: Error, LocalizedError, Equatable {
             return try body()
         } catch let error as ReleaseError {
             throw error
+        } catch let error as OwnFiles.Refusal {
+            throw ReleaseError.unsafePath(error.path, reason: error.reason)
         } catch let error as ManifestError {
             throw ReleaseError.manifest(error)
         } catch let error as MasterDatabaseError {

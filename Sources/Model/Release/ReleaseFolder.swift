@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
+import StationFiles
 import StationManifest
 import StationSchema
+import StationSQLite
 import StationSupport
 
 /// A release folder on disk: `manifest.json` and one folder per built version.
@@ -32,6 +34,9 @@ package struct ReleaseFolder: Sendable {
             try ReleaseError.translating(path) { try FileChecks.makeFolder(path) }
         }
         if access(path, W_OK) != 0 { throw ReleaseError.cannotWrite(path, reason: FileError.systemWords(errno)) }
+        // What a release writes here is signed and run by every phone: never a folder another
+        // user owns or can write, nor one reached through a link.
+        try ReleaseError.translating(path) { try OwnFiles.requireOwnFolder(path) }
         return ReleaseFolder(path: path)
     }
 
@@ -74,7 +79,7 @@ package struct ReleaseFolder: Sendable {
     /// A client database's `user_version` and rows per master table, opened read-only: what
     /// `ManifestAudit` compares with the manifest's `rows` at `Depth.contents`.
     package static func databaseContents(_ path: String) throws -> (version: Int, rows: [String: Int]) {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }

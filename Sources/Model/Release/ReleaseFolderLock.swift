@@ -1,4 +1,5 @@
 import Foundation
+import StationFiles
 import StationManifest
 import StationSupport
 
@@ -28,12 +29,15 @@ package final class ReleaseFolderLock {
     ///   file cannot be opened.
     package static func acquire(_ folder: ReleaseFolder, exclusive: Bool, timeout: TimeInterval, onWait: ((String) -> Void)? = nil) throws -> ReleaseFolderLock? {
         let path = folder.filePath(ReleaseLayout.lockFileName)
-        var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if descriptor < 0 && !exclusive {
-            descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            if descriptor < 0 && (errno == EROFS || errno == EACCES || errno == ENOENT) { return nil }
+        let descriptor: Int32
+        do {
+            descriptor = try openLockFile(path, exclusive: exclusive)
+        } catch let refusal as OwnFiles.Refusal {
+            throw ReleaseError.unsafePath(refusal.path, reason: refusal.reason)
+        } catch let error as OwnFiles.SystemError {
+            guard exclusive || ![EROFS, EACCES, ENOENT].contains(error.code) else { return nil }
+            throw ReleaseError.cannotWrite(folder.path, reason: FileError.systemWords(error.code))
         }
-        guard descriptor >= 0 else { throw ReleaseError.cannotWrite(folder.path, reason: FileError.systemWords(errno)) }
         let deadline = Date().addingTimeInterval(timeout)
         var hasWaited = false
         while flock(descriptor, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
@@ -60,6 +64,19 @@ package final class ReleaseFolderLock {
             _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
         return ReleaseFolderLock(descriptor: descriptor, isExclusive: exclusive)
+    }
+
+    /// The lock file opened never through a link, and only when it is this user's and no one
+    /// else's to write: the lock is truncated to hold the writer's pid, so a planted link to
+    /// the master or the signing key would empty it. A reader that cannot create it (a
+    /// read-only folder) opens it to read, or goes without.
+    private static func openLockFile(_ path: String, exclusive: Bool) throws -> Int32 {
+        do {
+            return try OwnFiles.open(path, flags: O_RDWR, create: true, mode: 0o644)
+        } catch let error as OwnFiles.SystemError where !exclusive {
+            _ = error
+            return try OwnFiles.open(path, flags: O_RDONLY)
+        }
     }
 
     /// `another StationAdmin process (pid 4242)`, or without the pid when it is not known.
@@ -93,7 +110,7 @@ extension ReleaseFolder {
         let lockPath = filePath(ReleaseLayout.lockFileName)
         guard let contents = try? FileManager.default.contentsOfDirectory(atPath: path),
               contents.allSatisfy({ $0 == ReleaseLayout.lockFileName }) else { return }
-        let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
+        let descriptor = (try? OwnFiles.open(lockPath, flags: O_RDWR)) ?? -1
         if descriptor >= 0 {
             defer { close(descriptor) }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return }

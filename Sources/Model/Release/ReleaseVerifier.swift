@@ -5,6 +5,7 @@ import StationLog
 import StationManifest
 import StationSchema
 import StationSignatures
+import StationSQLite
 import StationSupport
 
 /// What `verify` checked, and what failed.
@@ -166,7 +167,7 @@ package struct ReleaseVerifier {
     }
 
     private static var readOnly: Configuration {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.readonly = true
         return configuration
     }
@@ -229,7 +230,7 @@ package struct ReleaseVerifier {
         let bundled = try DatabaseQueue(path: folder.filePath(target.database.path), configuration: Self.readOnly)
         let targetShape = try bundled.read { try ClientSchema.shape($0) }
         try bundled.close()
-        let queue = try DatabaseQueue(path: phone)
+        let queue = try DatabaseQueue(path: phone, configuration: SQLiteDefences.configuration())
         try queue.read { db in
             let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1
             if userVersion != delta.to {
@@ -255,7 +256,7 @@ package struct ReleaseVerifier {
         let stranger = path("stranger-\(delta.from).sqlite")
         try? FileManager.default.removeItem(atPath: stranger)
         try FileManager.default.copyItem(atPath: base, toPath: stranger)
-        let strangerQueue = try DatabaseQueue(path: stranger)
+        let strangerQueue = try DatabaseQueue(path: stranger, configuration: SQLiteDefences.configuration())
         try strangerQueue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = \(delta.from + 1)") }
         try strangerQueue.close()
         let strangerHash = try FileDigest.sha256(ofFile: stranger)
@@ -281,7 +282,7 @@ package enum SyntheticCompletions {
     }
 
     package static func add(to path: String, splits: [StationSplit]) throws -> [Int64: Record] {
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: SQLiteDefences.configuration())
         defer { try? queue.close() }
         try queue.write { db in
             let sample = try Int64.fetchAll(db, sql: "SELECT station_cd FROM stations WHERE station_cd % 7 = 0 OR rowid % 5 = 0")
@@ -312,14 +313,14 @@ package enum SyntheticCompletions {
 
     /// The records of a database file.
     package static func read(_ path: String) throws -> [Int64: Record] {
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: SQLiteDefences.configuration())
         defer { try? queue.close() }
         return try queue.read(read)
     }
 
     /// Empties a database's `completions` (a fresh client database has none).
     package static func clear(_ path: String) throws {
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: SQLiteDefences.configuration())
         defer { try? queue.close() }
         try queue.write { try $0.execute(sql: "DELETE FROM completions") }
     }
@@ -388,6 +389,15 @@ extension Publisher {
         report.passed += signatures.passed
         report.failures += signatures.failures
         report.warnings += signatures.warnings
+        // What the folder lists against what this master recorded publishing: a folder writer's
+        // change to a file and its entry passes every hash, and not this.
+        let recorded = try master.read(PublishedHistory.recordedEntries)
+        let disagreements = PublishedHistory.disagreements(of: manifest, with: recorded)
+        report.failures += disagreements.map { "not what the master published: \($0)" }
+        let checked = manifest.versions.filter { recorded[$0.version] != nil }.count
+        if disagreements.isEmpty && checked > 0 {
+            report.passed.append("\(checked) of \(manifest.versions.count) versions listed as the master recorded publishing them")
+        }
         for version in manifest.versions {
             let verifier = ReleaseVerifier(folder: folder, master: master, scratch: scratch)
             let part = try verifier.verify(version, olderDatabases: (folder, manifest))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSQLite
 
 /// A backup the master refuses to write.
 public enum BackupError: Error, LocalizedError, Equatable {
@@ -56,7 +57,7 @@ extension MasterDatabase {
         // SQLite's errors while the master is read name the master, not the copy.
         try MasterDatabaseError.translating(self.path) { try read { try Self.refuseDamage($0, path: self.path) } }
         return try MasterDatabaseError.translating(path) {
-            let copy = try DatabaseQueue(path: partial)
+            let copy = try DatabaseQueue(path: partial, configuration: SQLiteDefences.configuration())
             try MasterDatabaseError.translating(self.path) { try queue.backup(to: copy) }
             let (check, version) = try copy.writeWithoutTransaction { db -> (String, Int) in
                 // One file, whatever the master's journal: a backup is copied around as it is.

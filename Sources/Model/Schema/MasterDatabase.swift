@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StationSQLite
 import StationSupport
 import Synchronization
 
@@ -86,7 +87,7 @@ public final class MasterDatabase: Sendable {
 
     /// The master's connection settings, also used for the client databases a release builds.
     package static func configuration(busyTimeout: TimeInterval = busyTimeout, label: String = "master") -> Configuration {
-        var configuration = Configuration()
+        var configuration = SQLiteDefences.configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = label
         configuration.prepareDatabase { db in
@@ -135,6 +136,8 @@ public final class MasterDatabase: Sendable {
     package func write<T>(checkingDamage: Bool = true, _ body: (Database) throws -> (result: T, commit: Bool)) throws -> T {
         try MasterFileChecks.requireWritable(path)
         return try MasterDatabaseError.translating(path) {
+            // Before the migrations too: a crafted trigger would run inside them.
+            try queue.read { try MasterSchemaObjects.refuseUnexpected($0, declared, path: path) }
             if needsStamp { try stamp() }
             if !holdsRollbackJournal.withLock({ $0 }) { try restoreWriteAheadLog() }
             var result: T?
@@ -299,7 +302,7 @@ public final class MasterDatabase: Sendable {
                 if let client {
                     try db.execute(sql: "ATTACH DATABASE ? AS client", arguments: [client])
                     // A fresh file built once and renamed into place needs no rollback journal.
-                    try db.execute(sql: "PRAGMA client.journal_mode = OFF")
+                    try db.execute(sql: "PRAGMA client.journal_mode = MEMORY")
                     try db.execute(sql: "PRAGMA client.page_size = 4096")
                 }
                 defer { if client != nil { try? db.execute(sql: "DETACH DATABASE client") } }
@@ -352,9 +355,15 @@ public enum MasterDatabaseError: Error, LocalizedError, Equatable {
     case cannotOpen(String, reason: String)
     /// SQLite found the file damaged: nothing may be written onto it.
     case damaged(String, reason: String)
+    /// The file holds schema objects its migrations did not make (`MasterSchemaObjects`).
+    case unexpectedSchema(String, objects: [String])
 
     public var errorDescription: String? {
         switch self {
+        case let .unexpectedSchema(path, objects):
+            return "\(path): the master holds schema objects StationAdmin did not make: \(objects.joined(separator: ", ")); nothing was written "
+                + "(a trigger, view or index in a master runs inside every command: restore a backup made by `\(CommandHint("backup"))`, "
+                + "or drop them with the sqlite3 shell after reading what they do)"
         case let .damaged(path, reason):
             return "\(path): the master database is damaged (SQLite: \(reason)); nothing was written. "
                 + "Restore the newest backup (docs/curating.md, \"Backups and recovery\"), then redo what came after it"

@@ -9,11 +9,17 @@ import GRDB
 public enum MasterSchema {
     /// Every migration of the master under `declared`, oldest first; each is frozen once shipped.
     public static func migrator(_ declared: DeclaredSchema) -> DatabaseMigrator {
+        migrator(declared, only: nil)
+    }
+
+    /// The migrations of `declared` whose identifiers are in `identifiers` (all when nil), in order:
+    /// what a master that recorded those made (`MasterSchemaObjects`).
+    package static func migrator(_ declared: DeclaredSchema, only identifiers: Set<String>?) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        for (identifier, migrate) in frozenMigrations {
+        for (identifier, migrate) in frozenMigrations where identifiers?.contains(identifier) ?? true {
             migrator.registerMigration(identifier, migrate: migrate)
         }
-        for change in declared.changes {
+        for change in declared.changes where identifiers?.contains(change.id) ?? true {
             migrator.registerMigration(change.id) { db in try change.migrate(db) }
         }
         return migrator
@@ -36,6 +42,7 @@ public enum MasterSchema {
         ("keepVersionCounts", keepVersionCounts),
         ("recordUpstream", recordUpstream),
         ("recordPublishedVersions", recordPublishedVersions),
+        ("recordPublishedEntries", recordPublishedEntries),
     ]
 
     private static func createTheMasterTables(_ db: Database) throws {
@@ -202,6 +209,14 @@ public enum MasterSchema {
         try db.execute(sql: """
             CREATE TABLE published_versions (version INTEGER PRIMARY KEY, content_hash TEXT NOT NULL, recorded_at TEXT NOT NULL)
             """)
+    }
+
+    /// Curator data, never published: each published version's manifest entry as the release
+    /// wrote it (every file's path, size and SHA-256, each delta's SQL hashes), so that signing
+    /// signs only what the master made: a folder whose manifest or files differ from it is
+    /// refused before anything is joined or signed (`PublishedHistory`).
+    private static func recordPublishedEntries(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE published_versions ADD COLUMN entry TEXT")
     }
 
     /// Frozen: the tables as `MasterTable.createStatement` gave them when the CHECKs came

@@ -23,7 +23,7 @@ struct ClientFolder {
     init(_ scratch: Scratch) throws {
         let (database, folder) = try scratch.servedFolder()
         key = try SigningKey.generate(to: scratch.path("curator-key-\(UUID().uuidString.prefix(6))"))
-        try ManifestResigning.resign(folder: folder, signing: ManifestSigning(keys: [key]))
+        try ManifestResigning.resign(folder: folder, signing: ManifestSigning(keys: [key]), master: database)
         self.database = database
         path = folder
         splits = try database.read { try UpdateLog.splits($0) }

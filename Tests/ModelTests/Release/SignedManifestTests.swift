@@ -135,7 +135,7 @@ import Testing
         try restore()
 
         // Signed by a key the app does not pin; a truncated and a garbled signature file.
-        try ManifestResigning.resign(folder: signed.folder, signing: ManifestSigning(keys: [other]))
+        try ManifestResigning.signAsIs(folder: signed.folder, signing: ManifestSigning(keys: [other]))
         try refused("an unknown key", reason: "no signature by a pinned key")
         try restore()
         try goodSignatures.prefix(goodSignatures.count / 2).write(to: URL(fileURLWithPath: signaturePath))

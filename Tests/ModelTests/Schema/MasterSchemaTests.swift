@@ -142,14 +142,21 @@ import Testing
         let database = try scratch.baseDatabase()
         let queue = try DatabaseQueue(path: database.path)
         let old = MasterSchema.createMasterTables
-        let oldStations = String(old[old.range(of: "CREATE TABLE stations (")!.lowerBound...])
-        let createOld = String(oldStations[..<oldStations.range(of: ");")!.upperBound]).replacingOccurrences(of: "TABLE stations", with: "TABLE stations_old")
+        // Each master table made again by its old statement, as the first migration made it (a
+        // rename would leave SQLite's quoted name in its text, which no migration wrote).
+        let rebuilt = MasterTable.all.map(\.name).map { table -> String in
+            let from = String(old[old.range(of: "CREATE TABLE \(table) (")!.lowerBound...])
+            return """
+                CREATE TABLE \(table)_copy AS SELECT * FROM \(table);
+                DROP TABLE \(table);
+                \(from[..<from.range(of: #"\)( WITHOUT ROWID)?;"#, options: .regularExpression)!.upperBound])
+                INSERT INTO \(table) SELECT * FROM \(table)_copy;
+                DROP TABLE \(table)_copy;
+                """
+        }.joined(separator: "\n")
         try queue.write { db in
             try db.execute(sql: """
-                \(createOld)
-                INSERT INTO stations_old SELECT * FROM stations;
-                DROP TABLE stations;
-                ALTER TABLE stations_old RENAME TO stations;
+                \(rebuilt)
                 CREATE INDEX stations_on_line ON stations(line_cd);
                 UPDATE stations SET weight = 0 WHERE station_cd = 9900101;
                 DELETE FROM grdb_migrations WHERE identifier = 'checkDomains';
