@@ -2,6 +2,7 @@ import CZlib
 import Crypto
 import StationSignatures
 import Foundation
+import StationFiles
 
 /// A downloaded gzip file inflated, never past the size the signed manifest gives (a gzip bomb
 /// stops at that many bytes plus one chunk), with the SHA-256 of what came out. zlib's `gzread`
@@ -12,7 +13,13 @@ enum GzipFile {
     /// Past `limit`, the output is removed and `corruptGzip` thrown.
     static func inflate(_ source: String, to destination: String, limit: Int, name: String,
                         progress: (Int) throws -> Void = { _ in }) throws -> (bytes: Int, sha256: String) {
-        guard FileManager.default.createFile(atPath: destination, contents: nil), let output = FileHandle(forWritingAtPath: destination) else {
+        let output: FileHandle
+        do {
+            // Replaced, never written through: a link or another user's file there is refused.
+            output = FileHandle(fileDescriptor: try OwnFiles.open(destination, flags: O_WRONLY | O_TRUNC, create: true, mode: 0o600), closeOnDealloc: true)
+        } catch let refusal as OwnFiles.Refusal {
+            throw StationClientError.unsafeFile(path: refusal.path, reason: refusal.reason)
+        } catch {
             throw StationClientError.readOnly(database: destination)
         }
         do {

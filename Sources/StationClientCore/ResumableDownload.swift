@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StationFiles
 import StationManifest
 import StationSignatures
 
@@ -35,9 +36,7 @@ package struct ResumableDownload {
         if offset > file.bytes { offset = 0 }
         var validator = offset > 0 ? (try? String(contentsOfFile: validatorPath, encoding: .utf8)) : nil
         if offset == 0 {
-            guard FileManager.default.createFile(atPath: part, contents: nil) else {
-                throw StationClientError.readOnly(database: part)
-            }
+            close(try Self.openPart(part, flags: O_WRONLY | O_TRUNC, create: true))
             try? FileManager.default.removeItem(atPath: validatorPath)
         }
         var outcome = Outcome(resumedAt: offset)
@@ -71,7 +70,7 @@ package struct ResumableDownload {
     private func fetchChunk(of file: ReleaseIndex.File, into part: String, at offset: Int, validator: String?,
                             progress: @escaping @Sendable (Int) -> Void) async throws -> PartWriter.State {
         let length = min(chunkBytes, file.bytes - offset)
-        guard let handle = FileHandle(forWritingAtPath: part) else { throw StationClientError.readOnly(database: part) }
+        let handle = FileHandle(fileDescriptor: try Self.openPart(part, flags: O_WRONLY), closeOnDealloc: false)
         let writer = PartWriter(handle: handle, path: file.path, offset: offset, rangeEnd: offset + length,
                                 fileBytes: file.bytes, progress: progress)
         do {
@@ -91,6 +90,19 @@ package struct ResumableDownload {
             throw StationClientError.wrapping(error, path: part)
         }
         return writer.state
+    }
+
+    /// The part file, never through a link nor another user's: one planted as a link to another
+    /// file would be written through from the resumed offset.
+    private static func openPart(_ part: String, flags: Int32, create: Bool = false) throws -> Int32 {
+        do {
+            return try OwnFiles.open(part, flags: flags, create: create, mode: 0o600)
+        } catch let refusal as OwnFiles.Refusal {
+            throw StationClientError.unsafeFile(path: refusal.path, reason: refusal.reason)
+        } catch let error as OwnFiles.SystemError {
+            if error.code == ENOSPC { throw StationClientError.storageFull(path: part, cause: POSIXError(.ENOSPC)) }
+            throw StationClientError.readOnly(database: part)
+        }
     }
 
     static func size(of path: String) -> Int? {

@@ -13,7 +13,8 @@ public enum ManifestError: Error, Equatable, LocalizedError {
         case let .corrupt(path, reason):
             return "\(path): not a valid manifest (\(reason)); rebuild the folder with `\(CommandHint("release"))`"
         case let .disagrees(path, problems):
-            return "\(path): the manifest disagrees with the release folder (rebuild it with `\(CommandHint("release"))`):\n"
+            return "\(path): the manifest disagrees with the release folder; nothing was signed (restore what changed from a backup of the folder, "
+                + "or release into a new folder with `\(CommandHint("release", "--out", "DIR"))`):\n"
                 + problems.map { "  \($0)" }.joined(separator: "\n")
         }
     }

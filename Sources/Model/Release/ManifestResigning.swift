@@ -25,7 +25,11 @@ public enum ManifestResigning {
     public static func resign(folder path: String, signing: ManifestSigning, trust: [TrustedKey] = [], master: MasterDatabase? = nil,
                               lockTimeout: TimeInterval = 600) throws -> Manifest {
         try sign(folder: path, signing: signing, lockTimeout: lockTimeout) { existing, folder in
-            if folder.isSigned || master == nil {
+            if !folder.isSigned && master == nil {
+                throw ReleaseError.currentSignatureRefused(folder.filePath(Manifest.fileName), reason:
+                    "the folder's manifest is not signed: sign it the first time with --db MASTER, against what that master recorded publishing")
+            }
+            if folder.isSigned {
                 try requireSignedByATrustedKey(existing, folder: folder, trust: signing.keys.map(\.publicKey) + trust)
             }
             guard let master else { return }

@@ -389,6 +389,12 @@ extension Publisher {
         report.passed += signatures.passed
         report.failures += signatures.failures
         report.warnings += signatures.warnings
+        for version in manifest.versions {
+            let verifier = ReleaseVerifier(folder: folder, master: master, scratch: scratch)
+            let part = try verifier.verify(version, olderDatabases: (folder, manifest))
+            report.passed += part.passed.map { "version \(version.version): \($0)" }
+            report.failures += part.failures.map { "version \(version.version): \($0)" }
+        }
         // What the folder lists against what this master recorded publishing: a folder writer's
         // change to a file and its entry passes every hash, and not this.
         let recorded = try master.read(PublishedHistory.recordedEntries)
@@ -397,12 +403,6 @@ extension Publisher {
         let checked = manifest.versions.filter { recorded[$0.version] != nil }.count
         if disagreements.isEmpty && checked > 0 {
             report.passed.append("\(checked) of \(manifest.versions.count) versions listed as the master recorded publishing them")
-        }
-        for version in manifest.versions {
-            let verifier = ReleaseVerifier(folder: folder, master: master, scratch: scratch)
-            let part = try verifier.verify(version, olderDatabases: (folder, manifest))
-            report.passed += part.passed.map { "version \(version.version): \($0)" }
-            report.failures += part.failures.map { "version \(version.version): \($0)" }
         }
         return report
     }

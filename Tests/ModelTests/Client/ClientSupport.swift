@@ -41,7 +41,7 @@ struct ClientFolder {
     /// Writes `manifest` into the folder and signs it again (a new sequence).
     func publish(_ manifest: Manifest) throws {
         try manifest.encoded().write(to: url.appendingPathComponent("manifest.json"))
-        try ManifestResigning.resign(folder: path, signing: ManifestSigning(keys: [key]))
+        try ManifestResigning.signAsIs(folder: path, signing: ManifestSigning(keys: [key]))
     }
 }
 

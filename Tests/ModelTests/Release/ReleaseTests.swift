@@ -206,6 +206,7 @@ import Testing
             "manifest unsigned (signing is opt-in: release --sign KEY; an app that pins keys refuses it)",
             "version 2: delta 1 → 2: applied by sqlite3, content as version 2's, guard refuses other versions",
             "version 2: delta, full download, app update: user records identical for versions 1…1",
+            "2 of 2 versions listed as the master recorded publishing them",
         ])
     }
 
@@ -226,6 +227,8 @@ import Testing
         #expect(report.failures.first == "version 2: 2/stations.sqlite: content hash \(released.contentHash), expected \(wrong)")
         #expect(report.failures.contains { $0.hasPrefix("version 2: delta 1 → 2: content hash \(released.contentHash) differs from version 2's \(wrong)") })
         #expect(report.pathsPassed.isEmpty)
+        // And the entry is not what the master recorded publishing.
+        #expect(report.failures.last == "not what the master published: versions[2]: its content_hash differs from what the master published")
     }
 
     /// Version 0 is a new install (it downloads the database): no delta from 0. Every other
