@@ -17,11 +17,24 @@ public struct ClientCommand: Sendable, Equatable {
         self.template = template
     }
 
-    /// The shell's command line for one run.
-    func line(database: String, url: String, key: String) -> String {
-        template.replacingOccurrences(of: "{db}", with: Self.quoted(database))
-            .replacingOccurrences(of: "{url}", with: Self.quoted(url))
-            .replacingOccurrences(of: "{key}", with: Self.quoted(key))
+    /// The shell's command line for one run: each placeholder of the template replaced in one
+    /// pass, so that a placeholder inside a substituted value (a work folder named `v{key};…`)
+    /// stays the literal text it is, inside its quotes.
+    package func line(database: String, url: String, key: String) -> String {
+        let values = ["{db}": Self.quoted(database), "{url}": Self.quoted(url), "{key}": Self.quoted(key)]
+        var line = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            line += rest[..<open]
+            if let (placeholder, value) = values.first(where: { rest[open...].hasPrefix($0.key) }) {
+                line += value
+                rest = rest[rest.index(open, offsetBy: placeholder.count)...]
+            } else {
+                line.append("{")
+                rest = rest[rest.index(after: open)...]
+            }
+        }
+        return line + rest
     }
 
     /// `text` as one word for `/bin/sh`: in single quotes, each single quote closed, escaped and

@@ -272,12 +272,22 @@ struct ReleaseResponder: HTTPResponder {
         return tagged(Response(status: .notModified), etag: etag, cacheControl: cacheControl)
     }
 
+    /// A success carries the file's ETag and `cacheControl`; an error (a 416 for a range past the
+    /// end) is about one request, not the file: stored by no cache, and without the file's ETag,
+    /// so that no cache answers the next request for the file with it.
     private static func tagged(_ response: Response, etag: String, cacheControl: String) -> Response {
         var response = response
+        guard response.status.code < 400 else {
+            response.headers[.cacheControl] = errorCacheControl
+            return response
+        }
         response.headers[.eTag] = "\"\(etag)\""
         response.headers[.cacheControl] = cacheControl
         return response
     }
+
+    /// What every error answer says to caches.
+    static let errorCacheControl = "no-store"
 
     /// Whether a client accepts gzip (RFC 9110, 12.5.3): its weight for `gzip` (or `x-gzip`), else
     /// for `*`, above 0. `gzip;q=0` refuses it whatever `*` says; no header asks for identity.

@@ -159,3 +159,45 @@ enum NginxConfig {
         }.joined(separator: "\n")
     }
 }
+
+/// No error answer is cached as the file's: a 416 (a range past the end) and a 404, from `serve`
+/// and from nginx with `deploy/nginx.conf`, carry neither a year's `immutable` nor the file's
+/// ETag, while the file's own 200 and 206 keep both.
+@Suite(.serialized, .tags(.nginx)) struct ErrorCachingTests {
+    let scratch = Scratch()
+
+    private func headers(_ url: String, range: String? = nil) throws -> (status: Int, headers: [String: String]) {
+        let result = try CommandRunner.run(["-s", "-o", "/dev/null", "-D", "-"] + (range.map { ["-H", "Range: \($0)"] } ?? []) + [url],
+                                           program: URL(fileURLWithPath: "/usr/bin/curl"))
+        let lines = result.stdout.split(separator: "\r\n").map(String.init)
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? -1
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return (status, fields)
+    }
+
+    @Test func errorAnswersAreNeverCachedAsTheFilesInServeAndNginx() throws {
+        let (_, folder) = try scratch.servedFolder()
+        let (serve, port) = try startServe(folder, ["--quiet"])
+        defer { _ = serve.stop(SIGTERM) }
+        let (nginx, nginxBase) = try scratch.nginx(serving: folder)
+        defer { _ = nginx.stop(SIGTERM) }
+        for base in ["http://127.0.0.1:\(port)", nginxBase] {
+            let file = base + "/5/stations.sqlite.gz"
+            let whole = try headers(file)
+            #expect(whole.status == 200 && whole.headers["cache-control"]?.contains("immutable") == true, "\(base): \(whole)")
+            // nginx cannot tell its 206 from its 416 when it adds headers: both are revalidated there.
+            let part = try headers(file, range: "bytes=0-9")
+            #expect(part.status == 206 && part.headers["cache-control"] == (base == nginxBase ? "no-cache" : "public, max-age=31536000, immutable"), "\(base): \(part)")
+            for (answer, expected) in [(try headers(file, range: "bytes=99999999-"), 416), (try headers(base + "/5/no-such-file"), 404)] {
+                #expect(answer.status == expected, "\(base): \(answer)")
+                let cacheControl = answer.headers["cache-control"] ?? ""
+                #expect(!cacheControl.contains("immutable") && !cacheControl.contains("max-age=31536000"), "\(base) \(expected): \(cacheControl)")
+                #expect(answer.headers["etag"] == nil || base == nginxBase, "\(base) \(expected): an ETag on an error: \(answer.headers)")
+            }
+        }
+    }
+}
