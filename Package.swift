@@ -91,7 +91,7 @@ let package = Package(
         .target(name: "StationCheck", dependencies: ["StationHistory", "StationSQLite", grdb, grdbSQLite], path: "Sources/Model/Check"),
         .target(name: "StationVersion", dependencies: ["StationCSV", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Version"),
         .target(name: "StationImport", dependencies: ["StationVersion", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Import"),
-        .target(name: "StationCurate", dependencies: ["StationVersion", grdb], path: "Sources/Model/Curate"),
+        .target(name: "StationCurate", dependencies: ["StationVersion", "StationSQLite", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", "StationSQLite", grdb], path: "Sources/Model/Delta"),
         .target(name: "StationManifest", dependencies: ["StationSupport", "StationSignatures"], path: "Sources/Model/Manifest"),

@@ -52,6 +52,11 @@ import Testing
         ("{\"op\": \"split\", \"old\": \"abc\", \"new\": 2}\n", ":1: \"old\" is not a code (expected a whole number)"),
         ("{\"op\": \"connect\", \"line\": 11201, \"stations\": [1, \"x\"]}\n", ":1: \"stations\" holds x, which is not a code (expected whole numbers)"),
         ("{\"plan\": \"nothing\"}\n# only comments\n", ": no operations (expected one JSON object per line with an \"op\")"),
+        // A key named twice: JSONDecoder would apply 2, jq and Python read 3.
+        ("{\"op\": \"edit\", \"table\": \"stations\", \"key\": 1120101, \"set\": {\"weight\": 2, \"weight\": 3}}\n",
+         ":1: \"weight\" is named twice in $.set (expected each key once: JSON readers disagree on which value counts, so the reviewer and the master could see different ones; keep one)"),
+        ("{\"plan\": \"p\"}\n{\"op\": \"close\", \"table\": \"stations\", \"key\": 1, \"key\": 1}\n",
+         ":2: \"key\" is named twice in $ (expected each key once: JSON readers disagree on which value counts, so the reviewer and the master could see different ones; keep one)"),
     ])
     func malformedPlansNameTheirLine(_ text: String, _ message: String) throws {
         let path = try plan(text)
