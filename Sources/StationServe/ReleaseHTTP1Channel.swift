@@ -23,9 +23,15 @@ struct ReleaseHTTP1Channel: ServerChildChannel {
         }
     }
 
+    /// What a connection may hold of a response in NIO's outbound buffer before its writer waits
+    /// for the socket to drain; with `ReleaseResponder.chunkBytes`, what a stalled download holds.
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 8 << 10, high: 16 << 10)
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         connections.opened(channel)
-        return inner.setup(channel: channel, logger: logger).flatMapThrowing { [connections] value in
+        return channel.setOption(ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark).flatMap {
+            inner.setup(channel: channel, logger: logger)
+        }.flatMapThrowing { [connections] value in
             let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try channel.pipeline.syncOperations.addHandler(RequestHeadRules(connections: connections), position: .after(decoder.handler))
             return value

@@ -38,7 +38,7 @@ struct ReleaseResponder: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         do {
-            let response = try await answer(request)
+            let response = try await answer(request, context.channel)
             return request.method == .head ? response.createHeadResponse() : response
         } catch {
             // Every refusal is logged with its reason; a phone is told what it can act on.
@@ -52,7 +52,7 @@ struct ReleaseResponder: HTTPResponder {
         }
     }
 
-    private func answer(_ request: Request) async throws -> Response {
+    private func answer(_ request: Request, _ channel: any Channel) async throws -> Response {
         if request.headers[RequestHeadRules.hostProblem] != nil {
             throw Refusal(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112, 3.2)")
         }
@@ -74,7 +74,7 @@ struct ReleaseResponder: HTTPResponder {
         case "/" + ManifestSignatures.fileName:
             return try signatures(request)
         default:
-            return try await file(request, snapshot)
+            return try await file(request, snapshot, channel)
         }
     }
 
@@ -86,10 +86,10 @@ struct ReleaseResponder: HTTPResponder {
         }
         let file = try ServedFile(ManifestSignatures.fileName, bytes: nil, in: release.folder)
         let bytes = try file.read(offset: 0, count: Int(file.identity.size))
-        return Self.conditional(request, etag: FileDigest.sha256(bytes), cacheControl: Self.revalidate) {
+        return Self.conditional(request, etag: FileDigest.sha256(bytes.readableBytesView), cacheControl: Self.revalidate) {
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: bytes))
         }
     }
 
@@ -146,7 +146,7 @@ struct ReleaseResponder: HTTPResponder {
                 headers[.vary] = "Accept-Encoding"
                 headers[Self.dataVersion] = String(version)
                 headers[Self.answerKind] = "delta"
-                let bytes: Data
+                let bytes: ByteBuffer
                 let gzip = try smallFileBytes(try await checkedFile(file), file)
                 if acceptsGzip {
                     headers[.contentEncoding] = "gzip"
@@ -154,14 +154,14 @@ struct ReleaseResponder: HTTPResponder {
                 } else {
                     bytes = try cache.inflated(file, gzip: gzip)
                 }
-                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: bytes))
             }
         }
     }
 
     // MARK: Files
 
-    private func file(_ request: Request, _ snapshot: ServedRelease.Snapshot) async throws -> Response {
+    private func file(_ request: Request, _ snapshot: ServedRelease.Snapshot, _ channel: any Channel) async throws -> Response {
         // Only a path the manifest lists, compared as text: no `..`, no listing, no lock file,
         // no link (the audit refused manifests whose paths are not plain files inside the folder).
         guard let decoded = request.uri.path.removingPercentEncoding, decoded.hasPrefix("/"),
@@ -186,11 +186,11 @@ struct ReleaseResponder: HTTPResponder {
             case .part(let range):
                 headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
                 headers[.contentLength] = String(range.count)
-                return Response(status: .partialContent, headers: headers, body: try await body(opened, listed, range, head: request.method == .head))
+                return Response(status: .partialContent, headers: headers, body: try await body(opened, listed, range, head: request.method == .head, channel))
             case .whole:
                 headers[.contentLength] = String(size)
                 let range = size > 0 ? 0...(size - 1) : nil
-                return Response(status: .ok, headers: headers, body: try await body(opened, listed, range, head: request.method == .head))
+                return Response(status: .ok, headers: headers, body: try await body(opened, listed, range, head: request.method == .head, channel))
             }
         }
     }
@@ -212,32 +212,45 @@ struct ReleaseResponder: HTTPResponder {
     }
 
     /// A checked small file's bytes, from memory after the first read (keyed by its SHA-256).
-    private func smallFileBytes(_ file: ServedFile, _ listed: ReleasedFile) throws -> Data {
+    private func smallFileBytes(_ file: ServedFile, _ listed: ReleasedFile) throws -> ByteBuffer {
         try cache.bytes(sha256: listed.sha256) {
             try file.read(offset: 0, count: Int(file.identity.size))
         }
     }
 
-    /// Small files from memory, large ones streamed from the checked file in 256 KiB `pread`s on
-    /// NIO's thread pool; a file that shrinks while sent cuts the response short (the client sees
-    /// fewer bytes than `Content-Length` and retries).
-    private func body(_ file: ServedFile, _ listed: ReleasedFile, _ range: ClosedRange<Int>?, head: Bool) async throws -> ResponseBody {
+    /// Small files from memory, shared by every response (a slice of the cached buffer, not a
+    /// copy); large ones streamed from the checked file in `chunkBytes` `pread`s on NIO's thread
+    /// pool, each read straight into the buffer sent. A file that shrinks while sent cuts the
+    /// response short (the client sees fewer bytes than `Content-Length` and retries).
+    ///
+    /// A write returns once the chunk is handed to the connection's event loop, before that loop
+    /// has written it and found the socket full: without waiting, a stalled download would read
+    /// chunk after chunk into memory before its writer learns to wait. So after each chunk the
+    /// body waits for the event loop to have taken it (a task queued behind it); by then the
+    /// writability is the socket's, and the next write waits while the socket does not drain. A
+    /// stalled download holds about `chunkBytes` plus `ReleaseHTTP1Channel.writeBufferWaterMark`.
+    private func body(_ file: ServedFile, _ listed: ReleasedFile, _ range: ClosedRange<Int>?, head: Bool,
+                      _ channel: any Channel) async throws -> ResponseBody {
         guard let range, !head else { return ResponseBody() }
         if listed.bytes <= SmallFileCache.largestFile {
             let bytes = try smallFileBytes(file, listed)
-            return ResponseBody(byteBuffer: ByteBuffer(bytes: bytes[range]))
+            return ResponseBody(byteBuffer: bytes.getSlice(at: bytes.readerIndex + range.lowerBound, length: range.count)!)
         }
         return ResponseBody(contentLength: range.count) { writer in
             var offset = range.lowerBound
             while offset <= range.upperBound {
-                let count = min(256 << 10, range.upperBound + 1 - offset)
+                let count = min(Self.chunkBytes, range.upperBound + 1 - offset)
                 let chunk = try await NIOThreadPool.singleton.runIfActive { [offset] in try file.read(offset: offset, count: count) }
-                try await writer.write(ByteBuffer(bytes: chunk))
+                try await writer.write(chunk)
+                try await channel.eventLoop.submit {}.get()
                 offset += count
             }
             try await writer.finish(nil)
         }
     }
+
+    /// What one read of a large file holds for its connection.
+    static let chunkBytes = 16 << 10
 
     static func contentType(of path: String) -> String {
         if path.hasSuffix(".gz") { return "application/gzip" }

@@ -5,14 +5,17 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The request context of `serve`: the client's address, for the access log.
+/// The request context of `serve`: the client's address, for the access log, and its
+/// connection, whose event loop a streamed file waits for (`ReleaseResponder`).
 struct ServeContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: String
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress?.ipAddress ?? "-"
+        channel = source.channel
     }
 }
 
@@ -25,8 +28,17 @@ struct ServeContext: RequestContext {
 public struct ReleaseServer: Sendable {
     /// The release folder served.
     public var folder: String
-    /// A phone fleet reaches `serve` through a CDN or nginx with a few hundred connections.
-    public static let defaultMaxConnections = 10_000
+    /// A phone fleet reaches `serve` through a CDN or nginx with a few hundred connections; the
+    /// default lets as many stalled downloads as fit `memoryBudget` be held at once.
+    public static let defaultMaxConnections = memoryBudget / heldPerStalledDownload
+
+    /// What `serve` may hold for downloads that do not drain (a slow or hostile network).
+    public static let memoryBudget = 1 << 30
+    /// What a stalled download holds at most: the chunk being written, NIO's outbound buffer up
+    /// to its high watermark, and the connection's own state (its pipeline, request and task;
+    /// `connectionState`, measured with `scripts/stalled-downloads.py`).
+    static let heldPerStalledDownload = ReleaseResponder.chunkBytes + ReleaseHTTP1Channel.writeBufferWaterMark.high + connectionState
+    static let connectionState = 48 << 10
 
     /// The address to listen on.
     public var host: String

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOCore
 import StationManifest
 import StationSupport
 import Synchronization
@@ -58,21 +59,25 @@ final class ServedFile: Sendable {
 
     deinit { close(descriptor) }
 
-    /// `count` bytes from `offset`; fewer than asked means the file shrank while served.
-    func read(offset: Int, count: Int) throws(ServedFileError) -> Data {
-        var data = Data(count: count)
+    /// `count` bytes from `offset`, read straight into the buffer a response sends; fewer than
+    /// asked means the file shrank while served.
+    func read(offset: Int, count: Int) throws(ServedFileError) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: count)
         var done = 0
         while done < count {
-            let got = data.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+            let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { bytes in
+                let read = pread(descriptor, bytes.baseAddress!, count - done, off_t(offset + done))
+                return max(read, 0)
             }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else {
-                throw got < 0 ? .unreadable(path, String(cString: strerror(errno))) : .changedWhileServed(path)
+            if got == 0 {
+                // Read again for the error (a read of zero bytes ends the file).
+                let probe = pread(descriptor, nil, 0, off_t(offset + done))
+                if probe < 0 && errno == EINTR { continue }
+                throw probe < 0 ? .unreadable(path, String(cString: strerror(errno))) : .changedWhileServed(path)
             }
             done += got
         }
-        return data
+        return buffer
     }
 
     /// The SHA-256 of the whole file (hex), read in 1 MiB steps.
@@ -82,7 +87,7 @@ final class ServedFile: Sendable {
         var offset = 0
         while offset < size {
             let count = min(1 << 20, size - offset)
-            hasher.update(data: try read(offset: offset, count: count))
+            hasher.update(data: try read(offset: offset, count: count).readableBytesView)
             offset += count
         }
         return FileDigest.hex(hasher.finalize())
