@@ -95,7 +95,13 @@ package struct ReleaseVerifier {
                              copies: (downloaded: String, bundled: String), carryOver: String?, _ report: inout VerificationReport) throws -> Bool {
         let version = released.version
         let failuresBefore = report.failures.count
-        let base = try baseDatabase(from, olderDatabases)
+        var base = try baseDatabase(from, olderDatabases)
+        // An older version's file from the folder is a phone's start only when it is the file the
+        // manifest lists: otherwise its schema (a trigger) would run in sqlite3 below.
+        if let (_, manifest) = olderDatabases, let older = manifest.version(from), try FileDigest.sha256(ofFile: base) != older.database.sha256 {
+            report.failures.append("\(older.database.path): its SHA-256 is not the manifest's; version \(from)'s phone is built from the master instead")
+            base = try baseDatabase(from, nil)
+        }
         let phone = path("phone-\(from).sqlite")
         try? FileManager.default.removeItem(atPath: phone)
         try FileManager.default.copyItem(atPath: base, toPath: phone)
