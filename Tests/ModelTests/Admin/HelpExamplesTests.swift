@@ -175,7 +175,9 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: copy + "/datasets", withDestinationPath: Fixtures.repository.appendingPathComponent("datasets").path)
         for (words, master) in [("on a master at version 2", "at-version-2.sqlite"), ("on a new master", "new.sqlite")]
         where examples.qualifier.contains(words) {
-            try FileManager.default.removeItem(atPath: copy + "/master.sqlite")
+            // The demo's master with its write-ahead log, if it left one: another file's log would
+            // be replayed onto the replacement.
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + "/master.sqlite" + suffix) }
             try FileManager.default.copyItem(atPath: fixture + "/" + master, toPath: copy + "/master.sqlite")
         }
         let versionBefore = try MasterDatabase.open(at: copy + "/master.sqlite").dataVersion()
