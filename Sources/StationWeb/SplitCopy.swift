@@ -108,6 +108,8 @@ struct SplitCopy: Sendable {
                 SELECT \(values.joined(separator: ", ")) FROM \(qualified) o
                 WHERE o.\(station) = $1
                   AND NOT EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = $2)
+                -- A record the app made meanwhile (a phone uploading the same copy) is left as the app made it.
+                ON CONFLICT DO NOTHING
                 RETURNING \(user)),
             noted AS (INSERT INTO \(Self.usersTable) (table_name, user_id) SELECT DISTINCT $3, \(user)::text FROM copied
                       ON CONFLICT DO NOTHING)
@@ -116,10 +118,13 @@ struct SplitCopy: Sendable {
         return try rows[0].decode(Int.self)
     }
 
-    /// Now, in the column's own type: an instant, seconds since 1970, or ISO 8601 UTC text.
+    /// Now, in the column's own type, the same instant whatever the session's TimeZone: an
+    /// instant, UTC for a timestamp without time zone (what Rails and Prisma store), seconds
+    /// since 1970, or ISO 8601 UTC text.
     static func now(as type: String) -> String? {
         switch type {
-        case "timestamp with time zone", "timestamp without time zone": return "now()"
+        case "timestamp with time zone": return "now()"
+        case "timestamp without time zone": return "(now() AT TIME ZONE 'UTC')"
         case "bigint", "integer": return "extract(epoch from now())::bigint"
         case "double precision", "real", "numeric": return "extract(epoch from now())"
         case "text", "character varying": return "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
