@@ -13,7 +13,8 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case rollback(database: Int, release: Int)
     case sameVersionOtherContent(version: Int, database: String, release: String)
     case otherDataset(database: String, release: String)
-    case missingUserTable(table: String)
+    /// `asWritten`: the `--user-table` that names the table the catalog has in another case, if one.
+    case missingUserTable(table: String, asWritten: String?)
     case badUpdatedColumn(table: String, column: String, type: String)
     case missingUserColumn(table: String, column: String)
     case changedByHand(table: String, column: String, expected: String, found: String?)
@@ -86,7 +87,10 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
             return "the database follows dataset \(database), the folder is of dataset \(release); nothing written (choose the folder of \(database))"
         case let .badUpdatedColumn(table, column, type):
             return "user table \(table): its updated-time column \(column) is of type \(type), which a split's copy cannot set to now (expected timestamptz, timestamp, a number of seconds or text; name another with --updated-column)"
-        case let .missingUserTable(table):
+        case let .missingUserTable(table, asWritten?):
+            return "user table \(table) does not exist, but one of that name in another case does: a plain name is folded to lower case, "
+                + "so name it as the framework made it, in double quotes: --user-table \(asWritten)"
+        case let .missingUserTable(table, nil):
             return "user table \(table) does not exist (create it, or name the right one with --user-table TABLE:USER_COLUMN)"
         case let .missingUserColumn(table, column):
             return "user table \(table) has no column \(column) (name the right ones with --user-table \(table):USER_COLUMN[:STATION_COLUMN])"

@@ -61,7 +61,9 @@ struct SplitCopy: Sendable {
             WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')
             ORDER BY a.attnum
             """, binds: binds))
-        guard !rows.isEmpty else { throw PostgresSyncError.missingUserTable(table: table.table) }
+        guard !rows.isEmpty else {
+            throw PostgresSyncError.missingUserTable(table: table.table, asWritten: try await inAnotherCase(table, server))
+        }
         let folded = { (name: String) in name.lowercased().replacingOccurrences(of: "_", with: "") }
         var columns: [Column] = [], quotedNames: [String: String] = [:], qualified = ""
         for row in rows {
@@ -78,6 +80,29 @@ struct SplitCopy: Sendable {
             throw PostgresSyncError.missingUserColumn(table: table.table, column: needed)
         }
         return SplitCopy(table: table, qualified: qualified, columns: columns, user: quotedNames[table.userColumn]!, station: quotedNames[table.stationColumn]!)
+    }
+
+    /// The `--user-table` argument that names `table` as the catalog has it when it exists only in
+    /// another case (`Checkins:userId` for a table `"Checkins"`), each column as the catalog has it
+    /// too; nil when no such table, or more than one, exists.
+    private static func inAnotherCase(_ table: UserTable, _ server: ServerSession) async throws -> String? {
+        var binds = PostgresBindings()
+        binds.append(table.schema)
+        binds.append(table.name)
+        binds.append(table.userColumn)
+        binds.append(table.stationColumn)
+        let rows = try await server.rows("looking for user table \(table.table) in another case", PostgresQuery(unsafeSQL: """
+            SELECT quote_ident(c.relname),
+                   (SELECT quote_ident(a.attname) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND lower(a.attname) = lower($3)),
+                   (SELECT quote_ident(a.attname) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND lower(a.attname) = lower($4))
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND lower(c.relname) = lower($2) AND c.relkind IN ('r', 'p')
+            """, binds: binds))
+        guard rows.count == 1 else { return nil }
+        let (name, user, station) = try rows[0].decode((String, String?, String?).self)
+        let schema = table.schema == "public" ? "" : "\(table.schema)."
+        let columns = [user ?? table.userColumn] + (table.stationColumn == UserTable.completions.stationColumn && station == table.stationColumn ? [] : [station ?? table.stationColumn])
+        return "'" + ([schema + name] + columns).joined(separator: ":") + "'"
     }
 
     /// Copies `split` for every user; returns the rows copied.

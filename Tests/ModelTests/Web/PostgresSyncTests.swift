@@ -127,7 +127,7 @@ import Testing
             .server(address: "", step: "", message: ""), .missingPrivilege(address: "", step: "", message: "", grant: ""),
             .notAFirstRun(option: "", version: 1), .baselineAfterRelease(baseline: 1, release: 1), .rollback(database: 1, release: 1),
             .sameVersionOtherContent(version: 1, database: "", release: ""), .otherDataset(database: "", release: ""),
-            .missingUserTable(table: ""), .badUpdatedColumn(table: "", column: "", type: ""), .missingUserColumn(table: "", column: ""),
+            .missingUserTable(table: "", asWritten: nil), .badUpdatedColumn(table: "", column: "", type: ""), .missingUserColumn(table: "", column: ""),
             .changedByHand(table: "", column: "", expected: "", found: nil), .changedMeanwhile, .operatorSQLEndedTransaction,
             .unsafeScratch(path: "", reason: ""), .damagedState(table: "", reason: ""),
         ]
@@ -485,6 +485,24 @@ import Testing
         #expect(try server.psql(database, """
             SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019) AND updated_at BETWEEN now() - interval '10 minutes' AND now() + interval '1 minute'
             """) == "2")
+    }
+
+    /// A table named as the framework shows it (`Checkins:userId`) that exists only in another
+    /// case is refused with the quoted form that works, which then syncs.
+    @Test func aTableNamedInAnotherCaseIsRefusedWithTheFormThatWorks() async throws {
+        let (history, _, server, database) = try webDatabase()
+        try server.psql(database, #"CREATE TABLE "Checkins" ("id" serial PRIMARY KEY, "userId" bigint NOT NULL, "stationCd" bigint NOT NULL, "updatedAt" timestamptz NOT NULL)"#)
+        func sync(_ userTable: String) throws -> CommandRunner.Result {
+            try CommandRunner.run(["sync-postgres", "--from", history.copies[1]!, "--trust", history.key.path + ".pub", "--database", server.address(database),
+                                   "--scratch", scratch.path("case-scratch"), "--user-table", userTable])
+        }
+        let refused = try sync("Checkins:userId:stationCd")
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains(#"user table checkins does not exist, but one of that name in another case does"#)
+                && refused.stderr.contains(#"--user-table '"Checkins":"userId":"stationCd"'"#), "\(refused.stderr)")
+        #expect(try server.psql(database, "SELECT count(*) FROM pg_namespace WHERE nspname = 'station'") == "0", "the refused run wrote")
+        let named = try sync(#""Checkins":"userId":"stationCd""#)
+        #expect(named.status == 0, "\(named.stderr)")
     }
 
     /// A role with exactly the grants docs/web.md lists (its own schema for the master tables, made
