@@ -65,17 +65,16 @@ final class ServedFile: Sendable {
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         var done = 0
         while done < count {
-            let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { bytes in
-                let read = pread(descriptor, bytes.baseAddress!, count - done, off_t(offset + done))
+            var read = 0
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { bytes in
+                read = pread(descriptor, bytes.baseAddress!, count - done, off_t(offset + done))
                 return max(read, 0)
             }
-            if got == 0 {
-                // Read again for the error (a read of zero bytes ends the file).
-                let probe = pread(descriptor, nil, 0, off_t(offset + done))
-                if probe < 0 && errno == EINTR { continue }
-                throw probe < 0 ? .unreadable(path, String(cString: strerror(errno))) : .changedWhileServed(path)
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else {
+                throw read < 0 ? .unreadable(path, String(cString: strerror(errno))) : .changedWhileServed(path)
             }
-            done += got
+            done += read
         }
         return buffer
     }

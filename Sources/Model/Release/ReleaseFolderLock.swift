@@ -73,8 +73,7 @@ package final class ReleaseFolderLock {
     private static func openLockFile(_ path: String, exclusive: Bool) throws -> Int32 {
         do {
             return try OwnFiles.open(path, flags: O_RDWR, create: true, mode: 0o644)
-        } catch let error as OwnFiles.SystemError where !exclusive {
-            _ = error
+        } catch is OwnFiles.SystemError where !exclusive {
             return try OwnFiles.open(path, flags: O_RDONLY)
         }
     }
