@@ -132,6 +132,7 @@ let package = Package(
                 withCuratorTools("PostgresNIO", "postgres-nio"),
                 withCuratorTools("Logging", "swift-log"),
                 withCuratorTools("NIOCore", "swift-nio"),
+                withCuratorTools("NIOConcurrencyHelpers", "swift-nio"),
                 withCuratorTools("NIOPosix", "swift-nio"),
                 withCuratorTools("NIOSSL", "swift-nio-ssl"),
             ]

@@ -23,7 +23,9 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
             Running it again changes nothing. The password may come from PGPASSWORD. docs/web.md says how a web service runs it.
             Example, on the web service's database (its completions table, docs/web.md): station-admin sync-postgres --from release --trust ~/.station-admin/signing-2026.pub --database postgres://web@127.0.0.1:5432/app
 
-            \(ExitStatus.standard)
+            Exit status: 0 on success; 1 when the command failed (the message says why and what to do, and nothing was committed); \
+            2 for a usage error; 3 when the connection dropped during COMMIT and the server could not be asked whether it committed \
+            (run it again: it finds the release recorded, or makes it anew).
             """)
 
     @Option(help: ArgumentHelp("The release folder: an http(s) URL, or a folder on disk.", valueName: "url|dir")) var from: String
@@ -39,6 +41,12 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
     @Option(help: ArgumentHelp("The user tables' column of the time a record last changed, which a split's copy sets to now; matched ignoring case and underscores.",
                                valueName: "column"))
     var updatedColumn = "updated_at"
+    @Option(help: ArgumentHelp("The user tables' column of the time a record was made, which a copy (a new record) sets to the copy's time too; matched as --updated-column is.",
+                               valueName: "column"))
+    var createdColumn = "created_at"
+    @Option(help: ArgumentHelp("Seconds any lock the sync takes may be waited for (its own, or a row an app's transaction holds); past 2 s it says on stderr whom it waits for.",
+                               valueName: "seconds"))
+    var lockTimeout = 60
     @Option(help: ArgumentHelp("SQL run in the same transaction after the splits; pg_temp.station_split_users (table_name, user_id) lists the users they copied for.",
                                valueName: "file.sql"))
     var then: String?
@@ -53,6 +61,7 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
     @OptionGroup var progress: ProgressOptions
 
     func validate() throws {
+        if lockTimeout < 1 { throw ValidationError("--lock-timeout takes a number of seconds, 1 or more (not \(lockTimeout)).") }
         if let baseline, baseline < 0 { throw ValidationError("--baseline takes a data version, 0 or more (not \(baseline)).") }
         if masterOnly && baseline != nil { throw ValidationError("--master-only copies no split; --baseline says which to copy: give one of them.") }
         if trust.isEmpty && !allowUnsigned { throw ValidationError("name the keys the release must be signed by with --trust FILE.pub (or --allow-unsigned).") }
@@ -68,6 +77,9 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
         sync.schema = schema
         if !userTable.isEmpty { sync.userTables = try userTable.map(UserTable.init(parsing:)) }
         sync.updatedColumn = updatedColumn
+        sync.createdColumn = createdColumn
+        sync.lockTimeout = lockTimeout
+        sync.onWaiting = { wait in Console.error("sync-postgres: \(wait)") }
         sync.masterOnly = masterOnly
         sync.baseline = baseline
         if let then {
@@ -89,6 +101,7 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
             report = try SynchronousWait.result { [sync] in try await sync.run() }
         } catch {
             if json { try Console.printJSON(SyncFailure(error)) }
+            if case .commitUnknown = error as? PostgresSyncError { throw FailedWithStatus(underlying: error, status: 3) }
             throw error
         }
         if json { return try Console.printJSON(report) }
@@ -131,6 +144,14 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
         if report.upToDate { return "\(report.database) (schema \(report.schema)) is at version \(report.to) already: nothing to do." }
         var lines = [(report.committed ? "Brought" : "Dry run: would bring") + " \(report.database) (schema \(report.schema)) from "
             + (report.from == 0 ? "nothing" : "version \(report.from)") + " to version \(report.to)."]
+        if let baseline = report.baseline {
+            let evidence = switch baseline.evidence {
+            case .masterTables: "checked: the master tables' content is version \(baseline.version)'s."
+            case .usersRecords: "checked: the users' records agree with the splits through version \(baseline.version) and none after."
+            case .nothing: "taken as given: no master tables, and no record at any split's old station to weigh it with."
+            }
+            lines.append("Baseline \(baseline.version) \(evidence)")
+        }
         switch report.fetched {
         case let fetched? where fetched.kind == .delta:
             lines.append("Downloaded the delta from version \(fetched.from ?? report.from) (\(fetched.bytes.formattedBytes)) and ran it on the client database the last sync kept.")
@@ -148,7 +169,10 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
         } else {
             lines.append("Splits applied (each user's records of the old station copied to the new, once):")
             for split in report.splits {
-                let copied = split.copied.sorted { $0.key < $1.key }.map { "\($0.value) \($0.value == 1 ? "row" : "rows") of \($0.key)" }.joined(separator: ", ")
+                let copied = split.copied.sorted { $0.key < $1.key }.map { table, rows in
+                    "\(rows) \(rows == 1 ? "row" : "rows") of \(table)"
+                        + ((split.skipped[table] ?? 0) > 0 ? " (\(split.skipped[table]!) left as the app made them meanwhile)" : "")
+                }.joined(separator: ", ")
                 lines.append("  v\(split.version) \(split.old) → \(split.new): \(copied.isEmpty ? "no user table" : copied)")
             }
             lines.append("Records copied for \(report.usersAffected) \(report.usersAffected == 1 ? "user" : "users").")
@@ -159,13 +183,15 @@ struct SyncPostgresCommand: ParsableCommand, ShowsProgress {
 
 /// What `sync-postgres --json` prints when it fails (docs/schemas/sync-postgres-failure.schema.json).
 struct SyncFailure: Encodable {
-    let committed = false
+    /// false, or null when it could not be told (`commit-unknown`, exit status 3).
+    let committed: Bool?
     let error: String
     let kind: String
     let sqlstate: String?
 
     init(_ error: any Error) {
         self.error = error.localizedDescription
+        if case .commitUnknown = error as? PostgresSyncError { committed = nil } else { committed = false }
         switch error {
         case let error as PostgresSyncError:
             kind = error.kind

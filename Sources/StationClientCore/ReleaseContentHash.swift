@@ -10,10 +10,10 @@ import StationManifest
 ///
 /// Each value is rendered by SQLite itself; the columns are the release's (its client schema's,
 /// in order), read from the tables in `main`, where an app may keep columns of its own.
-enum ReleaseContentHash {
+package enum ReleaseContentHash {
     /// The hash of `main`'s release tables, with the columns and key the release attached as
     /// `releaseSchema` gives each.
-    static func compute(_ db: Database, columnsFrom releaseSchema: String) throws -> String {
+    package static func compute(_ db: Database, columnsFrom releaseSchema: String) throws -> String {
         var hasher = SHA256()
         for table in ReleaseContent.hashedTables {
             hasher.update(data: Data("table:\(table)\n".utf8))

@@ -35,6 +35,7 @@ public struct ReleaseReader: Sendable {
             deltas: newest.deltas.filter { delta in newest.downloads.contains { $0.from == delta.from && $0.kind == .delta } },
             olderDatabases: Dictionary(manifest.index.versions.filter { $0.version != newest.version }.map { ($0.version, ($0.database, $0.databaseGzip)) },
                                        uniquingKeysWith: { first, _ in first }),
+            contentHashes: Dictionary(manifest.index.versions.map { ($0.version, $0.contentHash) }, uniquingKeysWith: { first, _ in first }),
             manifestSHA256: manifest.sha256,
             accepting: AcceptedRelease(sequence: accepting.sequence, publishedAt: accepting.publishedAt, dataset: accepting.dataset),
             isSigned: manifest.signed != nil)
@@ -125,6 +126,9 @@ public struct VerifiedRelease: Sendable {
     public let deltas: [ReleaseIndex.Delta]
     /// The client databases of the older versions the folder keeps, by version.
     public let olderDatabases: [Int: (database: ReleaseIndex.File, gzip: ReleaseIndex.File)]
+    /// The signed content hash (`ReleaseContent`) of every version the folder lists, the newest
+    /// included, by version: what a database's master tables are weighed against.
+    public let contentHashes: [Int: String]
     /// SHA-256 of the manifest's bytes.
     public let manifestSHA256: String
     /// What the consumer records once it has applied the release: the next check starts from it.

@@ -10,6 +10,15 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     case missingPrivilege(address: String, step: String, message: String, grant: String)
     case notAFirstRun(option: String, version: Int)
     case baselineAfterRelease(baseline: Int, release: Int)
+    /// `evidence`: each finding in words; `matches`: the versions the data agrees with, in words, if any.
+    case baselineDisagrees(baseline: Int, evidence: [String], matches: String?)
+    case standby(address: String)
+    case readOnly(address: String)
+    /// `holders`: who held the lock, in words (`backend 4242, psql from 10.0.0.5, idle in transaction since …`), where seen.
+    case lockTimeout(address: String, step: String, seconds: Int, holders: [String])
+    case statementTimeout(address: String, step: String)
+    /// The connection dropped during COMMIT and the server could not be asked afterwards.
+    case commitUnknown(address: String, reason: String)
     case rollback(database: Int, release: Int)
     case sameVersionOtherContent(version: Int, database: String, release: String)
     case otherDataset(database: String, release: String)
@@ -35,6 +44,12 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
         case .missingPrivilege: return "missing-privilege"
         case .notAFirstRun: return "not-a-first-run"
         case .baselineAfterRelease: return "baseline-after-release"
+        case .baselineDisagrees: return "baseline-disagrees"
+        case .standby: return "standby"
+        case .readOnly: return "read-only"
+        case .lockTimeout: return "lock-timeout"
+        case .statementTimeout: return "statement-timeout"
+        case .commitUnknown: return "commit-unknown"
         case .rollback: return "rollback"
         case .sameVersionOtherContent: return "same-version-other-content"
         case .otherDataset: return "other-dataset"
@@ -53,11 +68,23 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
     public var sqlState: String? {
         switch self {
         case .missingPrivilege: return "42501"
+        case .lockTimeout: return "55P03"
+        case .statementTimeout: return "57014"
+        case .readOnly: return "25006"
         case let .server(_, _, message), let .cannotConnect(_, message):
             guard let range = message.range(of: "[SQLSTATE ") else { return nil }
             return String(message[range.upperBound...].prefix { $0 != "]" })
         default: return nil
         }
+    }
+
+    /// Whether a COMMIT that failed so may have committed all the same: the connection dropped
+    /// (no SQLSTATE), or the server ended the session (class 08, connection; 57P, shutdown),
+    /// where it may have committed locally first. A refusal of the COMMIT itself did not commit.
+    package var mayHaveCommitted: Bool {
+        guard case .server = self else { return false }
+        guard let sqlState else { return true }
+        return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P")
     }
 
     public var errorDescription: String? {
@@ -76,6 +103,26 @@ public enum PostgresSyncError: Error, LocalizedError, Sendable {
             return "\(option) is for a database no sync has written yet; this one is at version \(version) (leave \(option) out)"
         case let .baselineAfterRelease(baseline, release):
             return "--baseline \(baseline) is after the release's newest version, \(release): name the version the web database's master data is at"
+        case let .baselineDisagrees(baseline, evidence, matches):
+            return "--baseline \(baseline) does not agree with the database: " + evidence.joined(separator: "; ")
+                + (matches.map { ". The data matches \($0): give that to --baseline" } ?? ". The data matches no version of the folder: check which release the web database was brought to")
+                + "; nothing written"
+        case let .standby(address):
+            return "\(address) is a standby (the server is in recovery): it cannot be written, and one that looks up to date says nothing of the primary; "
+                + "point --database at the primary; nothing written"
+        case let .readOnly(address):
+            return "\(address) takes no writes (transaction_read_only is on for this role or database; is it a read replica?): point --database at the "
+                + "primary, or turn default_transaction_read_only off for the sync's role; nothing written"
+        case let .lockTimeout(address, step, seconds, holders):
+            return "\(address): waited \(seconds) s for a lock while \(step) (--lock-timeout \(seconds))"
+                + (holders.isEmpty ? "" : ", held by " + holders.joined(separator: "; "))
+                + "; nothing written. Run it again once that transaction ends, or give it longer with --lock-timeout SECONDS"
+        case let .statementTimeout(address, step):
+            return "\(address) cancelled \(step) at the role's statement_timeout (SHOW statement_timeout): the sync sets none inside its own transaction, "
+                + "so this was a statement before it; raise it for the sync's role (ALTER ROLE … SET statement_timeout = '5min'); nothing written"
+        case let .commitUnknown(address, reason):
+            return "the connection to \(address) dropped during COMMIT and the server could not be asked whether it committed (\(reason)): "
+                + "run the sync again once the server answers; it finds the release recorded and stops, or makes it anew"
         case let .server(address, step, message):
             return "\(address) refused \(step): \(message)"
         case let .rollback(database, release):

@@ -21,6 +21,24 @@ public struct PostgresSyncReport: Codable, Sendable, Equatable {
         public var new: Int64
         /// User table → rows copied to the new station.
         public var copied: [String: Int]
+        /// User table → rows not copied because a record the app made meanwhile stood for the
+        /// copy (left as the app made it).
+        public var skipped: [String: Int]
+    }
+
+    /// The `--baseline` a first run was given, and what it was checked against.
+    public struct Baseline: Codable, Sendable, Equatable {
+        /// The version the web database's master data was said to be at.
+        public var version: Int
+        /// What agreed with it: the master tables' content hash, the users' records, or nothing
+        /// there was to weigh (no master tables, no record at any split's old station).
+        public var evidence: BaselineEvidence
+
+        /// The baseline `version`, found to agree by `evidence`.
+        public init(version: Int, evidence: BaselineEvidence) {
+            self.version = version
+            self.evidence = evidence
+        }
     }
 
     /// What the sync downloaded to reach the release.
@@ -70,9 +88,11 @@ public struct PostgresSyncReport: Codable, Sendable, Equatable {
     public var usersAffected: Int
     /// What was downloaded; nil when the database was at the release already.
     public var fetched: Fetched?
+    /// The checked `--baseline` of a first run; nil otherwise.
+    public var baseline: Baseline?
 
     enum CodingKeys: String, CodingKey {
-        case database, schema, from, to, committed, upToDate = "up_to_date", tables, splits, usersAffected = "users_affected", fetched
+        case database, schema, from, to, committed, upToDate = "up_to_date", tables, splits, usersAffected = "users_affected", fetched, baseline
     }
 
     /// Every key, `fetched` as null when up to date (docs/json.md: keys are always present).
@@ -88,6 +108,7 @@ public struct PostgresSyncReport: Codable, Sendable, Equatable {
         try container.encode(splits, forKey: .splits)
         try container.encode(usersAffected, forKey: .usersAffected)
         try container.encode(fetched, forKey: .fetched)
+        try container.encode(baseline, forKey: .baseline)
     }
 }
 

@@ -17,6 +17,9 @@ struct ReleaseState: Sendable, Equatable {
     /// sync builds on that file only when its bytes still hash to this (recorded in the server's
     /// transaction, out of reach of whoever can write the folder).
     var keptSHA256: String?
+    /// The `--baseline` the first run was given (checked against the data, `BaselineCheck`), kept
+    /// on every later write: how the database's history began.
+    var baseline: Int? = nil
 
     var accepted: AcceptedRelease { AcceptedRelease(sequence: sequence, publishedAt: publishedAt, dataset: dataset) }
 
@@ -34,7 +37,8 @@ struct ReleaseState: Sendable, Equatable {
             manifest_sha256 text NOT NULL,
             client_schema integer,
             synced_at timestamptz NOT NULL DEFAULT now(),
-            kept_sha256 text)
+            kept_sha256 text,
+            baseline integer)
         """
     }
 
@@ -44,16 +48,16 @@ struct ReleaseState: Sendable, Equatable {
         guard try exists.first?.decode(Bool.self) == true else { return nil }
         let rows = try await server.rows("reading \(table(schema))", """
             SELECT version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema,
-                   to_jsonb(s) ->> 'kept_sha256' FROM \(table(schema)) s
+                   to_jsonb(s) ->> 'kept_sha256', (to_jsonb(s) ->> 'baseline')::integer FROM \(table(schema)) s
             """)
         guard rows.count == 1 else {
             throw PostgresSyncError.damagedState(table: table(schema), reason: "\(rows.count) rows, not 1")
         }
         do {
-            let (version, sequence, publishedAt, dataset, database, manifest, clientSchema, kept) =
-                try rows[0].decode((Int, Int, String?, String?, String, String, Int?, String?).self)
+            let (version, sequence, publishedAt, dataset, database, manifest, clientSchema, kept, baseline) =
+                try rows[0].decode((Int, Int, String?, String?, String, String, Int?, String?, Int?).self)
             return ReleaseState(version: version, sequence: sequence, publishedAt: publishedAt, dataset: dataset,
-                                databaseSHA256: database, manifestSHA256: manifest, clientSchema: clientSchema, keptSHA256: kept)
+                                databaseSHA256: database, manifestSHA256: manifest, clientSchema: clientSchema, keptSHA256: kept, baseline: baseline)
         } catch {
             throw PostgresSyncError.damagedState(table: table(schema), reason: "\(error)")
         }
@@ -69,23 +73,27 @@ struct ReleaseState: Sendable, Equatable {
         binds.append(manifestSHA256)
         binds.append(clientSchema)
         binds.append(keptSHA256)
-        // Made, or given the column an earlier StationAdmin's lacks, only where missing: a role
+        binds.append(baseline)
+        // Made, or given the columns an earlier StationAdmin's lacks, only where missing: a role
         // that may not create in the schema syncs onto a table that is there.
         let found = try await server.rows("recording the release", """
             SELECT to_regclass('\(Self.table(schema))') IS NOT NULL,
-                   EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('\(Self.table(schema))') AND attname = 'kept_sha256' AND NOT attisdropped)
-            """)[0].decode((Bool, Bool).self)
+                   array(SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass('\(Self.table(schema))') AND NOT attisdropped)
+            """)[0].decode((Bool, [String]).self)
         if !found.0 {
             try await server.run("recording the release", Self.createStatement(schema))
-        } else if !found.1 {
-            try await server.run("recording the release", "ALTER TABLE \(Self.table(schema)) ADD COLUMN kept_sha256 text")
+        } else {
+            for (column, type) in [("kept_sha256", "text"), ("baseline", "integer")] where !found.1.contains(column) {
+                try await server.run("recording the release", "ALTER TABLE \(Self.table(schema)) ADD COLUMN \(column) \(type)")
+            }
         }
         try await server.run("recording the release", PostgresQuery(unsafeSQL: """
-            INSERT INTO \(Self.table(schema)) (id, version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema, synced_at, kept_sha256)
-            VALUES (1, $1, $2, $3, $4, $5, $6, $7, now(), $8)
+            INSERT INTO \(Self.table(schema)) AS s (id, version, sequence, published_at, dataset, database_sha256, manifest_sha256, client_schema, synced_at, kept_sha256, baseline)
+            VALUES (1, $1, $2, $3, $4, $5, $6, $7, now(), $8, $9)
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, sequence = EXCLUDED.sequence, published_at = EXCLUDED.published_at,
                 dataset = EXCLUDED.dataset, database_sha256 = EXCLUDED.database_sha256, manifest_sha256 = EXCLUDED.manifest_sha256,
-                client_schema = EXCLUDED.client_schema, synced_at = now(), kept_sha256 = EXCLUDED.kept_sha256
+                client_schema = EXCLUDED.client_schema, synced_at = now(), kept_sha256 = EXCLUDED.kept_sha256,
+                baseline = coalesce(EXCLUDED.baseline, s.baseline)
             """, binds: binds))
     }
 }

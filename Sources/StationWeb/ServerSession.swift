@@ -8,6 +8,9 @@ import PostgresNIO
 /// One connection to the web service's database, whose errors say what the sync was doing and
 /// what the server answered (never the password).
 struct ServerSession: Sendable {
+    /// The sync's sessions' `application_name`, by which a later run knows a run's backend.
+    static let applicationName = "station-admin sync-postgres"
+
     let connection: PostgresConnection
     let address: PostgresAddress
     let logger: Logger
@@ -18,8 +21,10 @@ struct ServerSession: Sendable {
         do {
             let tls: PostgresConnection.Configuration.TLS = address.requiresTLS
                 ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable
-            let configuration = PostgresConnection.Configuration(host: address.host, port: address.port, username: address.user,
+            var configuration = PostgresConnection.Configuration(host: address.host, port: address.port, username: address.user,
                                                                  password: address.password, database: address.database, tls: tls)
+            // What another session's pg_stat_activity (and a later run waiting on this one) shows.
+            configuration.options.additionalStartupParameters = [("application_name", Self.applicationName)]
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
             return ServerSession(connection: connection, address: address, logger: logger)
         } catch {
@@ -48,12 +53,33 @@ struct ServerSession: Sendable {
         }
     }
 
+    /// A standby (in recovery) or a database that takes no writes for this role, refused first:
+    /// before anything is downloaded, and also when it looks up to date.
+    func refuseReadOnly() async throws {
+        let (standby, readOnly) = try await rows("checking that the database takes writes",
+                                                 "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'")[0].decode((Bool, Bool).self)
+        if standby { throw PostgresSyncError.standby(address: address.description) }
+        if readOnly { throw PostgresSyncError.readOnly(address: address.description) }
+    }
+
+    /// Runs `sql`, handing each row to `body` as it arrives (a table read whole without holding it whole).
+    func each(_ step: String, _ sql: String, _ body: (PostgresRow) async throws -> Void) async throws {
+        do {
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) { try await body(row) }
+        } catch let error as PSQLError {
+            throw refusal(step, error)
+        }
+    }
+
     /// The server's refusal in words: a missing privilege (SQLSTATE 42501) with the `GRANT` that
     /// gives it, anything else with the server's message and SQLSTATE.
     private func refusal(_ step: String, _ error: any Error) -> PostgresSyncError {
         if let error = error as? PSQLError, let info = error.serverInfo, info[.sqlState] == "42501", let message = info[.message] {
             return PostgresSyncError.missingPrivilege(address: address.description, step: step, message: message,
                                                       grant: Self.grant(fixing: message, role: address.user))
+        }
+        if let error = error as? PSQLError, let info = error.serverInfo, info[.sqlState] == "57014", info[.message]?.contains("statement timeout") == true {
+            return PostgresSyncError.statementTimeout(address: address.description, step: step)
         }
         return PostgresSyncError.server(address: address.description, step: step, message: Self.describe(error))
     }
@@ -92,7 +118,7 @@ struct ServerSession: Sendable {
         guard try await transactionID(step) == before else { throw PostgresSyncError.operatorSQLEndedTransaction }
     }
 
-    private func transactionID(_ step: String) async throws -> String? {
+    func transactionID(_ step: String) async throws -> String? {
         try await rows(step, "SELECT txid_current()::text").first?.decode(String.self)
     }
 
@@ -124,7 +150,7 @@ struct ServerSession: Sendable {
             case .unsupportedAuthMechanism: return "the server asks for an authentication method this client does not support (use scram-sha-256 or md5)"
             case .sslUnsupported: return "the server does not offer TLS, which sslmode=require asks for"
             case .serverClosedConnection, .uncleanShutdown:
-                return "the server closed the connection (it stopped or restarted, or something between cut it); nothing was committed"
+                return "the server closed the connection (it stopped or restarted, or something between cut it)"
             case .queryCancelled: return "the server cancelled the statement (a statement_timeout, or an administrator)"
             default:
                 if let underlying = error.underlying { return describe(underlying) }

@@ -4,8 +4,9 @@ import StationManifest
 
 /// A split carried out in one of the web service's tables of users' records: every user's rows of
 /// the old station copied to the new one, never over a row the user already has there, with the
-/// updated-time column (when there is one) set to now, so that the timestamp sync sends the copy
-/// to the user's phones (DOMAIN.md, "The web service").
+/// bookkeeping columns (updated time, created time, when the table has them) set to the copy's
+/// time, so that the timestamp sync sends the copy to the user's phones (DOMAIN.md, "The web
+/// service"); the record's own data (its date, memo, …) is copied.
 ///
 /// The copy writes the user, the station and the record's own data; a column the table fills
 /// itself (identity, generated, a sequence, or a key or unique column with a default, such as a
@@ -25,7 +26,24 @@ struct SplitCopy: Sendable {
         let name: String
         let quoted: String
         let type: String
-        let isUpdatedTime: Bool
+        /// The updated-time or created-time column, set to the copy's time.
+        let isBookkeeping: Bool
+    }
+
+    /// What one split's copy did in the table.
+    struct Outcome: Sendable, Equatable {
+        /// Rows copied to the new station.
+        var copied: Int
+        /// Rows that were to be copied but that a record the app made meanwhile (committed while
+        /// the sync waited on it) already stood for: left as the app made it.
+        var skipped: Int
+    }
+
+    /// How many users of the table have records at a split's old station, and how many of them at
+    /// its new station too: what a `--baseline` is weighed with.
+    struct Weight: Sendable, Equatable {
+        var withOld: Int
+        var withBoth: Int
     }
 
     /// Where the users whose records a split copied are listed, for the operator's SQL.
@@ -42,10 +60,10 @@ struct SplitCopy: Sendable {
     }
 
     /// The table's columns from the catalog (which lists them whatever the role may read), checked:
-    /// it exists, with the user and station columns named, and an updated-time column of a type
-    /// the copy can set. `updatedColumn` is matched ignoring case and underscores (`updated_at`
-    /// finds `updatedAt`).
-    static func columns(of table: UserTable, updatedColumn: String, _ server: ServerSession) async throws -> SplitCopy {
+    /// it exists, with the user and station columns named, and bookkeeping columns of a type the
+    /// copy can set. `bookkeeping` (`updated_at`, `created_at`) is matched ignoring case and
+    /// underscores (`updated_at` finds `updatedAt`).
+    static func columns(of table: UserTable, bookkeeping: [String], _ server: ServerSession) async throws -> SplitCopy {
         var binds = PostgresBindings()
         binds.append(table.schema)
         binds.append(table.name)
@@ -70,11 +88,11 @@ struct SplitCopy: Sendable {
             let (name, quoted, type, automatic, table) = try row.decode((String, String, String, Bool, String).self)
             quotedNames[name] = quoted
             qualified = table
-            let isUpdatedTime = folded(name) == folded(updatedColumn)
-            if isUpdatedTime && Self.now(as: type) == nil {
+            let isBookkeeping = bookkeeping.contains { folded(name) == folded($0) }
+            if isBookkeeping && Self.time(as: type) == nil {
                 throw PostgresSyncError.badUpdatedColumn(table: table, column: name, type: type)
             }
-            if !automatic { columns.append(Column(name: name, quoted: quoted, type: type, isUpdatedTime: isUpdatedTime)) }
+            if !automatic { columns.append(Column(name: name, quoted: quoted, type: type, isBookkeeping: isBookkeeping)) }
         }
         for needed in [table.userColumn, table.stationColumn] where quotedNames[needed] == nil {
             throw PostgresSyncError.missingUserColumn(table: table.table, column: needed)
@@ -105,55 +123,81 @@ struct SplitCopy: Sendable {
         return "'" + ([schema + name] + columns).joined(separator: ":") + "'"
     }
 
-    /// Copies `split` for every user; returns the rows copied.
-    func copy(_ split: ReleaseSplit, _ server: ServerSession) async throws -> Int {
-        try await copy(old: split.old, new: split.new, step: "copying split \(split.old) → \(split.new) in \(table.table)", server)
+    /// Copies `split` for every user, the bookkeeping columns set to `time` (microseconds since
+    /// 1970, UTC: one instant for every table and column kind).
+    func copy(_ split: ReleaseSplit, at time: Int64, _ server: ServerSession) async throws -> Outcome {
+        try await copy(old: split.old, new: split.new, at: time, step: "copying split \(split.old) → \(split.new) in \(table.table)", server)
     }
 
     /// Runs the copy for a split no row matches: a table that could not take a split (a missing
     /// privilege, a column the copy cannot write) fails now, on every run and `--dry-run`, not on
     /// the day the first split arrives.
     func probe(_ server: ServerSession) async throws {
-        _ = try await copy(old: -1, new: -2, step: "checking that splits can be copied in \(table.table)", server)
+        _ = try await copy(old: -1, new: -2, at: 0, step: "checking that splits can be copied in \(table.table)", server)
     }
 
-    private func copy(old: Int64, new: Int64, step: String, _ server: ServerSession) async throws -> Int {
+    /// The users with records at `split.old`, and those of them with records at `split.new` too.
+    func weigh(_ split: ReleaseSplit, _ server: ServerSession) async throws -> Weight {
+        var binds = PostgresBindings()
+        binds.append(split.old)
+        binds.append(split.new)
+        let rows = try await server.rows("weighing --baseline against split \(split.old) → \(split.new) in \(table.table)", PostgresQuery(unsafeSQL: """
+            SELECT count(DISTINCT o.\(user)),
+                   count(DISTINCT o.\(user)) FILTER (WHERE EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = $2))
+            FROM \(qualified) o WHERE o.\(station) = $1
+            """, binds: binds))
+        let (withOld, withBoth) = try rows[0].decode((Int, Int).self)
+        return Weight(withOld: withOld, withBoth: withBoth)
+    }
+
+    private func copy(old: Int64, new: Int64, at time: Int64, step: String, _ server: ServerSession) async throws -> Outcome {
         let values = columns.map { column -> String in
             if column.name == table.stationColumn { return "$2" }
-            if column.isUpdatedTime, let now = Self.now(as: column.type) { return now }
+            if column.isBookkeeping, let time = Self.time(as: column.type) { return time }
             return "o.\(column.quoted)"
         }
         var binds = PostgresBindings()
         binds.append(old)
         binds.append(new)
         binds.append(table.table)
+        binds.append(time)
         let rows = try await server.rows(step, PostgresQuery(unsafeSQL: """
-            WITH copied AS (
-                INSERT INTO \(qualified) (\(columns.map(\.quoted).joined(separator: ", ")))
+            WITH wanted AS MATERIALIZED (
                 SELECT \(values.joined(separator: ", ")) FROM \(qualified) o
                 WHERE o.\(station) = $1
-                  AND NOT EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = $2)
+                  AND NOT EXISTS (SELECT 1 FROM \(qualified) h WHERE h.\(user) = o.\(user) AND h.\(station) = $2)),
+            copied AS (
+                INSERT INTO \(qualified) (\(columns.map(\.quoted).joined(separator: ", "))) SELECT * FROM wanted
                 -- A record the app made meanwhile (a phone uploading the same copy) is left as the app made it.
                 ON CONFLICT DO NOTHING
                 RETURNING \(user)),
             noted AS (INSERT INTO \(Self.usersTable) (table_name, user_id) SELECT DISTINCT $3, \(user)::text FROM copied
                       ON CONFLICT DO NOTHING)
-            SELECT count(*) FROM copied
+            SELECT (SELECT count(*) FROM copied), (SELECT count(*) FROM wanted)
             """, binds: binds))
-        return try rows[0].decode(Int.self)
+        let (copied, wanted) = try rows[0].decode((Int, Int).self)
+        return Outcome(copied: copied, skipped: wanted - copied)
     }
 
-    /// Now, in the column's own type, the same instant whatever the session's TimeZone: an
-    /// instant, UTC for a timestamp without time zone (what Rails and Prisma store), seconds
-    /// since 1970, or ISO 8601 UTC text.
-    static func now(as type: String) -> String? {
+    /// The copy's time (`$4`, microseconds since 1970) in the column's own type, the same instant
+    /// whatever the session's TimeZone: an instant, UTC for a timestamp without time zone (what
+    /// Rails and Prisma store), seconds since 1970, or ISO 8601 UTC text.
+    static func time(as type: String) -> String? {
+        let instant = "('epoch'::timestamptz + $4::bigint * interval '1 microsecond')"
         switch type {
-        case "timestamp with time zone": return "now()"
-        case "timestamp without time zone": return "(now() AT TIME ZONE 'UTC')"
-        case "bigint", "integer": return "extract(epoch from now())::bigint"
-        case "double precision", "real", "numeric": return "extract(epoch from now())"
-        case "text", "character varying": return "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+        case "timestamp with time zone": return instant
+        case "timestamp without time zone": return "(\(instant) AT TIME ZONE 'UTC')"
+        case "bigint", "integer": return "($4::bigint / 1000000)"
+        case "double precision", "real", "numeric": return "($4::bigint / 1e6)"
+        case "text", "character varying": return "to_char(\(instant) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
         default: return nil
         }
+    }
+
+    /// The instant the copies are stamped with, in microseconds since 1970: the server's clock as
+    /// late as the transaction allows (after the lock and the master tables, just before the
+    /// splits, the operator's SQL and COMMIT), not the transaction's start.
+    static func copyTime(_ server: ServerSession) async throws -> Int64 {
+        try await server.rows("reading the server's clock", "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0].decode(Int64.self)
     }
 }

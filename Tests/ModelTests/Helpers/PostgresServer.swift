@@ -20,19 +20,52 @@ final class PostgresServer: Sendable {
         return server
     }()
 
+    /// A server of the test's own, for what would disturb the others (a restart, a primary with a
+    /// standby): the caller stops it.
+    static func ofItsOwn() throws -> PostgresServer { try PostgresServer() }
+
     private init() throws {
         let candidates = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let newest = candidates.compactMap(Int.init).max() else { throw CocoaError(.fileNoSuchFile) }
         binaries = "/usr/lib/postgresql/\(newest)/bin"
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        folder = try Self.makeFolder("postgres")
         try Data((Self.password + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/password"))
         port = try ServeTests.freePort()
-        if getuid() == 0 { try Self.check(try Self.spawn(["/usr/bin/chown", "-R", "postgres:", folder]), "chown") }
         try Self.check(try asServerUser([binaries + "/initdb", "-D", folder + "/data", "-U", Self.user, "--pwfile=" + folder + "/password",
                                          "--auth=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"]), "initdb")
         try Self.check(try asServerUser([binaries + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "start",
                                          "-o", "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50"]), "pg_ctl start")
+    }
+
+    private init(folder: String, port: Int, binaries: String) {
+        self.folder = folder
+        self.port = port
+        self.binaries = binaries
+    }
+
+    /// A folder the server's user owns.
+    private static func makeFolder(_ name: String) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if getuid() == 0 { try Self.check(try Self.spawn(["/usr/bin/chown", "-R", "postgres:", folder]), "chown") }
+        return folder
+    }
+
+    /// A hot standby of this server, as an operator makes one (`pg_basebackup -R`: streaming
+    /// replication from it), started on a port of its own; the caller stops it.
+    func startStandby() throws -> PostgresServer {
+        let folder = try Self.makeFolder("postgres-standby")
+        try Self.check(try asServerUser([binaries + "/pg_basebackup", "-d", "host=127.0.0.1 port=\(port) user=\(Self.user) password=\(Self.password)",
+                                         "-D", folder + "/data", "-R", "-X", "stream", "-c", "fast"]), "pg_basebackup")
+        let port = try ServeTests.freePort()
+        try Self.check(try asServerUser([binaries + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "start",
+                                         "-o", "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1"]), "pg_ctl start (standby)")
+        return PostgresServer(folder: folder, port: port, binaries: binaries)
+    }
+
+    /// Stops the server (fast: sessions are ended as a shutdown ends them) and starts it again.
+    func restart() throws {
+        try Self.check(try asServerUser([binaries + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-m", "fast", "-w", "restart"]), "pg_ctl restart")
     }
 
     func stop() {
@@ -66,7 +99,7 @@ final class PostgresServer: Sendable {
         try Self.asServerUser(command)
     }
 
-    private static func asServerUser(_ command: [String]) throws -> Int32 {
+    static func asServerUser(_ command: [String]) throws -> Int32 {
         getuid() == 0 ? try spawn(["/usr/sbin/runuser", "-u", "postgres", "--"] + command) : try spawn(command)
     }
 
@@ -74,7 +107,7 @@ final class PostgresServer: Sendable {
     /// Not `Process`: its wait never returned for `runuser` here (the child left a zombie that
     /// Foundation's SIGCHLD monitor did not reap), so the server's tools are spawned and waited
     /// for directly.
-    private static func spawn(_ command: [String], log: String = "/dev/null") throws -> Int32 {
+    static func spawn(_ command: [String], log: String = "/dev/null") throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -102,4 +135,56 @@ struct PostgresCommandFailed: Error, CustomStringConvertible {
     let command: String
     let output: String
     var description: String { "\(command): \(output)" }
+}
+
+/// pgbouncer in front of a `PostgresServer`, as a web service pools its connections: transaction
+/// pooling (each transaction may run on another server connection), the server's user and
+/// password (scram-sha-256), on a free port; stopped by `stop()`. nil when pgbouncer is not
+/// installed.
+final class PgBouncer: Sendable {
+    let port: Int
+    private let folder: String
+
+    init?(before server: PostgresServer) throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/pgbouncer") else { return nil }
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("pgbouncer-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        port = try ServeTests.freePort()
+        try Data("\"\(PostgresServer.user)\" \"\(PostgresServer.password)\"\n".utf8).write(to: URL(fileURLWithPath: folder + "/userlist.txt"))
+        try Data("""
+            [databases]
+            * = host=127.0.0.1 port=\(server.port)
+            [pgbouncer]
+            listen_addr = 127.0.0.1
+            listen_port = \(port)
+            unix_socket_dir =
+            auth_type = scram-sha-256
+            auth_file = \(folder)/userlist.txt
+            pool_mode = transaction
+            logfile = \(folder)/pgbouncer.log
+            pidfile = \(folder)/pgbouncer.pid
+
+            """.utf8).write(to: URL(fileURLWithPath: folder + "/pgbouncer.ini"))
+        // pgbouncer refuses to run as root.
+        if getuid() == 0 { _ = try PostgresServer.spawn(["/usr/bin/chown", "-R", "postgres:", folder]) }
+        // As the server's tools are run (`PostgresServer.asServerUser`): Foundation's Process never saw runuser end here.
+        let started = try PostgresServer.asServerUser(["/usr/sbin/pgbouncer", "-d", folder + "/pgbouncer.ini"])
+        guard started == 0 else { throw PostgresCommandFailed(command: "pgbouncer", output: "exit status \(started)") }
+        for _ in 0..<250 where !FileManager.default.fileExists(atPath: folder + "/pgbouncer.pid") { usleep(20_000) }
+    }
+
+    /// `postgres://station:…@127.0.0.1:PORT/DATABASE`, through pgbouncer.
+    func address(_ database: String) -> String {
+        "postgres://\(PostgresServer.user):\(PostgresServer.password)@127.0.0.1:\(port)/\(database)"
+    }
+
+    func stop() {
+        if let text = try? String(contentsOfFile: folder + "/pgbouncer.pid", encoding: .utf8), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            kill(pid, SIGKILL)
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// What pgbouncer logged, for a failing test's message.
+    var log: String { (try? String(contentsOfFile: folder + "/pgbouncer.log", encoding: .utf8)) ?? "" }
 }

@@ -130,6 +130,8 @@ import Testing
             .missingUserTable(table: "", asWritten: nil), .badUpdatedColumn(table: "", column: "", type: ""), .missingUserColumn(table: "", column: ""),
             .changedByHand(table: "", column: "", expected: "", found: nil), .changedMeanwhile, .operatorSQLEndedTransaction,
             .unsafeScratch(path: "", reason: ""), .damagedState(table: "", reason: ""),
+            .baselineDisagrees(baseline: 1, evidence: [], matches: nil), .standby(address: ""), .readOnly(address: ""),
+            .lockTimeout(address: "", step: "", seconds: 1, holders: []), .statementTimeout(address: "", step: ""), .commitUnknown(address: "", reason: ""),
         ]
         let words = kinds.map(\.kind)
         #expect(Set(words).count == kinds.count)
@@ -474,6 +476,7 @@ import Testing
             }
         }
         #expect(report.splits.count == 2)
+        #expect(report.splits.first { $0.new == 9944001 }?.skipped == ["completions": 1, "visits": 0], "\(report.splits)")
         #expect(app.committedWhileTheSyncWaited(), "the sync never waited for the app's row")
         #expect(try server.psql(database, "SELECT memo || '|' || updated_at::text FROM completions WHERE user_id = 1 AND station_cd = 9944001")
                 == "from the phone|2024-04-02 09:00:00+09")
@@ -485,6 +488,14 @@ import Testing
         #expect(try server.psql(database, """
             SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019) AND updated_at BETWEEN now() - interval '10 minutes' AND now() + interval '1 minute'
             """) == "2")
+        // One instant for every copy and column kind: the bookkeeping columns the copy's time, the record's own data copied.
+        #expect(try server.psql(database, """
+            SELECT count(DISTINCT v.updated_at), bool_and(v.created_at = v.updated_at), bool_and(v.updated_at = (c.updated_at AT TIME ZONE 'UTC')),
+                   bool_and(v.memo IS NOT DISTINCT FROM o.memo)
+            FROM visits v JOIN completions c USING (user_id, station_cd)
+            JOIN visits o ON o.user_id = v.user_id AND o.station_cd = CASE v.station_cd WHEN 9944001 THEN 1141512 ELSE 1141530 END
+            WHERE v.station_cd IN (9944001, 9944019) AND c.memo IS DISTINCT FROM 'from the phone' AND v.updated_at > '2024-12-31'
+            """) == "1|t|t|t")
     }
 
     /// A table named as the framework shows it (`Checkins:userId`) that exists only in another
@@ -566,18 +577,55 @@ import Testing
         #expect(next.splits.count == 2 && next.splits.allSatisfy { $0.copied["stamps"] != nil })
         #expect(try server.psql(database, "SELECT station_cd FROM public.stamps ORDER BY 1") == "1141512\n9944001")
 
-        // Baselines: at 3, the splits of 3 were the old tool's; at 2, they are copied.
-        for (baseline, atNewStations) in [(3, "1"), (2, "4")] {
+        // Baselines: at 3, the splits of 3 were the old tool's (users 1 and 2 have their copies); at 2, they are copied.
+        for (baseline, atNewStations) in [(3, "4"), (2, "4")] {
             let other = try server.makeDatabase()
             try makeCompletions(other)
+            if baseline == 3 {
+                try server.psql(other, "INSERT INTO completions (user_id, station_cd, date, updated_at) VALUES (1, 9944001, '2024-04-01', now()), (2, 9944001, '2019-08-15', now()), (2, 9944019, '2020-01-02', now())")
+            }
             let report = try await sync(history.copies[3]!, other, keys: keys) { $0.baseline = baseline }
             #expect(report.committed && report.splits.count == (baseline == 3 ? 0 : 2), "baseline \(baseline)")
-            // User 3's own record at 9944019 is there either way.
+            #expect(report.baseline == PostgresSyncReport.Baseline(version: baseline, evidence: .usersRecords), "baseline \(baseline)")
             #expect(try server.psql(other, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == atNewStations, "baseline \(baseline)")
+            #expect(try server.psql(other, "SELECT baseline FROM station.release_state") == "\(baseline)", "the state does not record the baseline")
             await #expect { try await sync(history.copies[3]!, other, keys: keys) { $0.baseline = 1 } } throws: {
                 "\($0.localizedDescription)".contains("--baseline is for a database no sync has written yet")
             }
         }
+    }
+
+    /// A wrong `--baseline` is refused with what disagrees and the version the data matches, the
+    /// database untouched; the right one is taken. Weighed by the master tables' content hash
+    /// where the schema has them (release 2's, kept by another tool: its state gone), else by the
+    /// users' records against each split.
+    @Test func wrongBaselinesAreRefusedWithTheVersionTheDataMatches() async throws {
+        let (history, keys, server, database) = try webDatabase()
+        func refused(_ baseline: Int, _ database: String, saying words: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let before = try server.psql(database, "SELECT count(*), max(updated_at) FROM completions")
+            await #expect(sourceLocation: sourceLocation) { try await sync(history.copies[3]!, database, keys: keys) { $0.baseline = baseline } } throws: { error in
+                let text = "\(error.localizedDescription)"
+                return (error as? PostgresSyncError)?.kind == "baseline-disagrees" && words.allSatisfy(text.contains)
+            }
+            #expect(try server.psql(database, "SELECT count(*), max(updated_at) FROM completions") == before, "a refused baseline wrote", sourceLocation: sourceLocation)
+        }
+        // Users' records only: nobody at 1141512 has 9944001, so version 3's splits were never made.
+        try await refused(3, database, saying: ["--baseline 3 does not agree", "version 3's split 1141512 → 9944001 was never carried out (0 of the 2 users of completions",
+                                                 "The data matches a version from 0 to 2"])
+        // …and the other way: every user of the old stations has the new one, so --baseline 2 would copy them again.
+        let copied = try server.makeDatabase()
+        try makeCompletions(copied)
+        try server.psql(copied, "INSERT INTO completions (user_id, station_cd, updated_at) VALUES (1, 9944001, now()), (2, 9944001, now()), (2, 9944019, now())")
+        try await refused(2, copied, saying: ["version 3's split 1141512 → 9944001 was carried out already (2 of the 2 users", "The data matches version 3"])
+
+        // Master tables at release 2, the state gone: 3 is refused naming 2, and 2 is taken.
+        try await sync(history.copies[2]!, database, keys: keys) { $0.masterOnly = true }
+        try server.psql(database, "DROP TABLE station.release_state")
+        try await refused(3, database, saying: ["the master tables in schema station hold content", "The data matches version 2"])
+        let report = try await sync(history.copies[3]!, database, keys: keys) { $0.baseline = 2 }
+        #expect(report.committed && report.baseline?.evidence == .masterTables && report.splits.count == 2)
+        #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
+        try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
     }
 
     /// A `--database` that is not what it should be is never repeated: a password with an
@@ -711,6 +759,146 @@ import Testing
         }
         #expect(last == "1141512\n9944001\n")
     }
+
+    /// A standby, before anything is downloaded and also when it is up to date: a hot standby an
+    /// operator makes (`pg_basebackup -R`) is named as one, with what to do; a database read-only
+    /// for the role likewise. Exit 1 from the command line.
+    @Test func aStandbyOrAReadOnlyDatabaseIsRefusedBeforeAnyDownload() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let primary = try PostgresServer.ofItsOwn()
+        defer { primary.stop() }
+        let database = try primary.makeDatabase()
+        var sync = PostgresSync(reader: ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: history.folder)), keys: keys)),
+                                address: try PostgresAddress(primary.address(database)), scratchFolder: scratch.path("standby-scratch"))
+        sync.masterOnly = true
+        _ = try await sync.run()
+        let standby = try primary.startStandby()
+        defer { standby.stop() }
+        try PhoneUpload.wait(standby, database, for: "SELECT count(*) FROM station.release_state WHERE version = 3")
+        let steps = Locked<[PostgresSyncStep]>([])
+        sync.address = try PostgresAddress(standby.address(database))
+        sync.masterOnly = false
+        sync.onStep = { step in steps.withLock { $0.append(step) } }
+        await #expect { try await sync.run() } throws: { error in
+            (error as? PostgresSyncError)?.kind == "standby" && "\(error.localizedDescription)".contains("point --database at the primary")
+        }
+        #expect(steps.withLock { $0 } == [.connected], "the standby was read past the first step")
+        let command = try CommandRunner.run(["sync-postgres", "--from", history.folder, "--trust", history.key.path + ".pub",
+                                             "--database", standby.address(database), "--scratch", scratch.path("standby-scratch")])
+        #expect(command.status == 1 && command.stderr.contains("is a standby (the server is in recovery)"), "\(command.stderr)")
+
+        try primary.psql(database, "ALTER DATABASE \(database) SET default_transaction_read_only = on")
+        sync.address = try PostgresAddress(primary.address(database))
+        await #expect { try await sync.run() } throws: { error in
+            (error as? PostgresSyncError)?.kind == "read-only" && "\(error.localizedDescription)".contains("default_transaction_read_only off")
+        }
+    }
+
+    /// An app's transaction holds a user table 10 s; with `--lock-timeout 3` the sync says whom it
+    /// waits for after 2 s (the app's backend, its application_name) and ends at 3 s, naming it,
+    /// nothing written. A session that looks like a killed run of the sync holding the sync's own
+    /// lock is named as one, with the statement that ends it.
+    @Test func aLockHeldLongerThanTheTimeoutEndsTheRunNamingWhoHoldsIt() async throws {
+        let (history, keys, server, database) = try webDatabase()
+        try await sync(history.copies[1]!, database, keys: keys)
+        let app = try PhoneUpload(server, database, "BEGIN; LOCK TABLE completions IN EXCLUSIVE MODE; SELECT pg_sleep(10);", applicationName: "rails-console")
+        let waits = Locked<[PostgresLockWait]>([])
+        let started = ContinuousClock.now
+        await #expect { try await sync(history.copies[3]!, database, keys: keys) { sync in
+            sync.lockTimeout = 3
+            sync.onWaiting = { wait in waits.withLock { $0.append(wait) } }
+        } } throws: { error in
+            let text = "\(error.localizedDescription)"
+            return (error as? PostgresSyncError)?.kind == "lock-timeout" && text.contains("waited 3 s for a lock") && text.contains("(rails-console)")
+        }
+        let elapsed = ContinuousClock.now - started
+        app.finish()
+        #expect(elapsed < .seconds(8), "the run waited \(elapsed), past its --lock-timeout of 3 s")
+        let told = waits.withLock { $0 }
+        #expect(told.count >= 1 && told.allSatisfy { $0.holders.contains { $0.applicationName == "rails-console" } && $0.limit == 3 }, "\(told)")
+        #expect(told.first.map { "\($0)".contains("for a lock held by backend") } == true, "\(told)")
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") == "1")
+
+        let stale = try PhoneUpload(server, database, "BEGIN; SELECT pg_advisory_xact_lock(hashtext('station-admin sync-postgres station'));",
+                                    applicationName: "station-admin sync-postgres")
+        defer { stale.finish() }
+        await #expect { try await sync(history.copies[3]!, database, keys: keys) { $0.lockTimeout = 3 } } throws: { error in
+            "\(error.localizedDescription)".contains("(another sync-postgres run; if that run is gone: SELECT pg_terminate_backend(")
+        }
+    }
+
+    /// The connection lost during COMMIT: the server waits for a synchronous standby that never
+    /// comes, and is restarted while the sync's COMMIT waits (committed locally, the server's log
+    /// says). The sync asks again on a new connection and says committed, the kept database saved
+    /// (the next run downloads the delta), exactly as after a COMMIT that answered.
+    @Test func aCommitWhoseConnectionDroppedIsAskedAgainAndSaidCommitted() async throws {
+        let history = try history()
+        let keys = try history.trusted
+        let server = try PostgresServer.ofItsOwn()
+        defer { server.stop() }
+        let database = try server.makeDatabase()
+        func sync(_ folder: String) throws -> PostgresSync {
+            var sync = PostgresSync(reader: ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: folder)), keys: keys)),
+                                    address: try PostgresAddress(server.address(database)), scratchFolder: scratch.path("commit-scratch"))
+            sync.masterOnly = folder == history.copies[1]!
+            return sync
+        }
+        _ = try await sync(history.copies[1]!).run()
+        try server.psql(database, "CREATE TABLE public.completions (id bigserial PRIMARY KEY, user_id bigint NOT NULL, station_cd bigint NOT NULL, updated_at timestamptz NOT NULL, UNIQUE (user_id, station_cd)); INSERT INTO public.completions (user_id, station_cd, updated_at) VALUES (1, 1141512, now())")
+        try server.psql("postgres", "ALTER SYSTEM SET synchronous_standby_names = 'never_comes'")
+        try server.psql("postgres", "SELECT pg_reload_conf()")
+        let running = Task { [sync = try sync(history.copies[3]!)] in try await sync.run() }
+        try PhoneUpload.wait(server, "postgres", for: "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+        try server.restart()
+        let report = try await running.value
+        #expect(report.committed && report.to == 3)
+        try server.psql("postgres", "ALTER SYSTEM RESET synchronous_standby_names")
+        try server.psql("postgres", "SELECT pg_reload_conf()")
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") == "3")
+        #expect(try server.psql(database, "SELECT count(*) FROM public.completions WHERE station_cd = 9944001") == "1")
+        let log = (try? String(contentsOfFile: server.folder + "/server.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("already committed locally"), "the server's log does not show the commit cut short")
+        #expect(FileManager.default.fileExists(atPath: scratch.path("commit-scratch") + "/kept-3.sqlite"), "the committed run's database was not kept")
+    }
+
+    /// Through pgbouncer in transaction pooling mode, as web services pool their connections:
+    /// version by version and two syncs at once, every split copied once, the state and the
+    /// master tables the release's.
+    @Test func throughPgbouncerInTransactionModeEachSplitIsCopiedOnce() async throws {
+        let (history, keys, server, database) = try webDatabase()
+        guard let pooler = try PgBouncer(before: server) else {
+            Issue.record("pgbouncer is not installed (scripts/test and .ci/run install it)")
+            return
+        }
+        defer { pooler.stop() }
+        func sync(_ folder: String, scratch name: String) throws -> PostgresSync {
+            PostgresSync(reader: ReleaseReader(configuration: .init(source: FolderReleaseSource(folder: URL(fileURLWithPath: folder)), keys: keys)),
+                         address: try PostgresAddress(pooler.address(database)), scratchFolder: scratch.path(name))
+        }
+        for version in [1, 2] {
+            let report = try await sync(history.copies[version]!, scratch: "pooled").run()
+            #expect(report.committed && report.to == version, "\(pooler.log.suffix(2_000))")
+        }
+        let (one, other) = (try sync(history.copies[3]!, scratch: "pooled"), try sync(history.copies[3]!, scratch: "pooled-too"))
+        async let first = one.run()
+        async let second = other.run()
+        let reports = try await [first, second]
+        #expect(reports.filter(\.committed).count == 1 && reports.flatMap(\.splits).count == 2, "\(reports)")
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") == "3")
+        #expect(try server.psql(database, "SELECT count(*) FROM completions WHERE station_cd IN (9944001, 9944019)") == "4")
+        try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
+    }
+
+    /// `mayHaveCommitted`: a COMMIT the server refused did not commit; a dropped connection or
+    /// a session the server ended may have.
+    @Test func onlyACommitCutShortIsAskedAbout() {
+        #expect(PostgresSyncError.server(address: "a", step: "committing", message: "the server closed the connection").mayHaveCommitted)
+        #expect(PostgresSyncError.server(address: "a", step: "committing", message: "terminating connection due to administrator command [SQLSTATE 57P01]").mayHaveCommitted)
+        #expect(!PostgresSyncError.server(address: "a", step: "committing", message: "could not serialize access [SQLSTATE 40001]").mayHaveCommitted)
+        #expect(!PostgresSyncError.changedMeanwhile.mayHaveCommitted)
+    }
+
 }
 
 /// An app's connection (psql) holding a transaction open while a sync runs: it commits once the
@@ -724,24 +912,28 @@ final class PhoneUpload: @unchecked Sendable {
     private let waited = Locked(false)
     private var watcher: Thread?
 
-    init(_ server: PostgresServer, _ database: String, _ sql: String) throws {
+    private let applicationName: String
+
+    /// `applicationName`: the session's, as pg_stat_activity shows it.
+    init(_ server: PostgresServer, _ database: String, _ sql: String, applicationName: String = "phone-upload") throws {
         self.server = server
         self.database = database
+        self.applicationName = applicationName
         process.executableURL = URL(fileURLWithPath: server.binaries + "/psql")
         process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)", "-U", PostgresServer.user, "-d", database]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PGPASSWORD": PostgresServer.password, "PGAPPNAME": "phone-upload"]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["PGPASSWORD": PostgresServer.password, "PGAPPNAME": applicationName]) { $1 }
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         input.fileHandleForWriting.write(Data((sql + "\n").utf8))
         // Its insert done: the session sits idle in its transaction.
-        try wait(for: "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'phone-upload' AND state = 'idle in transaction'")
+        try wait(for: "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(applicationName)' AND state = 'idle in transaction'")
     }
 
     /// From another thread: commits once a backend other than the app's waits on a lock (at most 30 s).
     func commitOnceTheSyncWaits() {
         let thread = Thread { [self] in
-            let waiting = try? wait(for: "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name <> 'phone-upload'")
+            let waiting = try? wait(for: "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name <> '\(applicationName)'")
             waited.withLock { $0 = waiting != nil }
             input.fileHandleForWriting.write(Data("COMMIT;\n".utf8))
         }
@@ -756,11 +948,14 @@ final class PhoneUpload: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    @discardableResult
+    private func wait(for query: String) throws -> Int { try Self.wait(server, database, for: query) }
+
     /// Polls `query` until it counts one row or more, every 20 ms for at most 30 s.
     @discardableResult
-    private func wait(for query: String) throws -> Int {
+    static func wait(_ server: PostgresServer, _ database: String, for query: String) throws -> Int {
         for _ in 0..<1_500 {
-            if let count = Int(try server.psql(database, query)), count > 0 { return count }
+            if let count = Int((try? server.psql(database, query)) ?? ""), count > 0 { return count }
             usleep(20_000)
         }
         throw CancellationError()
