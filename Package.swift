@@ -7,7 +7,7 @@ let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto"
 /// Every target of the library, for the product and the tests.
 let modelTargets = ["StationSupport", "StationSchema", "StationCSV", "StationHistory", "StationLog", "StationCheck",
                     "StationVersion", "StationImport", "StationCurate", "StationWeights", "StationDelta",
-                    "StationManifest", "StationRelease", "StationReview", "StationSynth"]
+                    "StationManifest", "StationReleaseFolder", "StationRelease", "StationReview", "StationSynth"]
 
 /// The curator's tools (`station-admin`, `serve`) and the example app, on by default. An app that
 /// depends on this package for `StationClient` turns it off (`traits: []`) and resolves only
@@ -45,7 +45,7 @@ let package = Package(
         .library(name: "StationServe", targets: ["StationServe"]),
         .library(name: "StationConformance", targets: ["StationConformance"]),
         // What a phone app embeds: no target of the curator's toolkit.
-        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationManifest", "StationSupport", "StationSignatures", "StationSQLite", "StationFiles"]),
+        .library(name: "StationClient", targets: ["StationClient", "StationClientCore", "StationManifest", "StationSignatures", "StationSQLite", "StationFiles"]),
         // The example app on it, which the tests, scripts/demo and README use.
         .executable(name: "station-phone", targets: ["StationPhone"]),
     ],
@@ -94,8 +94,11 @@ let package = Package(
         .target(name: "StationCurate", dependencies: ["StationVersion", "StationSQLite", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
         .target(name: "StationDelta", dependencies: ["StationHistory", "StationSQLite", grdb], path: "Sources/Model/Delta"),
-        .target(name: "StationManifest", dependencies: ["StationSupport", "StationSignatures"], path: "Sources/Model/Manifest"),
-        .target(name: "StationRelease", dependencies: ["StationManifest", "StationDelta", "StationLog", "StationCheck", "StationSignatures", "StationSQLite", "StationFiles", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
+        // The manifest's format alone, phone-safe: the client compiles it into every app.
+        .target(name: "StationManifest", dependencies: ["StationSignatures"], path: "Sources/Model/Manifest"),
+        // A release folder on disk held to its manifest, and the answer it gives a phone: the curator's release and `serve`.
+        .target(name: "StationReleaseFolder", dependencies: ["StationManifest", "StationSupport", "StationSignatures"], path: "Sources/Model/ReleaseFolder"),
+        .target(name: "StationRelease", dependencies: ["StationManifest", "StationReleaseFolder", "StationDelta", "StationLog", "StationCheck", "StationSignatures", "StationSQLite", "StationFiles", grdb, grdbSQLite, crypto], path: "Sources/Model/Release"),
         .target(name: "StationReview", dependencies: ["StationDelta", "StationLog", "StationWeights", grdb], path: "Sources/Model/Review"),
         .target(name: "StationSynth", dependencies: ["StationCSV", "CCSV"], path: "Sources/Model/Synth"),
         // Serving release folders over HTTP: apart from Model, so that nothing in the write and
@@ -103,7 +106,7 @@ let package = Package(
         .target(
             name: "StationServe",
             dependencies: [
-                "StationManifest", "StationSignatures", "StationSupport", "CAllocator", crypto,
+                "StationManifest", "StationReleaseFolder", "StationSignatures", "StationSupport", "CAllocator", crypto,
                 withCuratorTools("Hummingbird", "hummingbird"),
                 withCuratorTools("ServiceLifecycle", "swift-service-lifecycle"),
                 withCuratorTools("NIOHTTP1", "swift-nio"),

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import StationManifest
+import StationReleaseFolder
 import StationSignatures
 import StationSupport
 import Synchronization

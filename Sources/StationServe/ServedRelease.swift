@@ -1,5 +1,6 @@
 import Foundation
 import StationManifest
+import StationReleaseFolder
 import StationSupport
 import Synchronization
 

@@ -133,6 +133,44 @@ import Testing
     /// Every public declaration of every product (the library, the server, the client and the
     /// signatures both sides share) says what it is in a `///` comment
     /// (`swift package generate-documentation` shows it), except a member that implements a
+    /// What an app compiles builds for the platforms Package.swift declares: no target of the
+    /// `StationClient` product's closure (docs/ARCHITECTURE.md lists it, drawn from Package.swift
+    /// and checked by `scripts/architecture --check`) uses an API the floor (iOS 15, tvOS 15,
+    /// watchOS 8) lacks, which Linux builds never check (`Mutex` and `Atomic` are iOS 18,
+    /// `ContinuousClock` iOS 16, …), nor is any of the curator's targets among them.
+    @Test func thePhoneLibraryUsesNothingAboveItsDeclaredFloor() throws {
+        let architecture = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let section = try #require(architecture.components(separatedBy: "## What a phone app compiles").dropFirst().first?
+            .components(separatedBy: "\n## ").first)
+        let listed = try NSRegularExpression(pattern: #"^- `(\w+)` \(`([^`]+)`\)$"#, options: .anchorsMatchLines)
+        let closure = listed.matches(in: section, range: NSRange(section.startIndex..., in: section)).map { match in
+            (name: String(section[Range(match.range(at: 1), in: section)!]), path: String(section[Range(match.range(at: 2), in: section)!]))
+        }
+        #expect(closure.contains { $0.name == "StationClient" } && closure.contains { $0.name == "StationManifest" }, "\(closure)")
+        let curators = closure.filter { $0.path.hasPrefix("Sources/Model/") && $0.name != "StationManifest" }.map(\.name)
+        #expect(curators == [], "the curator's targets compile into every app")
+        let aboveTheFloor: [(pattern: String, needs: String)] = [
+            (#"^import Synchronization\b"#, "iOS 18"), (#"\bMutex\s*[<(]"#, "iOS 18"), (#"\bAtomic\s*<"#, "iOS 18"),
+            (#"\bContinuousClock\b|\bSuspendingClock\b"#, "iOS 16"), (#"Task\.sleep\(for:"#, "iOS 16"), (#"\bDuration\b"#, "iOS 16"),
+            (#"\bRegex\s*<|#/"#, "iOS 16"), (#"URL\(filePath:|\.appending\(path:"#, "iOS 16"), (#"\.withLock\s*\{"#, "iOS 16 (NSLocking)"),
+            (#"\bTaskExecutor\b"#, "iOS 18"),
+        ]
+        var found: [String] = []
+        for target in closure {
+            let root = Fixtures.repository.appendingPathComponent(target.path)
+            for file in FileManager.default.enumerator(atPath: root.path)!.compactMap({ $0 as? String }) where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = String(line).components(separatedBy: "//").first ?? ""
+                    for (pattern, needs) in aboveTheFloor where code.range(of: pattern, options: .regularExpression) != nil {
+                        found.append("\(target.path)/\(file):\(number + 1): \(needs): \(line.trimmingCharacters(in: .whitespaces))")
+                    }
+                }
+            }
+        }
+        #expect(found == [], "above the declared floor:\n\(found.joined(separator: "\n"))")
+    }
+
     /// protocol's requirement, whose documentation is the protocol's.
     @Test func everyPublicDeclarationIsDocumented() throws {
         let declaration = try NSRegularExpression(pattern: #"^\s*(@[\w.]+(\([^)]*\))?\s+)*public\s(?!import|extension)"#)
@@ -188,14 +226,15 @@ import Testing
         let sources = try Self.sources()
         let keys = ["\"database_gzip\"", "\"carry_over\"", "\"carry_over_sha256\"", "\"content_hash\"", "\"sql_parts\"",
                     "\"client_schema\"", "\"published_at\""]
-        let elsewhere = sources.filter { !$0.path.hasPrefix("Model/Manifest/") }.flatMap { file in
+        // The folder's answer to a phone (`UpdateAnswer`, beside the folder's audit) names the same files in its own JSON.
+        let elsewhere = sources.filter { !$0.path.hasPrefix("Model/Manifest/") && $0.path != "Model/ReleaseFolder/UpdateAnswer.swift" }.flatMap { file in
             file.text.split(separator: "\n").filter { line in
                 // A coding key's raw value; a table's or a column's name of the same spelling is not one.
                 line.contains("case ") && keys.contains { line.contains("= \($0)") }
             }.map { "\(file.path): \($0.trimmingCharacters(in: .whitespaces))" }
         }
         #expect(elsewhere.isEmpty, "the manifest's keys spelled outside StationManifest: \(elsewhere)")
-        for folder in ["Model/Manifest/", "Model/Support/", "StationServe/", "StationSignatures/"] {
+        for folder in ["Model/Manifest/", "Model/ReleaseFolder/", "Model/Support/", "StationServe/", "StationSignatures/"] {
             let reaching = sources.filter { $0.path.hasPrefix(folder) }.filter { file in
                 file.text.split(separator: "\n").contains { ["import GRDB", "import GRDBSQLite", "import CSQLiteConfig", "import StationSchema"].contains($0) }
             }.map(\.path)

@@ -1,5 +1,6 @@
 import Foundation
 import StationManifest
+import StationReleaseFolder
 import StationSupport
 
 /// Makes the deltas a release joins (`DeltaChainPlan.joinable`): for a version v, an older

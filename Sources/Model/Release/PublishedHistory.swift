@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StationManifest
+import StationReleaseFolder
 import StationSchema
 import StationSupport
 

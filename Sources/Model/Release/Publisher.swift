@@ -3,6 +3,7 @@ import GRDB
 import StationCheck
 import StationDelta
 import StationManifest
+import StationReleaseFolder
 import StationSchema
 import StationSupport
 import Synchronization

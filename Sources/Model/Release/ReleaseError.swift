@@ -3,6 +3,7 @@ import GRDB
 import StationCheck
 import StationFiles
 import StationManifest
+import StationReleaseFolder
 import StationSignatures
 import StationSchema
 import StationSupport

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StationFiles
 import StationManifest
+import StationReleaseFolder
 import StationSchema
 import StationSQLite
 import StationSupport

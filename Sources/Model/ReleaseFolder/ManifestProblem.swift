@@ -1,3 +1,4 @@
+import StationManifest
 import StationSupport
 
 /// One way a manifest disagrees with its release folder, naming the field and the file:

@@ -3,6 +3,7 @@ import StationCSV
 import StationCurate
 import StationLog
 import StationManifest
+import StationReleaseFolder
 import StationRelease
 import StationSchema
 import StationSupport

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSupport
 
 /// Checks a manifest against the folder it describes: the contract phones, servers and CDNs

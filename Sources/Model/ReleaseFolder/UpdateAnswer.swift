@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSupport
 
 /// What a release folder answers a phone that asks for the newest data with its `user_version`

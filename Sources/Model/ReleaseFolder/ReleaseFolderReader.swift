@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 
 /// Reading a release folder from outside the curator's release (`serve`).
 public enum ReleaseFolderReader {

@@ -1,4 +1,5 @@
 import Foundation
+import StationManifest
 import StationSupport
 
 /// A manifest that cannot be read, or that its folder contradicts.
