@@ -55,8 +55,8 @@ public struct PostgresSync: Sendable {
     /// Where the client database is downloaded; after a commit, the version's client database is
     /// kept there for the next run to compare with (`ClientDatabaseCache`).
     public var scratchFolder: String
-    /// Told each step; the crash tests' seam.
-    public var onStep: @Sendable (PostgresSyncStep) throws -> Void = { _ in }
+    /// Told each step; the crash tests' seam, not the API's.
+    package var onStep: @Sendable (PostgresSyncStep) throws -> Void = { _ in }
 
     /// A sync of `address` to the newest release `reader` verifies, with the defaults above.
     public init(reader: ReleaseReader, address: PostgresAddress, scratchFolder: String) {

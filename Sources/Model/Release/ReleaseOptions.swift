@@ -15,15 +15,15 @@ public struct ReleaseOptions: Sendable {
     /// The limits the checks run with.
     public var checkLimits = CheckLimits()
     /// Every how many releases a checkpoint falls (`DeltaChainPlan`): tests set it low to reach
-    /// several levels with a few versions.
-    public var checkpointSpacing = DeltaChainPlan.defaultSpacing
+    /// several levels with a few versions. A test seam, not the API's.
+    package var checkpointSpacing = DeltaChainPlan.defaultSpacing
     /// How long to wait while another process writes the same release folder.
     public var lockTimeout: TimeInterval = 600
     /// Told once when the release waits for another process's lock (for a message on stderr).
     public var onWait: (@Sendable (String) -> Void)?
     /// Called after each step: the seam through which tests commit a version in the middle
-    /// of a release, or kill the process at a chosen step.
-    public var onStep: (@Sendable (ReleaseStep) throws -> Void)?
+    /// of a release, or kill the process at a chosen step. A test seam, not the API's.
+    package var onStep: (@Sendable (ReleaseStep) throws -> Void)?
     /// Signs the manifest (`--sign`); nil: unsigned, refused in a folder already signed.
     public var signing: ManifestSigning?
 
