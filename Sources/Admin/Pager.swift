@@ -7,6 +7,8 @@ import Glibc
 /// `LESS=FRX` unless set, so that one screenful prints and leaves no trace), never in a pipe
 /// or a file, never with `--no-pager`, and not when `PAGER` is empty or `cat`.
 enum Pager {
+    // Unchecked: set and read only on the main thread, by the command's start (`startIfWanted`)
+    // and its end (`finish`), never while another thread runs.
     nonisolated(unsafe) private static var pager: pid_t?
 
     static func startIfWanted(disabled: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) {

@@ -76,7 +76,9 @@ enum ClientProcess {
         }
     }
 
-    private static func watch(_ line: String, logFile: String, temporaryFolder: String, deadline: Double, killAfter: Double?) throws -> ClientRunOutcome {
+    /// `line` started by `/bin/sh` in a process group of its own, with default signals, its
+    /// output to `logFile`; its pid.
+    private static func spawn(_ line: String, logFile: String, temporaryFolder: String) throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -102,10 +104,14 @@ enum ClientProcess {
         var envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in envp { free(pointer) } }
         var pid: pid_t = 0
-        let started = ContinuousClock.now
         let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, &envp)
         guard spawned == 0 else { throw ConformanceError.kit("cannot start /bin/sh: \(String(cString: strerror(spawned)))") }
+        return pid
+    }
 
+    private static func watch(_ line: String, logFile: String, temporaryFolder: String, deadline: Double, killAfter: Double?) throws -> ClientRunOutcome {
+        let started = ContinuousClock.now
+        let pid = try spawn(line, logFile: logFile, temporaryFolder: temporaryFolder)
         var status: Int32 = 0
         var usage = rusage()
         var killedByKit = false, deadlineExceeded = false

@@ -103,84 +103,112 @@ public struct ConformanceReleases: Sendable {
         batch.duplicate(old: old, new: new)
     }
 
+    /// Every variant, each a copy of the honest folder changed in one way.
     private func makeVariants(signing: ManifestSigning, otherKey: SigningKey) throws {
-        let files = FileManager.default
-        let honest = path(of: .honest)
+        let folders = VariantFolders(releases: self, signing: signing)
+        let fullOnly = try makeListingVariants(folders, otherKey: otherKey)
+        try makeContentVariants(folders, fullOnly: fullOnly)
+        try makeTrustVariants(folders)
+        try makeBomb(folders)
+    }
+
+    /// Copies of the honest folder, and their manifests read and signed again as they are.
+    private struct VariantFolders {
+        let releases: ConformanceReleases
+        let signing: ManifestSigning
+        var honest: String { releases.path(of: .honest) }
+        /// The newest version's delta from 3, the one the variants change.
+        var deltaFromThree: String { "\(ConformanceScenario.newest)/delta-from-3.sql.gz" }
+
         func copy(_ variant: ReleaseVariant, from source: String? = nil) throws -> String {
-            let target = path(of: variant)
-            try files.copyItem(atPath: source ?? honest, toPath: target)
+            let target = releases.path(of: variant)
+            try FileManager.default.copyItem(atPath: source ?? honest, toPath: target)
             return target
         }
+
         func manifest(_ folder: String) throws -> Manifest {
             try Manifest.decode(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + Manifest.fileName)))
         }
-        func publish(_ manifest: Manifest, in folder: String, signing: ManifestSigning) throws {
-            try manifest.encoded().write(to: URL(fileURLWithPath: folder + "/" + Manifest.fileName))
-            try ManifestResigning.signAsIs(folder: folder, signing: signing)
-        }
-        let newest = ConformanceScenario.newest
 
-        let fullOnly = try copy(.fullOnly)
-        var full = try manifest(fullOnly)
+        func publish(_ manifest: Manifest, in folder: String, signing: ManifestSigning? = nil) throws {
+            try manifest.encoded().write(to: URL(fileURLWithPath: folder + "/" + Manifest.fileName))
+            try ManifestResigning.signAsIs(folder: folder, signing: signing ?? self.signing)
+        }
+    }
+
+    /// Variants of what the manifest lists and how it is signed: full downloads only, the
+    /// manifest altered or missing, unsigned, signed by another key. Returns the full-only folder.
+    private func makeListingVariants(_ folders: VariantFolders, otherKey: SigningKey) throws -> String {
+        let newest = ConformanceScenario.newest
+        let fullOnly = try folders.copy(.fullOnly)
+        var full = try folders.manifest(fullOnly)
         full.versions[full.versions.count - 1].downloads = (1..<newest).map {
             ClientDownload(from: $0, kind: .full, path: "\(newest)/stations.sqlite.gz", carryOver: "\(newest)/carry-over.sql")
         }
-        try publish(full, in: fullOnly, signing: signing)
+        try folders.publish(full, in: fullOnly)
 
-        let altered = try copy(.manifestAltered)
+        let altered = try folders.copy(.manifestAltered)
         try Data("\n".utf8).appendTo(altered + "/" + Manifest.fileName)
+        try FileManager.default.removeItem(atPath: try folders.copy(.noManifest) + "/" + Manifest.fileName)
+        try FileManager.default.removeItem(atPath: try folders.copy(.unsigned) + "/" + Manifest.fileName + ".sig")
+        try ManifestResigning.signAsIs(folder: try folders.copy(.otherKey), signing: ManifestSigning(keys: [otherKey]))
+        return fullOnly
+    }
 
-        try files.removeItem(atPath: try copy(.noManifest) + "/" + Manifest.fileName)
-        try files.removeItem(atPath: try copy(.unsigned) + "/" + Manifest.fileName + ".sig")
-
-        let other = try copy(.otherKey)
-        try ManifestResigning.signAsIs(folder: other, signing: ManifestSigning(keys: [otherKey]))
-
-        let deltaFromThree = "\(newest)/delta-from-3.sql.gz"
-        let deltaAltered = try copy(.deltaAltered)
-        let honestSQL = try Gunzip.read(honest + "/" + deltaFromThree)
+    /// Variants whose files are not what was signed, or signed but not what they claim: a delta
+    /// and a database altered, version 4's delta from 3 listed and signed as version 5's.
+    private func makeContentVariants(_ folders: VariantFolders, fullOnly: String) throws {
+        let newest = ConformanceScenario.newest, deltaFromThree = folders.deltaFromThree
+        let deltaAltered = try folders.copy(.deltaAltered)
+        let honestSQL = try Gunzip.read(folders.honest + "/" + deltaFromThree)
         try Self.writeGzip(Data("DELETE FROM completions;\n".utf8) + honestSQL, to: deltaAltered + "/" + deltaFromThree)
 
-        let databaseAltered = try copy(.databaseAltered, from: fullOnly)
+        let databaseAltered = try folders.copy(.databaseAltered, from: fullOnly)
         let renamed = databaseAltered + "/altered.sqlite"
-        try files.copyItem(atPath: database(newest), toPath: renamed)
+        try FileManager.default.copyItem(atPath: database(newest), toPath: renamed)
         let queue = try DatabaseQueue(path: renamed, configuration: SQLiteDefences.configuration())
         try queue.write { try $0.execute(sql: "UPDATE stations SET station_name = '改ざん' WHERE rowid = (SELECT min(rowid) FROM stations)") }
         try queue.close()
         try Self.writeGzip(try Data(contentsOf: URL(fileURLWithPath: renamed)), to: databaseAltered + "/\(newest)/stations.sqlite.gz")
-        try files.removeItem(atPath: renamed)
+        try FileManager.default.removeItem(atPath: renamed)
 
         // Version 4's delta from 3, offered as version 5's: listed and signed as it is.
-        let anotherVersion = try copy(.deltaOfAnotherVersion)
-        let fourFromThree = honest + "/4/delta-from-3.sql.gz"
-        try files.removeItem(atPath: anotherVersion + "/" + deltaFromThree)
-        try files.copyItem(atPath: fourFromThree, toPath: anotherVersion + "/" + deltaFromThree)
+        let anotherVersion = try folders.copy(.deltaOfAnotherVersion)
+        let fourFromThree = folders.honest + "/4/delta-from-3.sql.gz"
+        try FileManager.default.removeItem(atPath: anotherVersion + "/" + deltaFromThree)
+        try FileManager.default.copyItem(atPath: fourFromThree, toPath: anotherVersion + "/" + deltaFromThree)
         let fourSQL = try Gunzip.read(fourFromThree)
-        try publish(try Self.listing(deltaFromThree, in: try manifest(anotherVersion), file: anotherVersion + "/" + deltaFromThree,
-                                     sqlBytes: fourSQL.count, sqlSha256: FileDigest.sha256(fourSQL)),
-                    in: anotherVersion, signing: signing)
+        try folders.publish(try Self.listing(deltaFromThree, in: try folders.manifest(anotherVersion), file: anotherVersion + "/" + deltaFromThree,
+                                             sqlBytes: fourSQL.count, sqlSha256: FileDigest.sha256(fourSQL)),
+                            in: anotherVersion)
+    }
 
-        let expired = try copy(.expired)
-        try ManifestResigning.resign(folder: expired, signing: ManifestSigning(keys: signing.keys, validity: 86_400,
-                                                                               now: Date().addingTimeInterval(-10 * 86_400)))
-
-        let otherDataset = try copy(.otherDataset)
-        var foreign = try manifest(otherDataset)
+    /// Variants a phone's trust rules refuse: expired, of another dataset.
+    private func makeTrustVariants(_ folders: VariantFolders) throws {
+        try ManifestResigning.resign(folder: try folders.copy(.expired),
+                                     signing: ManifestSigning(keys: folders.signing.keys, validity: 86_400, now: Date().addingTimeInterval(-10 * 86_400)))
+        let otherDataset = try folders.copy(.otherDataset)
+        var foreign = try folders.manifest(otherDataset)
         foreign.lineage = "conformance-other-dataset"
-        try publish(foreign, in: otherDataset, signing: signing)
+        try folders.publish(foreign, in: otherDataset)
+    }
 
-        // 512 MiB of spaces before the SQL: a shell reading it line by line holds it all.
-        let bomb = try copy(.gzipBomb)
+    /// A signed gzip bomb: 512 MiB of spaces before the SQL (a shell reading it line by line
+    /// holds it all), listed with the honest delta's SQL size and hash.
+    private func makeBomb(_ folders: VariantFolders) throws {
+        let deltaFromThree = folders.deltaFromThree
+        let honestSQL = try Gunzip.read(folders.honest + "/" + deltaFromThree)
+        let bomb = try folders.copy(.gzipBomb)
         let sink = try GzipSink(next: FileSink(path: bomb + "/" + deltaFromThree), settings: .delta)
         let spaces = Data(repeating: UInt8(ascii: " "), count: 1 << 20)
         for _ in 0..<512 { try spaces.withUnsafeBytes { try sink.write($0) } }
         try Data("\n".utf8).withUnsafeBytes { try sink.write($0) }
         try honestSQL.withUnsafeBytes { try sink.write($0) }
         try sink.finish()
-        let declared = try manifest(honest).versions.last?.deltas.first { $0.from == 3 }
-        try publish(try Self.listing(deltaFromThree, in: try manifest(bomb), file: bomb + "/" + deltaFromThree,
-                                     sqlBytes: declared?.sqlBytes ?? honestSQL.count, sqlSha256: FileDigest.sha256(honestSQL)),
-                    in: bomb, signing: signing)
+        let declared = try folders.manifest(folders.honest).versions.last?.deltas.first { $0.from == 3 }
+        try folders.publish(try Self.listing(deltaFromThree, in: try folders.manifest(bomb), file: bomb + "/" + deltaFromThree,
+                                             sqlBytes: declared?.sqlBytes ?? honestSQL.count, sqlSha256: FileDigest.sha256(honestSQL)),
+                            in: bomb)
     }
 
     /// `manifest` with the newest version's delta at `path` listed as the file now is, its SQL

@@ -24,7 +24,7 @@ package enum UpdateLog {
     /// SQL subquery: the keys (`key_id`) of `table` that versions after `from` up to and
     /// including `to` changed, optionally only by the given kinds; never a split.
     package static func changedKeys(of table: MasterTable, after from: Int, through to: Int, kinds: [Update.Kind]? = nil) -> String {
-        let kindCondition = kinds.map { " AND type IN (\($0.map { "'\($0.rawValue)'" }.joined(separator: ", ")))" } ?? ""
+        let kindCondition = kinds.map { " AND type IN (\($0.map(\.sql).joined(separator: ", ")))" } ?? ""
         return "SELECT key_id FROM updates WHERE \(versionRange(of: table, after: from, through: to))\(kindCondition)"
     }
 
@@ -43,7 +43,7 @@ package enum UpdateLog {
     /// `updates_by_key` for the equal table name and reads every log row of the table; the unary
     /// `+` takes that index out of play.
     private static func versionRange(of table: MasterTable, after from: Int, through to: Int) -> String {
-        "+table_name = '\(table.name)' AND type <> '\(Update.Kind.duplicate.rawValue)' AND user_version > \(from) AND user_version <= \(to)"
+        "+table_name = '\(table.name)' AND type <> \(Update.Kind.duplicate.sql) AND user_version > \(from) AND user_version <= \(to)"
     }
 
     /// SQL subquery: the keys of `table` that `version` changed by `kind`; with `first`, only
@@ -51,7 +51,7 @@ package enum UpdateLog {
     /// of few changes is not found by reading every row of a large version.
     package static func keys(of table: MasterTable, in version: Int, kind: Update.Kind, first: Int? = nil) -> String {
         """
-        SELECT key_id FROM updates WHERE table_name = '\(table.name)' AND type = '\(kind.rawValue)' AND user_version = \(version)\
+        SELECT key_id FROM updates WHERE table_name = '\(table.name)' AND type = \(kind.sql) AND user_version = \(version)\
         \(first.map { " ORDER BY up_id LIMIT \($0)" } ?? "")
         """
     }
@@ -65,7 +65,7 @@ package enum UpdateLog {
     package static func changedKeys(of table: MasterTable, inVersions versions: Set<Int>, kinds: [Update.Kind]) -> String {
         """
         SELECT key_id FROM updates WHERE table_name = '\(table.name)' AND user_version IN (\(versions.sorted().map(String.init).joined(separator: ", ")))
-          AND type IN (\(kinds.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
+          AND type IN (\(kinds.map(\.sql).joined(separator: ", ")))
         """
     }
 
@@ -74,14 +74,14 @@ package enum UpdateLog {
     package static func splits(_ db: Database, after from: Int = 0, through to: Int = .max) throws -> [StationSplit] {
         try Row.fetchAll(db, sql: """
             SELECT CAST(table_name AS INTEGER), CAST(key_id AS INTEGER), user_version FROM updates
-            WHERE type = '\(Update.Kind.duplicate.rawValue)' AND user_version > ? AND user_version <= ? ORDER BY up_id
+            WHERE type = \(Update.Kind.duplicate.sql) AND user_version > ? AND user_version <= ? ORDER BY up_id
             """, arguments: [from, to]).map { StationSplit(old: $0[0], new: $0[1], version: $0[2]) }
     }
 
     /// Whether the split old → new is recorded already, in any version.
     package static func hasSplit(_ db: Database, old: Int64, new: Int64) throws -> Bool {
         try Bool.fetchOne(db, sql: """
-            SELECT EXISTS (SELECT 1 FROM updates WHERE type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ? AND key_id = ?)
+            SELECT EXISTS (SELECT 1 FROM updates WHERE type = \(Update.Kind.duplicate.sql) AND table_name = ? AND key_id = ?)
             """, arguments: [String(old), String(new)]) ?? false
     }
 
@@ -95,7 +95,7 @@ package enum UpdateLog {
             ? "SELECT version, table_name, type, count FROM version_counts\(only.map { " WHERE version = \($0)" } ?? "")"
             : """
             SELECT user_version,
-                   CASE WHEN type = '\(Update.Kind.duplicate.rawValue)' THEN '\(MasterTable.stations.name)' ELSE table_name END,
+                   CASE WHEN type = \(Update.Kind.duplicate.sql) THEN '\(MasterTable.stations.name)' ELSE table_name END,
                    type, COUNT(*)
             FROM updates\(only.map { " WHERE user_version = \($0)" } ?? "") GROUP BY 1, 2, 3
             """
@@ -108,17 +108,17 @@ package enum UpdateLog {
     /// SQL condition: the row (aliased `alias`) changed a row of `table`, not a split.
     package static func rowChangeCondition(_ table: MasterTable, alias: String? = nil) -> String {
         let prefix = alias.map { $0 + "." } ?? ""
-        return "\(prefix)table_name = '\(table.name)' AND \(prefix)type <> '\(Update.Kind.duplicate.rawValue)'"
+        return "\(prefix)table_name = '\(table.name)' AND \(prefix)type <> \(Update.Kind.duplicate.sql)"
     }
 
     /// SQL conditions for `log`: rows of a table, or of a key, where a split belongs to the
     /// stations table and to its original station.
     package static func tableCondition() -> String {
-        "(table_name = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND ? = '\(MasterTable.stations.name)'))"
+        "(table_name = ? OR (type = \(Update.Kind.duplicate.sql) AND ? = '\(MasterTable.stations.name)'))"
     }
 
     package static func keyCondition() -> String {
-        "(key_id = ? OR (type = '\(Update.Kind.duplicate.rawValue)' AND table_name = ?))"
+        "(key_id = ? OR (type = \(Update.Kind.duplicate.sql) AND table_name = ?))"
     }
 
     /// How many rows the log holds.
@@ -182,7 +182,7 @@ package enum UpdateLog {
     package static func newestChange(of table: MasterTable, key: String, kind: Update.Kind? = nil, _ db: Database) throws -> (version: Int, memo: String?)? {
         try Row.fetchOne(db, sql: """
             SELECT u.user_version, v.memo FROM updates u LEFT JOIN versions v ON v.version = u.user_version
-            WHERE u.table_name = ? AND u.key_id = ? AND u.type <> '\(Update.Kind.duplicate.rawValue)'\(kind.map { " AND u.type = '\($0.rawValue)'" } ?? "")
+            WHERE u.table_name = ? AND u.key_id = ? AND u.type <> \(Update.Kind.duplicate.sql)\(kind.map { " AND u.type = \($0.sql)" } ?? "")
             ORDER BY u.user_version DESC LIMIT 1
             """, arguments: [table.name, key]).map { ($0[0], $0[1]) }
     }
@@ -199,7 +199,7 @@ package enum UpdateLog {
             SELECT u.user_version, v.memo, h.key_id IS NOT NULL, h.\(column) FROM updates u
             LEFT JOIN versions v ON v.version = u.user_version
             LEFT JOIN \(table.historyTable) h ON h.key_id = u.key_id AND h.valid_to = u.user_version
-            WHERE u.table_name = ? AND u.key_id = ? AND u.type <> '\(Update.Kind.duplicate.rawValue)'
+            WHERE u.table_name = ? AND u.key_id = ? AND u.type <> \(Update.Kind.duplicate.sql)
             ORDER BY u.user_version DESC
             """, arguments: [table.name, key])
         var after = value
@@ -215,14 +215,14 @@ package enum UpdateLog {
     /// The first version after `version` that changed a row (never by a split), if one did.
     package static func firstChange(of table: MasterTable, key: String, after version: Int, _ db: Database) throws -> Int? {
         try Int.fetchOne(db, sql: """
-            SELECT MIN(user_version) FROM updates WHERE table_name = ? AND key_id = ? AND user_version > ? AND type <> '\(Update.Kind.duplicate.rawValue)'
+            SELECT MIN(user_version) FROM updates WHERE table_name = ? AND key_id = ? AND user_version > ? AND type <> \(Update.Kind.duplicate.sql)
             """, arguments: [table.name, key, version])
     }
 
     /// The rows `version` changed in `table` (never its splits), in the order it wrote them.
     package static func rows(of table: MasterTable, in version: Int, _ db: Database) throws -> [(key: String, kind: Update.Kind)] {
         try Row.fetchAll(db, sql: """
-            SELECT key_id, type FROM updates WHERE user_version = ? AND table_name = ? AND type <> '\(Update.Kind.duplicate.rawValue)' ORDER BY up_id
+            SELECT key_id, type FROM updates WHERE user_version = ? AND table_name = ? AND type <> \(Update.Kind.duplicate.sql) ORDER BY up_id
             """, arguments: [version, table.name]).map { ($0[0], Update.Kind(rawValue: $0[1]) ?? .update) }
     }
 

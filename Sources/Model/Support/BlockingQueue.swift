@@ -10,7 +10,7 @@ import Foundation
 /// condition variable, which `Mutex` has not).
 package final class BlockingQueue<Element>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var queue: [Element] = []
+    private var queue = FIFO<Element>()
     private var isFinished = false
     private var isCancelled = false
     private var failure: Error?
@@ -67,5 +67,35 @@ package final class BlockingQueue<Element>: @unchecked Sendable {
         queue.removeAll()
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+/// First in, first out over an array and the index of its head: `removeFirst` is O(1) (the
+/// taken slots are dropped once they are half the storage, amortized O(1)), where an array's own
+/// `removeFirst` moves every element left, O(n) for an unbounded queue's backlog.
+struct FIFO<Element> {
+    private var storage: [Element?] = []
+    private var head = 0
+
+    var count: Int { storage.count - head }
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ element: Element) { storage.append(element) }
+
+    /// The oldest element; the queue must not be empty.
+    mutating func removeFirst() -> Element {
+        let element = storage[head]!
+        storage[head] = nil
+        head += 1
+        if head * 2 >= storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+
+    mutating func removeAll() {
+        storage.removeAll()
+        head = 0
     }
 }

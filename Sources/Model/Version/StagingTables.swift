@@ -61,7 +61,7 @@ package enum StagingTables {
         try db.execute(sql: """
             DROP TABLE \(staged);
             CREATE TEMP VIEW \(name) AS
-            SELECT '\(Update.Kind.insert.rawValue)' AS kind, NULL AS source_line, \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name);
+            SELECT \(Update.Kind.insert.sql) AS kind, NULL AS source_line, \(table.columnNames.joined(separator: ", ")) FROM main.\(table.name);
             """)
     }
 
