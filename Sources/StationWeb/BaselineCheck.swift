@@ -17,8 +17,10 @@ public enum BaselineEvidence: String, Codable, Sendable {
 /// transaction: a wrong baseline either never makes the copies of the splits it skips, or makes
 /// again the ones already made (records users deleted come back). Where the schema holds master
 /// tables, their content must be release N's (its signed content hash); else the users' records
-/// are weighed against each split: one at or below N whose old station's users mostly lack the
-/// new station was not carried out, one above N whose users mostly have both already was.
+/// are weighed against each split, and N is refused only when another version explains them
+/// better: fewer users whose records disagree with it (a split at or below the version whose
+/// old station's user lacks the new one, or one above it whose user has both). A user's own
+/// record at a new station, or a copy the user deleted, is then one disagreement, not a verdict.
 struct BaselineCheck: Sendable {
     let baseline: Int
     let schema: String
@@ -37,33 +39,40 @@ struct BaselineCheck: Sendable {
         return try await weighUsersRecords(splitTables, server)
     }
 
-    /// Each split against the users' records: the versions they agree with run from the newest
-    /// split carried out to just before the oldest one not carried out.
+    /// Each split against the users' records: for every version, how many users' records disagree
+    /// with it; the baseline stands unless another version has fewer.
     private func weighUsersRecords(_ splitTables: [SplitCopy], _ server: ServerSession) async throws -> BaselineEvidence {
-        var evidence: [String] = [], weighed = false
-        var carriedOutThrough = 0, notCarriedOutFrom = release.version + 1
+        var weighed: [(split: ReleaseSplit, table: String, weight: SplitCopy.Weight)] = []
         for split in release.splits(after: 0) {
             for table in splitTables {
                 let weight = try await table.weigh(split, server)
-                guard weight.withOld > 0 else { continue }
-                weighed = true
-                let words = "\(weight.withBoth) of the \(weight.withOld) users of \(table.table) with records at \(split.old) have records at \(split.new)"
-                if weight.withBoth * 2 > weight.withOld {
-                    carriedOutThrough = max(carriedOutThrough, split.version)
-                    if split.version > baseline { evidence.append("version \(split.version)'s split \(split.old) → \(split.new) was carried out already (\(words))") }
-                } else if weight.withBoth * 2 < weight.withOld {
-                    notCarriedOutFrom = min(notCarriedOutFrom, split.version)
-                    if split.version <= baseline { evidence.append("version \(split.version)'s split \(split.old) → \(split.new) was never carried out (\(words))") }
-                }
+                if weight.withOld > 0 { weighed.append((split, table.table.table, weight)) }
             }
         }
-        guard evidence.isEmpty else {
-            let last = notCarriedOutFrom - 1
-            let matches = carriedOutThrough > last ? nil
-                : carriedOutThrough == last ? "version \(last)" : "a version from \(carriedOutThrough) to \(last)"
-            throw PostgresSyncError.baselineDisagrees(baseline: baseline, evidence: evidence, matches: matches)
+        guard !weighed.isEmpty else { return .nothing }
+        func disagreeing(_ version: Int) -> Int {
+            weighed.reduce(0) { total, entry in
+                total + (entry.split.version <= version ? entry.weight.withOld - entry.weight.withBoth : entry.weight.withBoth)
+            }
         }
-        return weighed ? .usersRecords : .nothing
+        let versions = Array(0...release.version), least = versions.map(disagreeing).min() ?? 0
+        guard disagreeing(baseline) > least else { return .usersRecords }
+        let evidence = weighed.compactMap { entry -> String? in
+            let (split, weight) = (entry.split, entry.weight)
+            let words = "\(weight.withBoth) of the \(weight.withOld) users of \(entry.table) with records at \(split.old) have records at \(split.new)"
+            if split.version <= baseline && weight.withBoth < weight.withOld {
+                return "version \(split.version)'s split \(split.old) → \(split.new) was never carried out for most (\(words))"
+            }
+            if split.version > baseline && weight.withBoth > 0 {
+                return "version \(split.version)'s split \(split.old) → \(split.new) was carried out already (\(words))"
+            }
+            return nil
+        } + ["\(disagreeing(baseline)) users' records disagree with version \(baseline), \(least) with the best"]
+        let best = versions.filter { disagreeing($0) == least }
+        let matches = best.count == 1 ? "version \(best[0])"
+            : best.last! - best.first! == best.count - 1 ? "a version from \(best.first!) to \(best.last!)"
+            : "version " + best.map(String.init).joined(separator: ", ")
+        throw PostgresSyncError.baselineDisagrees(baseline: baseline, evidence: evidence, matches: matches)
     }
 }
 

@@ -595,7 +595,8 @@ import Testing
         }
     }
 
-    /// A wrong `--baseline` is refused with what disagrees and the version the data matches, the
+    /// A wrong `--baseline` is refused with what disagrees and the version the data matches (the
+    /// one fewest users' records disagree with: a user's own record at a new station is one), the
     /// database untouched; the right one is taken. Weighed by the master tables' content hash
     /// where the schema has them (release 2's, kept by another tool: its state gone), else by the
     /// users' records against each split.
@@ -610,7 +611,7 @@ import Testing
             #expect(try server.psql(database, "SELECT count(*), max(updated_at) FROM completions") == before, "a refused baseline wrote", sourceLocation: sourceLocation)
         }
         // Users' records only: nobody at 1141512 has 9944001, so version 3's splits were never made.
-        try await refused(3, database, saying: ["--baseline 3 does not agree", "version 3's split 1141512 → 9944001 was never carried out (0 of the 2 users of completions",
+        try await refused(3, database, saying: ["--baseline 3 does not agree", "version 3's split 1141512 → 9944001 was never carried out for most (0 of the 2 users of completions",
                                                  "The data matches a version from 0 to 2"])
         // …and the other way: every user of the old stations has the new one, so --baseline 2 would copy them again.
         let copied = try server.makeDatabase()
