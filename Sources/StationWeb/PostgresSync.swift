@@ -178,7 +178,7 @@ public struct PostgresSync: Sendable {
         // The server's version of an older client schema lacks the columns the new one added: every row is compared then.
         let changes = clientSchema != state?.clientSchema ? .unknown : client.changes
         let splitTables = masterOnly ? [] : try await userTables.asyncMap {
-            try await SplitCopy.columns(of: $0, bookkeeping: [updatedColumn, createdColumn], server)
+            try await SplitCopy.columns(of: $0, updatedColumn: updatedColumn, createdColumn: createdColumn, server)
         }
         return Contents(tables: tables, clientSchema: clientSchema, changes: changes, splitTables: splitTables)
     }

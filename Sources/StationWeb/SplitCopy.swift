@@ -61,9 +61,9 @@ struct SplitCopy: Sendable {
 
     /// The table's columns from the catalog (which lists them whatever the role may read), checked:
     /// it exists, with the user and station columns named, and bookkeeping columns of a type the
-    /// copy can set. `bookkeeping` (`updated_at`, `created_at`) is matched ignoring case and
-    /// underscores (`updated_at` finds `updatedAt`).
-    static func columns(of table: UserTable, bookkeeping: [String], _ server: ServerSession) async throws -> SplitCopy {
+    /// copy can set (a created column of another type is copied as data). Both names are matched
+    /// ignoring case and underscores (`updated_at` finds `updatedAt`).
+    static func columns(of table: UserTable, updatedColumn: String, createdColumn: String, _ server: ServerSession) async throws -> SplitCopy {
         var binds = PostgresBindings()
         binds.append(table.schema)
         binds.append(table.name)
@@ -88,10 +88,10 @@ struct SplitCopy: Sendable {
             let (name, quoted, type, automatic, table) = try row.decode((String, String, String, Bool, String).self)
             quotedNames[name] = quoted
             qualified = table
-            let isBookkeeping = bookkeeping.contains { folded(name) == folded($0) }
-            if isBookkeeping && Self.time(as: type) == nil {
-                throw PostgresSyncError.badUpdatedColumn(table: table, column: name, type: type)
-            }
+            let isUpdated = folded(name) == folded(updatedColumn), settable = Self.time(as: type) != nil
+            if isUpdated && !settable { throw PostgresSyncError.badUpdatedColumn(table: table, column: name, type: type) }
+            // A created column that cannot hold an instant (a `date`) is the record's data, copied as it is.
+            let isBookkeeping = isUpdated || (folded(name) == folded(createdColumn) && settable)
             if !automatic { columns.append(Column(name: name, quoted: quoted, type: type, isBookkeeping: isBookkeeping)) }
         }
         for needed in [table.userColumn, table.stationColumn] where quotedNames[needed] == nil {

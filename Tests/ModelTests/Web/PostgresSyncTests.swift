@@ -460,8 +460,11 @@ import Testing
                                  memo text, created_at timestamp(6) NOT NULL, updated_at timestamp(6) NOT NULL);
             CREATE UNIQUE INDEX index_visits_on_user_id_and_station_cd ON visits (user_id, station_cd);
             INSERT INTO visits (user_id, station_cd, memo, created_at, updated_at) SELECT user_id, station_cd, memo, '2020-01-01', '2020-01-01' FROM completions;
+            CREATE TABLE diary (user_id bigint NOT NULL, station_cd bigint NOT NULL, created_at date NOT NULL, updated_at timestamptz NOT NULL,
+                                UNIQUE (user_id, station_cd));
+            INSERT INTO diary SELECT user_id, station_cd, '2019-05-05', '2020-01-01' FROM completions;
             """)
-        let tables = [UserTable.completions, try UserTable(parsing: "visits:user_id")]
+        let tables = [UserTable.completions, try UserTable(parsing: "visits:user_id"), try UserTable(parsing: "diary:user_id")]
         try await sync(history.copies[1]!, database, keys: keys) { $0.userTables = tables }
         let app = try PhoneUpload(server, database, """
             BEGIN;
@@ -476,7 +479,9 @@ import Testing
             }
         }
         #expect(report.splits.count == 2)
-        #expect(report.splits.first { $0.new == 9944001 }?.skipped == ["completions": 1, "visits": 0], "\(report.splits)")
+        #expect(report.splits.first { $0.new == 9944001 }?.skipped == ["completions": 1, "visits": 0, "diary": 0], "\(report.splits)")
+        // A created column that cannot hold an instant (a `date`) is the record's data: copied, not refused.
+        #expect(try server.psql(database, "SELECT count(*), bool_and(created_at = '2019-05-05') FROM diary WHERE station_cd IN (9944001, 9944019)") == "4|t")
         #expect(app.committedWhileTheSyncWaited(), "the sync never waited for the app's row")
         #expect(try server.psql(database, "SELECT memo || '|' || updated_at::text FROM completions WHERE user_id = 1 AND station_cd = 9944001")
                 == "from the phone|2024-04-02 09:00:00+09")
