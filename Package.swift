@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "StationImport", dependencies: ["StationVersion", "StationCheck", grdb, grdbSQLite], path: "Sources/Model/Import"),
         .target(name: "StationCurate", dependencies: ["StationVersion", "StationSQLite", grdb], path: "Sources/Model/Curate"),
         .target(name: "StationWeights", dependencies: ["StationCurate", grdb], path: "Sources/Model/Weights"),
-        .target(name: "StationDelta", dependencies: ["StationHistory", "StationSQLite", grdb], path: "Sources/Model/Delta"),
+        .target(name: "StationDelta", dependencies: ["StationHistory", "StationManifest", "StationSQLite", grdb], path: "Sources/Model/Delta"),
         // The manifest's format alone, phone-safe: the client compiles it into every app.
         .target(name: "StationManifest", dependencies: ["StationSignatures"], path: "Sources/Model/Manifest"),
         // A release folder on disk held to its manifest, and the answer it gives a phone: the curator's release and `serve`.

@@ -37,7 +37,7 @@ struct InPlaceReplacement {
     /// The schema name under which the release database is attached.
     static let releaseSchema = "station_client_release"
     /// The one table of the release that holds the user's records, not master data.
-    static let recordsTable = "completions"
+    static let recordsTable = UserRecords.table
 
     private var configuration: Configuration {
         var configuration = SQLiteDefences.configuration()
@@ -299,7 +299,7 @@ extension ReleaseSplit {
     /// Copies the user's records of the old station to the new one, keeping any the user already
     /// has there: the statement a delta's `DUPLICATE` runs (docs/DOMAIN.md, "Splits: DUPLICATE, and what a user keeps").
     var recordsCopy: String {
-        "INSERT OR IGNORE INTO main.completions (station_cd, date, memo, updated_at) SELECT ?, date, memo, updated_at FROM main.completions WHERE station_cd = ?"
+        UserRecords.splitCopy(.bound, into: "main", from: "main")
     }
 
     var recordsCopyArguments: StatementArguments { [new, old] }

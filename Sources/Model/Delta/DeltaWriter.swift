@@ -1,5 +1,6 @@
 import GRDB
 import StationHistory
+import StationManifest
 import StationSchema
 import StationSupport
 
@@ -140,7 +141,7 @@ package struct DeltaWriter {
         if !splits.isEmpty {
             try sink.write("-- station splits: copy each record of the old station to the new one, keeping any the user already has\n")
             for split in splits {
-                try sink.write("INSERT OR IGNORE INTO completions (station_cd, date, memo, updated_at) SELECT \(split.new), date, memo, updated_at FROM completions WHERE station_cd = \(split.old);\n")
+                try sink.write(UserRecords.splitCopy(.literal(old: split.old, new: split.new)) + ";\n")
             }
             summary.duplicates = splits.count
         }

@@ -43,7 +43,6 @@ public enum CarryOverScript {
 
     package static func write(to version: Int, splits: [StationSplit], into sink: ByteSink) throws {
         precondition(splits.allSatisfy { $0.version <= version }, "a carry-over to \(version) with a later split")
-        let records = "incoming.completions (station_cd, date, memo, updated_at)"
         let fromVersion = "(SELECT from_version FROM temp.station_admin_carry_over)"
         try sink.write("""
             -- StationAdmin carry-over of user records to data version \(version).
@@ -52,14 +51,15 @@ public enum CarryOverScript {
             DROP TABLE IF EXISTS temp.station_admin_carry_over;
             CREATE TEMP TABLE station_admin_carry_over (from_version INTEGER CONSTRAINT "the working database must be at data version \(version) or older" CHECK (from_version BETWEEN 0 AND \(version)));
             INSERT INTO temp.station_admin_carry_over SELECT user_version FROM pragma_user_version;
-            INSERT OR IGNORE INTO \(records) SELECT station_cd, date, memo, updated_at FROM main.completions;
+            \(UserRecords.copyAll(into: incomingSchema, from: "main"));
 
             """)
         if !splits.isEmpty {
             try sink.write("-- station splits after the working database's version, in the order recorded: copy each record of the old station to the new one, keeping any the user already has\n")
         }
         for split in splits {
-            try sink.write("INSERT OR IGNORE INTO \(records) SELECT \(split.new), date, memo, updated_at FROM incoming.completions WHERE station_cd = \(split.old) AND \(fromVersion) < \(split.version);\n")
+            try sink.write(UserRecords.splitCopy(.literal(old: split.old, new: split.new), into: incomingSchema, from: incomingSchema,
+                                                 where: "\(fromVersion) < \(split.version)") + ";\n")
         }
         try sink.write("DROP TABLE temp.station_admin_carry_over;\n")
     }

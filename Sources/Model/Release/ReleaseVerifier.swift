@@ -309,7 +309,7 @@ package enum SyntheticCompletions {
             }
             // One statement, the keys in order: a statement compiled per record, inserted in the
             // dictionary's hash order, would compile hundreds of thousands and touch pages at random.
-            let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO completions (station_cd, date, memo, updated_at) VALUES (?, ?, ?, ?)")
+            let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO \(UserRecords.table) (\(UserRecords.columns.joined(separator: ", "))) VALUES (?, ?, ?, ?)")
             for (station, record) in records.sorted(by: { $0.key < $1.key }) {
                 try insert.execute(arguments: [station, record.date, record.memo, record.updatedAt])
             }
@@ -328,7 +328,7 @@ package enum SyntheticCompletions {
     package static func clear(_ path: String) throws {
         let queue = try DatabaseQueue(path: path, configuration: SQLiteDefences.configuration())
         defer { try? queue.close() }
-        try queue.write { try $0.execute(sql: "DELETE FROM completions") }
+        try queue.write { try $0.execute(sql: "DELETE FROM \(UserRecords.table)") }
     }
 
     /// What differs between the records a phone holds and those it must hold, station by station.
@@ -346,7 +346,7 @@ package enum SyntheticCompletions {
 
     package static func read(_ db: Database) throws -> [Int64: Record] {
         var records: [Int64: Record] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT station_cd, date, memo, updated_at FROM completions")
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(UserRecords.columns.joined(separator: ", ")) FROM \(UserRecords.table)")
         while let row = try rows.next() {
             records[row[0]] = Record(date: row[1], memo: row[2], updatedAt: row[3])
         }

@@ -1,4 +1,5 @@
 import GRDB
+import StationManifest
 
 /// The schema of the database bundled with the apps: the master tables as clients need
 /// them, the user's `completions`, and indexes for the clients' queries. Never `updates`,
@@ -104,7 +105,7 @@ public enum ClientSchema {
     /// version. Two files that took different paths to one version must have equal ones.
     package static func shape(_ db: Database, schema: String = "main") throws -> [String] {
         var lines = ["client_schema \(try recordedVersion(db, schema: schema))"]
-        for table in MasterTable.all.map(\.name) + ["completions"] {
+        for table in MasterTable.all.map(\.name) + [UserRecords.table] {
             for row in try Row.fetchAll(db, sql: "SELECT name, upper(type), \"notnull\", dflt_value, pk FROM pragma_table_info(?, ?)", arguments: [table, schema]) {
                 lines.append("\(table).\(row[0] as String) \(row[1] as String) notnull=\(row[2] as Int) default=\(row[3] as String? ?? "-") pk=\(row[4] as Int)")
             }
