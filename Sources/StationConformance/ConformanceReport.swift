@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 /// One scenario's outcome.
 public struct ScenarioResult: Sendable, Codable, Equatable {
@@ -113,46 +116,52 @@ public struct ConformanceReport: Sendable, Codable, Equatable {
     }
 
     /// JUnit XML as CI servers read it (Jenkins' and GitLab's schema): a test case per
-    /// scenario, its group as the class, a `failure` naming what differed.
+    /// scenario, its group as the class, a `failure` naming what differed. Written by the
+    /// toolchain's XML library (libxml2 under FoundationXML on Linux), which escapes text and
+    /// attributes; only the characters XML 1.0 cannot hold at all are replaced first.
     public func junitXML() -> String {
-        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"station-admin conformance\" tests=\"\(scenarios.count)\" failures=\"\(failed.count)\" time=\(Self.attribute(String(format: "%.3f", seconds)))>\n"
-        xml += "  <testsuite name=\"station-admin conformance\" tests=\"\(scenarios.count)\" failures=\"\(failed.count)\" errors=\"0\" skipped=\"0\" time=\(Self.attribute(String(format: "%.3f", seconds)))>\n"
-        xml += "    <properties>\n"
-        xml += "      <property name=\"client\" value=\(Self.attribute(client))/>\n"
-        xml += "      <property name=\"seed\" value=\"\(seed)\"/>\n"
-        xml += "    </properties>\n"
-        for scenario in scenarios {
-            xml += "    <testcase classname=\(Self.attribute("conformance.\(scenario.group.rawValue)")) name=\(Self.attribute(scenario.id)) time=\(Self.attribute(String(format: "%.3f", scenario.seconds)))"
-            if scenario.passed {
-                xml += "/>\n"
-            } else {
-                xml += ">\n      <failure message=\(Self.attribute(scenario.problems.first ?? "")) type=\"conformance\">\(Self.escaped(scenario.protects + "\n" + scenario.problems.joined(separator: "\n")))</failure>\n    </testcase>\n"
-            }
+        let time = String(format: "%.3f", seconds)
+        let properties = Self.element("properties", children: [
+            Self.element("property", [("name", "client"), ("value", client)]),
+            Self.element("property", [("name", "seed"), ("value", String(seed))]),
+        ])
+        let cases = scenarios.map { scenario in
+            let failure = scenario.passed ? [] : [Self.element(
+                "failure", [("message", scenario.problems.first ?? ""), ("type", "conformance")],
+                text: scenario.protects + "\n" + scenario.problems.joined(separator: "\n"))]
+            return Self.element("testcase", [("classname", "conformance.\(scenario.group.rawValue)"), ("name", scenario.id),
+                                             ("time", String(format: "%.3f", scenario.seconds))], children: failure)
         }
-        xml += "  </testsuite>\n</testsuites>\n"
-        return xml
+        let counts = [("name", Self.suiteName), ("tests", String(scenarios.count)), ("failures", String(failed.count))]
+        let suite = Self.element("testsuite", counts + [("errors", "0"), ("skipped", "0"), ("time", time)], children: [properties] + cases)
+        let document = XMLDocument(rootElement: Self.element("testsuites", counts + [("time", time)], children: [suite]))
+        document.version = "1.0"
+        document.characterEncoding = "UTF-8"
+        return document.xmlString(options: [.nodePrettyPrint]) + "\n"
     }
 
-    /// XML character data: the five characters with meaning escaped, and the control characters
-    /// XML 1.0 cannot hold (a client's output may have any) as U+FFFD.
-    static func escaped(_ text: String) -> String {
-        var escaped = ""
+    private static let suiteName = "station-admin conformance"
+
+    /// An element with its attributes in the order given (a dictionary's would change between runs).
+    private static func element(_ name: String, _ attributes: [(String, String)] = [], text: String? = nil, children: [XMLNode] = []) -> XMLElement {
+        let element = XMLElement(name: name)
+        for (key, value) in attributes {
+            // Typed `Any` by Foundation's API on every platform; it is always an attribute node.
+            element.addAttribute(XMLNode.attribute(withName: key, stringValue: xmlCharacters(value)) as! XMLNode)
+        }
+        if let text { element.addChild(XMLNode.text(withStringValue: xmlCharacters(text)) as! XMLNode) }
+        for child in children { element.addChild(child) }
+        return element
+    }
+
+    /// The text with every character XML 1.0 cannot hold (a client's output may have any
+    /// control character) as U+FFFD; tab, newline and carriage return stay.
+    static func xmlCharacters(_ text: String) -> String {
+        var kept = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            case "\t", "\n", "\r": escaped.unicodeScalars.append(scalar)
-            default: escaped.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF ? "\u{FFFD}" : scalar)
-            }
+            let allowed = scalar == "\t" || scalar == "\n" || scalar == "\r" || (scalar.value >= 0x20 && scalar.value != 0xFFFE && scalar.value != 0xFFFF)
+            kept.append(allowed ? scalar : "\u{FFFD}")
         }
-        return escaped
-    }
-
-    static func attribute(_ text: String) -> String {
-        "\"" + escaped(text).replacingOccurrences(of: "\n", with: "&#10;").replacingOccurrences(of: "\r", with: "&#13;").replacingOccurrences(of: "\t", with: "&#9;") + "\""
+        return String(kept)
     }
 }
