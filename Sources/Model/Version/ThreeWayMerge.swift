@@ -78,6 +78,28 @@ package struct ThreeWayMerge {
                                                PRIMARY KEY (table_name, key_id, column_name));
             """)
         for merged in tables { try fillBase(merged.table, db) }
+        let adopted = try pairAdoptions(decisions, &outcome, db)
+        var kept: [MergeNote] = []
+        for merged in tables {
+            let found = try compare(merged, adoptions: adopted, db)
+            outcome.conflicts += found.conflicts
+            kept += found.kept
+        }
+        try decisions.checkEveryDecisionApplies(conflicts: outcome.conflicts, adoptions: outcome.adoptions)
+        try decideConflicts(decisions, &outcome, db)
+        outcome.notes += kept
+        let decided = Set(outcome.conflicts.filter { $0.decision != nil }.map { Decided(table: $0.table, column: $0.column) })
+        for merged in tables {
+            try stage(merged, decided: decided, adopted: Set(adopted.keys), db)
+        }
+        try adopt(&outcome, db)
+        return outcome
+    }
+
+    /// Pairs each provisional row with the upstream row that may adopt it, records the pairs
+    /// `decisions` do not reject in `temp.merge_adoptions`, and returns them per table
+    /// (provisional → upstream code).
+    private func pairAdoptions(_ decisions: MergeDecisions, _ outcome: inout Outcome, _ db: Database) throws -> [String: [Int64: Int64]] {
         outcome.adoptions = try ProvisionalMatcher(merged: Set(tables.map(\.table))).pairs(db)
         for index in outcome.adoptions.indices {
             let adoption = outcome.adoptions[index]
@@ -95,14 +117,12 @@ package struct ThreeWayMerge {
         for row in try Row.fetchAll(db, sql: "SELECT table_name, provisional, upstream FROM temp.merge_adoptions") {
             adopted[row[0] as String, default: [:]][row[1]] = row[2]
         }
-        var kept: [MergeNote] = []
-        for merged in tables {
-            let found = try compare(merged, adoptions: adopted, db)
-            outcome.conflicts += found.conflicts
-            kept += found.kept
-        }
+        return adopted
+    }
 
-        try decisions.checkEveryDecisionApplies(conflicts: outcome.conflicts, adoptions: outcome.adoptions)
+    /// Applies `decisions` to the conflicts found: a decided one is recorded in
+    /// `temp.merge_decisions` for the staging and noted; an undecided one is listed.
+    private func decideConflicts(_ decisions: MergeDecisions, _ outcome: inout Outcome, _ db: Database) throws {
         for index in outcome.conflicts.indices {
             let conflict = outcome.conflicts[index]
             outcome.conflicts[index].decision = decisions.side(of: conflict)
@@ -116,13 +136,6 @@ package struct ThreeWayMerge {
                                            outcome: side == .ours ? .ours : .theirs, base: conflict.base, ours: conflict.ours,
                                            theirs: conflict.theirs, oursVersion: conflict.oursVersion))
         }
-        outcome.notes += kept
-        let decided = Set(outcome.conflicts.filter { $0.decision != nil }.map { Decided(table: $0.table, column: $0.column) })
-        for merged in tables {
-            try stage(merged, decided: decided, adopted: Set(adopted.keys), db)
-        }
-        try adopt(&outcome, db)
-        return outcome
     }
 
     /// Whether `table` has a row of the file held apart (`theirs`) or a provisional row (one
