@@ -63,8 +63,9 @@ public enum StationClientError: Error, LocalizedError, CustomStringConvertible {
     /// A file or folder the update would lock or write (`<database>.lock`, `<database>.update/`
     /// and its files) is a link, another user's, or writable by others: nothing was written through it.
     case unsafeFile(path: String, reason: String)
-    /// After a full or bundled install, the release tables' content hash is not the signed
-    /// manifest's (rolled back): the file installed is not the file that was checked.
+    /// After an install (a delta, a full or a bundled database), the release tables' content
+    /// hash is not the signed manifest's (rolled back): a delta whose rows are not the release's,
+    /// or a file installed that is not the file that was checked.
     case contentDiffers(version: Int, expected: String, actual: String)
 
     /// What an app does about an error.

@@ -135,6 +135,7 @@ public struct StationUpdater: Sendable {
         defer { withExtendedLifetime(lock) {} }
         try recover()
         let manifest = try await verifiedManifest()
+        try recordAcceptance(of: manifest)
         let current = try self.plan(manifest, from: try currentVersion())
         let chosen = try plan.map { try $0.confirmed(against: current) } ?? current
         guard let release = manifest.index.newestVersion else {
@@ -146,9 +147,6 @@ public struct StationUpdater: Sendable {
         case .upToDate:
             // What a process killed after its update left: downloads no update needs any more.
             try files.removeAll()
-            if let signed = manifest.signed, FileManager.default.fileExists(atPath: path) {
-                try write { db in try TrustRecord.read(db, database: path).accepting(signed).write(db) }
-            }
         case .delta:
             guard let delta = release.deltas.first(where: { $0.from == chosen.from }) else {
                 throw StationClientError.badManifest(path: "manifest.json", reason: "no delta from \(chosen.from) in version \(release.version)")
@@ -204,6 +202,18 @@ public struct StationUpdater: Sendable {
         try await ReleaseReader.verifiedManifest(configuration, record: try trustRecord())
     }
 
+    /// Records a manifest that verified before anything is downloaded, in a transaction of its
+    /// own (and again in the update's): an update cut after it still leaves the database
+    /// refusing any older manifest, so that a mirror that cut it cannot then offer an older
+    /// release with a valid path forward (docs/clients.md, step 3). Nothing is written when the
+    /// record already holds it, or for a new install (no file yet; its install records it).
+    private func recordAcceptance(of manifest: VerifiedManifest) throws {
+        guard let signed = manifest.signed, FileManager.default.fileExists(atPath: path) else { return }
+        let record = try trustRecord()
+        guard record.accepting(signed) != record else { return }
+        try write { db in try TrustRecord.read(db, database: path).accepting(signed).write(db) }
+    }
+
     /// What the database records of the manifests it accepted (nothing, for a new install).
     private func trustRecord() throws -> TrustRecord {
         guard FileManager.default.fileExists(atPath: path) else { return try TrustRecord.legacy(of: path) }
@@ -253,6 +263,12 @@ public struct StationUpdater: Sendable {
             try db.execute(sql: String(decoding: text, as: UTF8.self))
             let reached = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             guard reached == release.version else { throw StationClientError.wrongVersionAfterDelta(expected: release.version, actual: reached) }
+            // The right version is not yet the signed content: a release tool's bug can make a
+            // delta whose every hash is true and whose rows are not the release's.
+            let installed = try ReleaseContentHash.compute(db, columnsFrom: "main")
+            guard installed == release.contentHash else {
+                throw StationClientError.contentDiffers(version: release.version, expected: release.contentHash, actual: installed)
+            }
             try runAppData(appData, db, context)
             if let signed = manifest.signed { try TrustRecord.read(db, database: path).accepting(signed).write(db) }
             try step(.deltaRunUncommitted)

@@ -8,7 +8,9 @@ import StationSignatures
 /// acceptance when the app names none).
 ///
 /// It lives inside the database, in a table no release defines (`station_client_trust`), so it
-/// is written in the update's own transaction and travels with the records on every path. A
+/// travels with the records on every path: written when a manifest verifies (before any
+/// download, so that a cut update still refuses an older manifest) and again in the update's own
+/// transaction. A
 /// record that cannot be read is refused, never taken for "nothing accepted yet": that would let
 /// an older manifest be replayed.
 struct TrustRecord: Equatable {

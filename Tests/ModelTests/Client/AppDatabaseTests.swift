@@ -98,15 +98,15 @@ import Testing
             #expect(context == UpdateContext(path: path, from: version, to: 5, splits: splits), "\(path)")
             #expect(!splits.isEmpty || version >= 3)
         }
-        // A hook that throws rolls the update back: the database byte for byte as it was.
+        // A hook that throws rolls the update back: the database as it was, but for the trust record.
         for (path, version) in Self.paths {
             let phone = try Phone(folder, at: version, in: scratch)
-            let before = try FileDigest.sha256(ofFile: phone.path)
+            let before = try phone.contentBesideTrustRecord()
             struct AppFailure: Error {}
             await #expect { try await update(phone, by: path, folder, appData: { _, _ in throw AppFailure() }) } throws: { error in
                 (error as? StationClientError)?.category == .appData && (error as? StationClientError)?.underlyingError is AppFailure
             }
-            #expect(try FileDigest.sha256(ofFile: phone.path) == before, "\(path)")
+            #expect(try phone.contentBesideTrustRecord() == before, "\(path)")
         }
     }
 
@@ -162,12 +162,12 @@ import Testing
         manifest.versions[newest].deltas[index].sqlParts = nil
         try folder.publish(manifest)
         let phone = try Phone(folder, at: 3, in: scratch)
-        let before = try FileDigest.sha256(ofFile: phone.path)
+        let before = try phone.contentBesideTrustRecord()
         await #expect { try await updater(phone, folder).update() } throws: { error in
             guard case .wrongVersionAfterDelta(5, 4)? = error as? StationClientError else { return false }
             return true
         }
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before)
+        #expect(try phone.contentBesideTrustRecord() == before)
     }
 
     @Test func aReadOnlyDatabaseIsRefusedOnEveryPath() async throws {
@@ -175,12 +175,12 @@ import Testing
         for (path, version) in Self.paths {
             let phone = try Phone(folder, at: version, in: scratch)
             try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: phone.path)
-            let before = try FileDigest.sha256(ofFile: phone.path)
+            let before = try phone.contentBesideTrustRecord()
             await #expect { try await update(phone, by: path, folder) } throws: { error in
                 guard case .readOnly? = error as? StationClientError else { return false }
                 return true
             }
-            #expect(try FileDigest.sha256(ofFile: phone.path) == before, "\(path)")
+            #expect(try phone.contentBesideTrustRecord() == before, "\(path)")
             #expect(try FileManager.default.attributesOfItem(atPath: phone.path)[.posixPermissions] as? Int == 0o444)
         }
     }
@@ -239,14 +239,14 @@ import Testing
     @Test func cancellationPassesThroughAndChangesNothing() async throws {
         let folder = try ClientFolder(scratch)
         let phone = try Phone(folder, at: 4, in: scratch)
-        let before = try FileDigest.sha256(ofFile: phone.path)
+        let before = try phone.contentBesideTrustRecord()
         let stalled = StalledSource(folder: FolderReleaseSource(folder: folder.url))
         let updater = try updater(phone, folder, source: stalled)
         let task = Task { try await updater.update() }
         while !stalled.isStalled { try await Task.sleep(nanoseconds: 10_000_000) }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before)
+        #expect(try phone.contentBesideTrustRecord() == before)
     }
 
     /// Another updater (another process: an app's background task) holds `<database>.lock`: one
@@ -257,11 +257,11 @@ import Testing
     @Test func aSecondUpdaterWaitsForTheFirstOrIsBusy() async throws {
         let folder = try ClientFolder(scratch)
         let phone = try Phone(folder, at: 4, in: scratch)
-        let before = try FileDigest.sha256(ofFile: phone.path)
+        let before = try phone.contentBesideTrustRecord()
         let holder = open(phone.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0, "the test holds the update lock")
         await #expect { try await updater(phone, folder, lockTimeout: 0.2).update() } throws: { ($0 as? StationClientError)?.category == .busy }
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before, "a busy updater changes nothing")
+        #expect(try phone.contentBesideTrustRecord() == before, "a busy updater changes nothing")
         // The holder lets go half a second into the next updater's wait, from a thread of its own.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
             flock(holder, LOCK_UN)

@@ -97,6 +97,34 @@ struct Phone {
         return try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? -1 }
     }
 
+    /// Every object of the database and every row, in order, but the phone's trust record (which
+    /// a manifest that verified changes before any download): what a refused update leaves as it was.
+    func contentBesideTrustRecord() throws -> [String] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let objects = try Row.fetchAll(db, sql: "SELECT type, name, sql FROM sqlite_master WHERE name != 'station_client_trust' ORDER BY type, name")
+            var lines = ["user_version \(try Int.fetchOne(db, sql: "PRAGMA user_version") ?? -1)"] + objects.map { "\($0)" }
+            for object in objects where (object["type"] as String) == "table" {
+                let name: String = object["name"]
+                // Sorted here: a WITHOUT ROWID table (connections) has no rowid to order by.
+                lines += try Row.fetchAll(db, sql: "SELECT * FROM \"\(name)\"").map { "\(name): \($0)" }.sorted()
+            }
+            return lines
+        }
+    }
+
+    /// The sequence of the newest manifest the database records accepting; nil before any.
+    func acceptedSequence() throws -> Int? {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try db.tableExists("station_client_trust") ? try Int.fetchOne(db, sql: "SELECT sequence FROM station_client_trust") : nil
+        }
+    }
+
     /// Whether the database is this phone's old state or the new one, whole: version, records,
     /// app tables; nil when it is neither.
     func state() throws -> String? {

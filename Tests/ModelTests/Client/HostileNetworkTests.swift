@@ -9,7 +9,9 @@ import Testing
 /// `station-phone` against a server that misbehaves as a hostile network does (TUF's endless-data
 /// and slow-retrieval attacks, a lying proxy, a signed gzip bomb): each update is refused within
 /// its deadline, holds no more than 64 MiB above what the process holds anyway, leaves no large
-/// file behind, and leaves the database byte for byte as it was; the next honest update works.
+/// file behind, and leaves the database as it was but for the record of the manifest it verified
+/// (written before any download: a cut update still refuses an older manifest next); the next
+/// honest update works.
 @Suite(.serialized, .tags(.slow), .leftOutOfQuickRuns) struct HostileNetworkTests {
     let scratch = Scratch()
 
@@ -44,12 +46,17 @@ import Testing
         return honest.peakKiB
     }
 
-    func expectRefused(_ attempt: Attempt, _ phone: Phone, before: String, saying words: String, baseline: Int,
+    /// The refusal `words`, in time and memory, nothing left behind, the database as it was; a
+    /// manifest that verified (`verified`) before its file was refused is remembered.
+    func expectRefused(_ attempt: Attempt, _ phone: Phone, before: [String], saying words: String, baseline: Int, verified: Bool = true,
                        sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(attempt.outcome.status == 1 && attempt.outcome.output.contains(words), "\(words): \(attempt.outcome.output)", sourceLocation: sourceLocation)
         #expect(attempt.seconds < 15, "took \(attempt.seconds) s", sourceLocation: sourceLocation)
         #expect(attempt.peakKiB - baseline < 64 << 10, "\(words): peak \(attempt.peakKiB) KiB against \(baseline)", sourceLocation: sourceLocation)
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before, sourceLocation: sourceLocation)
+        #expect(try phone.contentBesideTrustRecord() == before, sourceLocation: sourceLocation)
+        if verified {
+            #expect(try phone.acceptedSequence() != nil, "the verified manifest is remembered", sourceLocation: sourceLocation)
+        }
         let work = phone.path + ".update"
         for file in (try? FileManager.default.contentsOfDirectory(atPath: work)) ?? [] {
             let size = try FileManager.default.attributesOfItem(atPath: work + "/" + file)[.size] as? Int ?? 0
@@ -73,8 +80,9 @@ import Testing
         ]
         for (mode, version, words) in cases {
             let phone = try Phone(folder, at: version, in: scratch)
-            let before = try FileDigest.sha256(ofFile: phone.path)
-            try expectRefused(try attempt(phone, from: base(mode), folder), phone, before: before, saying: words, baseline: baseline)
+            let before = try phone.contentBesideTrustRecord()
+            try expectRefused(try attempt(phone, from: base(mode), folder), phone, before: before, saying: words, baseline: baseline,
+                              verified: !mode.hasSuffix("-manifest"))
             // The next honest update takes it to the newest version (resuming what arrived).
             let honest = try attempt(phone, from: base("honest"), folder)
             let state = try phone.state()
@@ -106,7 +114,7 @@ import Testing
         try folder.publish(manifest)
         for version in [4, 1] {
             let phone = try Phone(folder, at: version, in: scratch)
-            let before = try FileDigest.sha256(ofFile: phone.path)
+            let before = try phone.contentBesideTrustRecord()
             try expectRefused(try attempt(phone, from: base("honest"), folder), phone, before: before,
                               saying: "not a whole gzip file of the signed size", baseline: baseline)
             #expect(!FileManager.default.fileExists(atPath: phone.path + ".update/incoming.sqlite"))

@@ -156,7 +156,7 @@ import Testing
     @Test func aTamperedOrUnsignedFolderChangesNothing() throws {
         let folder = try ClientFolder(scratch)
         let phone = try Phone(folder, at: 1, in: scratch)
-        let before = try FileDigest.sha256(ofFile: phone.path)
+        let before = try phone.contentBesideTrustRecord()
         // Through a copy of the folder, changed as an attacker's mirror would change it.
         let mirror = scratch.path("mirror")
         try FileManager.default.copyItem(atPath: folder.path, toPath: mirror)
@@ -174,7 +174,7 @@ import Testing
         let stranger = try SigningKey.generate(to: scratch.path("stranger"))
         let foreign = try StationPhoneProgram.run(["update", "--db", phone.path, "--from", folder.path, "--trust", stranger.path + ".pub"])
         #expect(foreign.status == 1 && foreign.output.contains("no signature by a trusted key"), "\(foreign.output)")
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before)
+        #expect(try phone.contentBesideTrustRecord() == before)
         // Opting out of signatures: the unsigned mirror is then accepted.
         let optedOut = try StationPhoneProgram.run(["update", "--db", phone.path, "--from", mirror, "--allow-unsigned"])
         #expect(optedOut.status == 0 && optedOut.output.hasPrefix("updated 1 → 5 by delta"), "\(optedOut.output)")

@@ -110,6 +110,19 @@ import Testing
         #expect(left.isEmpty, "\(left)")
     }
 
+    /// docs/clients.md's worked example: one prefecture, four empty tables, the hex it prints.
+    @Test func theWorkedExampleOfTheClientGuideIsWhatTheReleaseComputes() throws {
+        let queue = try DatabaseQueue()
+        let computed = try queue.write { db in
+            try ClientSchema.createTables(db, .shipped, clientSchema: 1)
+            try db.execute(sql: "INSERT INTO prefectures (pref_cd, pref_name) VALUES (13, '東京都')")
+            return try ContentHash.compute(db, .shipped, clientSchema: 1)
+        }
+        let guide = try String(contentsOf: Fixtures.repository.appendingPathComponent("docs/clients.md"), encoding: .utf8)
+        #expect(computed == "f94e21e6e7488f824b1d842b5660b3add7710aab61f6a9560613bf415b82b347")
+        #expect(guide.contains("to `\(computed)`"))
+    }
+
     private func hash(_ path: String, _ queue: DatabaseQueue) throws -> String {
         try queue.read { try ContentHash.compute($0, .shipped) }
     }
