@@ -55,6 +55,9 @@ struct ClientRunOutcome: Sendable {
     /// The largest resident memory of any of its processes, in bytes, as sampled while it ran
     /// (`VmHWM`, every 20 ms), or `wait4`'s `ru_maxrss` where there is no `/proc`.
     var peakMemoryBytes: Int
+    /// What its processes wrote (`wchar` of `/proc/PID/io`: files, pipes and sockets), each
+    /// process's last sample summed; 0 where there is no `/proc`.
+    var writtenBytes: Int
     /// The last lines it wrote on stdout and stderr.
     var output: String
 }
@@ -116,12 +119,16 @@ enum ClientProcess {
         var usage = rusage()
         var killedByKit = false, deadlineExceeded = false
         var peak = 0, polls = 0
+        var written: [String: Int] = [:]
         // Polled, to sample memory and to kill on time.
         while true {
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { break }
             polls += 1
-            if polls % (killAfter == nil ? 2 : 10) == 1 { peak = max(peak, Self.largestPeakMemory(ofGroup: pid) ?? 0) }
+            if polls % (killAfter == nil ? 2 : 10) == 1 {
+                peak = max(peak, Self.largestPeakMemory(ofGroup: pid) ?? 0)
+                Self.sampleWritten(ofGroup: pid, into: &written)
+            }
             if waited < 0 && errno != EINTR { throw ConformanceError.kit("wait4: \(String(cString: strerror(errno)))") }
             let elapsed = Self.seconds(since: started)
             if let killAfter, elapsed >= killAfter, !killedByKit {
@@ -144,6 +151,7 @@ enum ClientProcess {
             status: exited && !killedByKit ? (status >> 8) & 0xff : nil,
             killedByKit: killedByKit, deadlineExceeded: deadlineExceeded,
             seconds: seconds(since: started), peakMemoryBytes: Self.hasProcessTable ? peak : Int(usage.ru_maxrss) * 1024,
+            writtenBytes: written.values.reduce(0, +),
             output: tail(of: logFile))
     }
 
@@ -160,6 +168,17 @@ enum ClientProcess {
             largest = max(largest, kibibytes * 1024)
         }
         return largest
+    }
+
+    /// Each process of `group`'s bytes written so far (`wchar`), by pid: a process's count only
+    /// grows, so its last sample is the most it wrote (less what it wrote after it).
+    static func sampleWritten(ofGroup group: pid_t, into written: inout [String: Int]) {
+        for pid in members(ofGroup: group) {
+            guard let io = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8),
+                  let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") }),
+                  let bytes = line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap({ Int($0) }) else { continue }
+            written[pid] = max(written[pid] ?? 0, bytes)
+        }
     }
 
     static let hasProcessTable = FileManager.default.fileExists(atPath: "/proc/self/stat")

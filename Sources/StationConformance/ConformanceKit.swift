@@ -27,6 +27,10 @@ public struct ConformanceKit: Sendable {
         public var deadline: Double = 20
         /// The largest resident memory one run may reach (its processes' largest).
         public var memoryBoundBytes = 256 << 20
+        /// The most one run may write (its processes' `wchar`, `/proc/PID/io`): a client that
+        /// inflates a bomb to a file instead of memory crosses it; every honest run of the kit's
+        /// small releases writes a few MiB.
+        public var writtenBoundBytes = 256 << 20
         /// Scenario ids or group names to run; empty runs every scenario.
         public var only: [String] = []
         /// Decides the kill instants: the same seed, the same instants.
@@ -155,7 +159,7 @@ struct ScenarioRunner: Sendable {
         let appBefore = try database.appSnapshot()
         let kitNames = try database.kitObjectNames(releases: releases)
         if scenario.kills > 0, let first = scenario.runs.first {
-            try await kills(first, database, appBefore: appBefore, folder: folder, &result)
+            try await kills(first, database, appBefore: appBefore, kitNames: kitNames, folder: folder, &result)
             guard result.problems.isEmpty else { return }
         }
         for (index, run) in scenario.runs.enumerated() {
@@ -183,12 +187,9 @@ struct ScenarioRunner: Sendable {
                 if !refuses && outcome.status != 0 && !outcome.deadlineExceeded {
                     problems.append("exited \(outcome.status.map(String.init) ?? "by a signal"), expected 0 (it said: \(outcome.output.suffix(400)))")
                 }
-                var after = try database.snapshot()
-                if !refuses {
-                    // Up to date, a client may record what it accepted: the kit's objects alone must stay.
-                    after = after?.restricted(to: kitNames)
-                    before = before?.restricted(to: kitNames)
-                }
+                // A client may record what it accepted in a table of its own: the kit's objects must stay.
+                let after = try database.snapshot()?.restricted(to: kitNames)
+                before = before?.restricted(to: kitNames)
                 if after != before {
                     problems.append("the database changed: \(before.map { after.map($0.difference) ?? "it is gone" } ?? "it was made")")
                 }
@@ -207,14 +208,17 @@ struct ScenarioRunner: Sendable {
         if outcome.peakMemoryBytes > configuration.memoryBoundBytes {
             problems.append("used \(outcome.peakMemoryBytes >> 20) MiB of memory, over the bound of \(configuration.memoryBoundBytes >> 20) MiB")
         }
+        if outcome.writtenBytes > configuration.writtenBoundBytes {
+            problems.append("wrote \(outcome.writtenBytes >> 20) MiB, over the bound of \(configuration.writtenBoundBytes >> 20) MiB")
+        }
         return problems
     }
 
     /// Kill runs: the run's duration measured on a copy, then `kills` runs each killed at an
     /// instant drawn from the seed within it; after each, the database is the old one or the new
     /// one, whole (a new one is put back to the old for the next kill).
-    private func kills(_ run: ConformanceScenario.Run, _ database: ClientDatabase, appBefore: ClientDatabase.Snapshot?, folder: String,
-                       _ result: inout ScenarioResult) async throws {
+    private func kills(_ run: ConformanceScenario.Run, _ database: ClientDatabase, appBefore: ClientDatabase.Snapshot?, kitNames: Set<String>,
+                       folder: String, _ result: inout ScenarioResult) async throws {
         let pristine = folder + "/pristine.sqlite"
         try FileManager.default.copyItem(atPath: database.path, toPath: pristine)
         let calibration = folder + "/calibration.sqlite"
@@ -224,7 +228,9 @@ struct ScenarioRunner: Sendable {
             result.problems.append("the honest run before the kills failed (exited \(timed.status.map(String.init) ?? "by a signal"): \(timed.output.suffix(300)))")
             return
         }
-        let old = try database.snapshot()
+        // A kill after the client recorded the manifest it accepted (in a table of its own) and
+        // before it installed anything leaves the old database: the kit's objects are compared.
+        let old = try database.snapshot()?.restricted(to: kitNames)
         var random = SplitMix64(seed: configuration.seed &+ UInt64(bitPattern: scenario.id.hashValueStable))
         // Drawn until `kills` runs were killed before they ended. A run that ends before its
         // instant narrows the window to its own length: the measured run may have been slowed by
@@ -242,7 +248,7 @@ struct ScenarioRunner: Sendable {
                 result.problems.append("kill \(kill) at \(String(format: "%.3f", instant)) s: \(problem)")
                 return
             }
-            let now = try database.snapshot()
+            let now = try database.snapshot()?.restricted(to: kitNames)
             if now == old { continue }
             let problems = try database.problems(reaching: ConformanceScenario.newest, releases: releases, appBefore: appBefore)
             guard problems.isEmpty else {

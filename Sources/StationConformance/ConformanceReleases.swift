@@ -109,6 +109,7 @@ public struct ConformanceReleases: Sendable {
         let fullOnly = try makeListingVariants(folders, otherKey: otherKey)
         try makeContentVariants(folders, fullOnly: fullOnly)
         try makeTrustVariants(folders)
+        try makeWrongContent(folders)
         try makeBomb(folders)
     }
 
@@ -181,6 +182,24 @@ public struct ConformanceReleases: Sendable {
         try folders.publish(try Self.listing(deltaFromThree, in: try folders.manifest(anotherVersion), file: anotherVersion + "/" + deltaFromThree,
                                              sqlBytes: fourSQL.count, sqlSha256: FileDigest.sha256(fourSQL)),
                             in: anotherVersion)
+    }
+
+    /// The honest delta from 3 with a station renamed before its version is set, listed and
+    /// signed as it is: every hash of the file and its SQL true, the result not the signed content.
+    private func makeWrongContent(_ folders: VariantFolders) throws {
+        let deltaFromThree = folders.deltaFromThree, newest = ConformanceScenario.newest
+        let sql = String(decoding: try Gunzip.read(folders.honest + "/" + deltaFromThree), as: UTF8.self)
+        let setVersion = "PRAGMA user_version = \(newest);\n"
+        guard let at = sql.range(of: setVersion, options: .backwards) else {
+            throw ConformanceError.kit("the kit's delta from 3 sets no version \(newest)")
+        }
+        let wrong = Data((sql[..<at.lowerBound] + "UPDATE stations SET station_name = station_name || '（誤）' WHERE rowid = (SELECT min(rowid) FROM stations);\n"
+                          + sql[at.lowerBound...]).utf8)
+        let folder = try folders.copy(.deltaWrongContent)
+        try Self.writeGzip(wrong, to: folder + "/" + deltaFromThree)
+        try folders.publish(try Self.listing(deltaFromThree, in: try folders.manifest(folder), file: folder + "/" + deltaFromThree,
+                                             sqlBytes: wrong.count, sqlSha256: FileDigest.sha256(wrong)),
+                            in: folder)
     }
 
     /// Variants a phone's trust rules refuse: expired, of another dataset.

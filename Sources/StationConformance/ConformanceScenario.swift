@@ -21,9 +21,11 @@ public struct ConformanceScenario: Sendable, Identifiable {
         /// Exit 0, the database at this release's version with its tables, every record kept and
         /// each split's record copied.
         case reaches(Int)
-        /// Exit non-zero, the database exactly as it was before the run.
+        /// Exit non-zero, the release's tables and the app's exactly as they were before the run
+        /// (the client may have recorded a manifest it verified, in a table of its own, before a
+        /// file of it was refused or cut).
         case refuses
-        /// Exit 0, the database exactly as it was (up to date).
+        /// Exit 0, the database exactly as it was (up to date), but for the client's own record.
         case unchanged
         /// Either, as for `reaches`, or a refusal as for `refuses`: where a client may get round
         /// the hostile answer (one that never asks for a range is answered honestly; one that
@@ -90,6 +92,10 @@ public enum ReleaseVariant: String, Sendable, CaseIterable {
     /// The delta from 3 replaced by version 4's delta from 3, listed and signed: its result is
     /// version 4, not the 5 it claims.
     case deltaOfAnotherVersion = "delta-of-another-version"
+    /// The delta from 3 with one more statement before its version is set (a station renamed),
+    /// listed and signed with its true hashes: the right guard and version, the wrong rows (a
+    /// release tool's bug), which only the content hash of the result shows.
+    case deltaWrongContent = "delta-wrong-content"
     /// The honest manifest signed as of ten days ago, expired nine days ago.
     case expired
     /// The honest folder signed as another dataset's.
@@ -163,11 +169,17 @@ extension ConformanceScenario {
             .init("trust.delta-result-not-its-version", .trust,
                   "A signed delta whose result is not the version and content it claims is rolled back, not committed.",
                   start: .version(3), runs: [.init(.deltaOfAnotherVersion, expect: .reachesOrRefuses(newest))]),
+            .init("trust.delta-result-not-its-content", .trust,
+                  "A signed delta at the right version whose result is not the signed content (a release tool's bug) is rolled back: the client hashes what it installed.",
+                  start: .version(3), runs: [.init(.deltaWrongContent, expect: .reachesOrRefuses(newest))]),
             .init("trust.manifest-missing", .trust, "A folder whose manifest is missing (404) changes nothing.",
                   start: .version(3), runs: [.init(.noManifest, expect: .refuses)]),
             .init("freshness.rollback", .freshness,
                   "After accepting a manifest, an older one replayed (a lower sequence) is refused: a mirror cannot take users back.",
                   start: .version(3), runs: [.init(.honest, expect: .reaches(newest)), .init(.atFour, expect: .refuses)]),
+            .init("freshness.rollback-with-forward-path", .freshness,
+                  "A client that accepted the newest manifest but whose download was cut refuses an older manifest next, though it offers a valid delta forward: it remembers the sequence from the moment it accepts.",
+                  start: .version(3), runs: [.init(.honest, .diesMidDownload, expect: .refuses), .init(.atFour, expect: .refuses)]),
             .init("freshness.expired", .freshness, "An expired manifest (a frozen mirror) is refused.",
                   start: .version(3), runs: [.init(.expired, expect: .refuses)]),
             .init("freshness.other-dataset", .freshness,
@@ -184,7 +196,7 @@ extension ConformanceScenario {
             .init("bounds.lying-content-length", .bounds, "A download shorter than its Content-Length is not taken for whole.",
                   start: .version(3), runs: [.init(.honest, .lyingContentLength, expect: .refuses)]),
             .init("bounds.gzip-bomb", .bounds,
-                  "A signed delta that inflates far beyond its declared size is stopped at that size, within the memory bound.",
+                  "A signed delta that inflates far beyond its declared size is stopped at that size, within the memory bound and the bound of what the client writes.",
                   start: .version(3), runs: [.init(.gzipBomb, expect: .reachesOrRefuses(newest))]),
             .init("recovery.server-dies-then-honest", .recovery,
                   "A download cut by a dying server changes nothing; the next run, against an honest server, completes.",

@@ -55,11 +55,7 @@ import Testing
     }
 
     @Test func theNaiveClientFailsExactlyTheTrustFreshnessAndBoundScenarios() async throws {
-        var configuration = ConformanceKit.Configuration(client: try ClientCommand("\(Self.naiveClient) {db} {url}"),
-                                                         workFolder: scratch.path("naive"))
-        configuration.deadline = Self.loadedHostDeadline
-        configuration.parallelScenarios = 4
-        let report = try await ConformanceKit(configuration).run()
+        let report = try await loadedRun("\(Self.naiveClient) {db} {url}", in: "naive")
         // Its honest paths pass: a delta in one transaction, a full download installed in place.
         // First, with their own words: a CI log keeps only the start of a long message.
         let honestPaths: Set<ConformanceScenario.Group> = [.delta, .full, .splits, .schema, .recovery]
@@ -68,7 +64,8 @@ import Testing
         let failed = Set(report.failed.map(\.id))
         #expect(failed.subtracting(honestFailures.map(\.id)) == [
             "trust.manifest-altered", "trust.unsigned", "trust.other-key", "trust.delta-altered", "trust.database-altered",
-            "trust.delta-result-not-its-version", "freshness.expired", "freshness.other-dataset",
+            "trust.delta-result-not-its-version", "trust.delta-result-not-its-content",
+            "freshness.rollback-with-forward-path", "freshness.expired", "freshness.other-dataset",
             "bounds.endless-manifest", "bounds.huge-manifest", "bounds.one-byte-a-second", "bounds.gzip-bomb",
         ], "\(report.failed.map(\.line).joined(separator: "\n").prefix(2000))")
         let problems = Dictionary(uniqueKeysWithValues: report.failed.map { ($0.id, $0.problems.joined(separator: "; ")) })
@@ -81,7 +78,66 @@ import Testing
         // The JUnit file of a failing run validates too: the problems quote the client's words.
         try report.junitXML().write(toFile: scratch.path("naive.xml"), atomically: true, encoding: .utf8)
         #expect(try Self.junitFindings(scratch.path("naive.xml")) == "")
-        #expect(try String(contentsOfFile: scratch.path("naive.xml"), encoding: .utf8).components(separatedBy: "<failure ").count - 1 == 12)
+        #expect(try String(contentsOfFile: scratch.path("naive.xml"), encoding: .utf8).components(separatedBy: "<failure ").count - 1 == 14)
+    }
+
+    /// The kit run against a shell `command` in the work folder `folder`, with the loaded host's
+    /// deadline, four scenarios at once.
+    func loadedRun(_ command: String, in folder: String, only: [String] = []) async throws -> ConformanceReport {
+        var configuration = ConformanceKit.Configuration(client: try ClientCommand(command), workFolder: scratch.path(folder))
+        configuration.deadline = Self.loadedHostDeadline
+        configuration.parallelScenarios = 4
+        configuration.only = only
+        return try await ConformanceKit(configuration).run()
+    }
+
+    static let referenceClient = Fixtures.root.appendingPathComponent("conformance/reference-client").path
+
+    /// The reference updater, written from docs/clients.md alone in Python, passes every scenario.
+    @Test func theReferenceUpdaterFromTheDocsPassesEveryScenario() async throws {
+        let report = try await loadedRun("\(Self.referenceClient) {db} {url} {key}", in: "reference")
+        #expect(report.scenarios.count == ConformanceScenario.all.count)
+        #expect(report.failed.map(\.line) == [])
+    }
+
+    /// Each promise of the protocol, and the scenarios that fail a copy of the reference updater
+    /// without it (`REFERENCE_MUTANT`, the reference's own table of mutants): a promise whose
+    /// mutant no scenario fails is a promise the kit does not test. A promise added later comes
+    /// with its mutant here.
+    static let mutants: [(mutant: String, caughtBy: Set<String>)] = [
+        ("signature", ["trust.manifest-altered", "trust.unsigned", "trust.other-key"]),
+        ("sequence", ["freshness.rollback", "freshness.rollback-with-forward-path"]),
+        ("expiry", ["freshness.expired"]),
+        ("dataset", ["freshness.other-dataset"]),
+        ("content-hash", ["trust.delta-result-not-its-content"]),
+        ("inflate-bound", ["bounds.gzip-bomb"]),
+        ("download-bound", ["bounds.endless-manifest", "bounds.huge-manifest"]),
+        ("rate-floor", ["bounds.one-byte-a-second"]),
+        ("one-transaction", ["trust.delta-result-not-its-version", "trust.delta-result-not-its-content", "recovery.killed-during-delta"]),
+        ("split-over-record", ["full.from-1", "splits.chain-by-full"]),
+        ("app-tables", ["full.from-1", "full.from-2", "full.from-3", "full.from-4", "splits.chain-by-full", "recovery.killed-during-full"]),
+        ("schema", ["full.from-1", "full.from-2", "full.from-3", "full.from-4", "splits.chain-by-full", "recovery.killed-during-full"]),
+    ]
+
+    @Test func everyPromiseHasAMutantAndEveryMutantAScenarioThatCatchesIt() throws {
+        let declared = try String(contentsOfFile: Self.referenceClient, encoding: .utf8)
+            .components(separatedBy: "MUTANTS = {")[1].components(separatedBy: "\n}")[0]
+            .split(separator: "\n").compactMap { $0.split(separator: "\"").dropFirst().first.map(String.init) }
+        #expect(declared == Self.mutants.map(\.mutant))
+        let ids = Set(ConformanceScenario.all.map(\.id))
+        for (mutant, caughtBy) in Self.mutants {
+            #expect(!caughtBy.isEmpty && caughtBy.isSubset(of: ids), "\(mutant): \(caughtBy.subtracting(ids))")
+        }
+    }
+
+    /// Each mutant fails exactly the scenarios its row names, among those the row names and the
+    /// rest of their group (a mutant that passes a scenario of its row lost its teeth).
+    @Test(.serialized, arguments: mutants.map(\.mutant))
+    func eachMutantOfTheReferenceFailsTheScenariosOfItsPromise(mutant: String) async throws {
+        let caughtBy = try #require(Self.mutants.first { $0.mutant == mutant }?.caughtBy)
+        let groups = Set(caughtBy.compactMap { $0.split(separator: ".").first.map(String.init) })
+        let report = try await loadedRun("REFERENCE_MUTANT=\(mutant) \(Self.referenceClient) {db} {url} {key}", in: "mutant-\(mutant)", only: groups.sorted())
+        #expect(Set(report.failed.map(\.id)) == caughtBy, "\(report.failed.map(\.line).joined(separator: "\n").prefix(2000))")
     }
 
     /// The web service's sync, through an adapter that mirrors its PostgreSQL schema into the
@@ -101,11 +157,15 @@ import Testing
         var configuration = ConformanceKit.Configuration(
             client: try ClientCommand(environment.joined(separator: " ") + " \(ClientCommand.quotedForShell(adapter)) {db} {url} {key}"),
             workFolder: scratch.path("web"))
-        configuration.only = ["trust", "freshness", "splits", "bounds"]
+        // Not yet `freshness.rollback-with-forward-path`: the sync records a manifest's sequence
+        // only with the copy it commits, so a mirror that cuts its download and then serves an
+        // older signed release takes the web service back to it (issue 86's note).
+        let groups: Set<ConformanceScenario.Group> = [.trust, .freshness, .splits, .bounds]
+        configuration.only = ConformanceScenario.all.filter { groups.contains($0.group) && $0.id != "freshness.rollback-with-forward-path" }.map(\.id)
         configuration.deadline = 45
         configuration.parallelScenarios = 6
         let report = try await ConformanceKit(configuration).run()
-        #expect(report.scenarios.count == 18)
+        #expect(report.scenarios.count == 19)
         #expect(report.failed.map(\.line) == [])
         // The sync ran: a schema per kit database, and the split's records copied for user 1 in PostgreSQL itself.
         #expect(try Int(server.psql(database, "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'kit\\_%'")) ?? 0 >= 18)
