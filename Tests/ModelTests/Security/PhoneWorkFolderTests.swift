@@ -37,14 +37,14 @@ import Testing
 
     private func expectRefused(_ phone: Phone, _ updater: StationUpdater, naming path: String, _ reason: String,
                                sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let before = try FileDigest.sha256(ofFile: phone.path)
+        let before = try phone.contentBesideTrustRecord()
         await #expect(sourceLocation: sourceLocation) {
             try await updater.update()
         } throws: { error in
             guard case let StationClientError.unsafeFile(refused, why) = error else { return false }
             return refused == path && why.contains(reason)
         }
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before, "the database changed", sourceLocation: sourceLocation)
+        #expect(try phone.contentBesideTrustRecord() == before, "the database changed", sourceLocation: sourceLocation)
         #expect(try phone.state() == "old", sourceLocation: sourceLocation)
     }
 
@@ -112,7 +112,7 @@ import Testing
             rename(staged, incoming)
             swapped.withLock { $0 = true }
         }
-        let before = try FileDigest.sha256(ofFile: phone.path)
+        let before = try phone.contentBesideTrustRecord()
         await #expect {
             try await updater.update()
         } throws: { error in
@@ -120,7 +120,7 @@ import Testing
             return version == 5 && expected != actual
         }
         #expect(swapped.withLock { $0 }, "the inflate never reached a progress step: the fixture's database is too small")
-        #expect(try FileDigest.sha256(ofFile: phone.path) == before)
+        #expect(try phone.contentBesideTrustRecord() == before)
         #expect(try phone.state() == "old")
         // With no racer, the same update lands.
         _ = try await self.updater(phone, folder).update()
