@@ -206,6 +206,13 @@ public struct ConformanceReleases: Sendable {
     private func makeTrustVariants(_ folders: VariantFolders) throws {
         try ManifestResigning.resign(folder: try folders.copy(.expired),
                                      signing: ManifestSigning(keys: folders.signing.keys, validity: 86_400, now: Date().addingTimeInterval(-10 * 86_400)))
+        // A clock 30 days behind the publisher's, seen from the client: published ahead of its
+        // now, then a later signing whose expiry its own clock has not reached.
+        let day: TimeInterval = 86_400
+        let ahead = try folders.copy(.publishedAhead)
+        try ManifestResigning.resign(folder: ahead, signing: ManifestSigning(keys: folders.signing.keys, validity: 7 * day, now: Date().addingTimeInterval(30 * day)))
+        try ManifestResigning.resign(folder: try folders.copy(.expiredBeforeAccepted, from: ahead),
+                                     signing: ManifestSigning(keys: folders.signing.keys, validity: 10 * day, now: Date()))
         let otherDataset = try folders.copy(.otherDataset)
         var foreign = try folders.manifest(otherDataset)
         foreign.lineage = "conformance-other-dataset"

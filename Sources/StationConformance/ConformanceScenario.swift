@@ -98,6 +98,12 @@ public enum ReleaseVariant: String, Sendable, CaseIterable {
     case deltaWrongContent = "delta-wrong-content"
     /// The honest manifest signed as of ten days ago, expired nine days ago.
     case expired
+    /// The honest folder signed as of 30 days from now (published then, valid for 7 days more):
+    /// to the client, a world whose clock is ahead of its own.
+    case publishedAhead = "published-ahead"
+    /// `publishedAhead` signed again (a higher sequence) as of now, expiring in 10 days: valid by
+    /// the client's clock, expired before the newest `published_at` it accepted.
+    case expiredBeforeAccepted = "expired-before-accepted"
     /// The honest folder signed as another dataset's.
     case otherDataset = "other-dataset"
     /// The delta from 3 replaced by a gzip that inflates to 512 MiB of spaces, listed and signed
@@ -182,6 +188,9 @@ extension ConformanceScenario {
                   start: .version(3), runs: [.init(.honest, .diesMidDownload, expect: .refuses), .init(.atFour, expect: .refuses)]),
             .init("freshness.expired", .freshness, "An expired manifest (a frozen mirror) is refused.",
                   start: .version(3), runs: [.init(.expired, expect: .refuses)]),
+            .init("freshness.clock-behind", .freshness,
+                  "A client whose clock is behind a manifest it accepted refuses one that expired before that manifest was published, though its own clock calls it valid: a frozen mirror cannot hold it on a stale release.",
+                  start: .version(3), runs: [.init(.publishedAhead, expect: .reaches(newest)), .init(.expiredBeforeAccepted, expect: .refuses)]),
             .init("freshness.other-dataset", .freshness,
                   "A manifest of another dataset, signed by the same key, is refused once the client has accepted its own.",
                   start: .version(3), runs: [.init(.atFour, expect: .reaches(4)), .init(.otherDataset, expect: .refuses)]),
