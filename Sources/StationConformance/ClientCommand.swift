@@ -126,8 +126,9 @@ enum ClientProcess {
             if waited == pid { break }
             polls += 1
             if polls % (killAfter == nil ? 2 : 10) == 1 {
-                peak = max(peak, Self.largestPeakMemory(ofGroup: pid) ?? 0)
-                Self.sampleWritten(ofGroup: pid, into: &written)
+                let members = Self.members(ofGroup: pid)
+                peak = max(peak, Self.largestPeakMemory(of: members) ?? 0)
+                Self.sampleWritten(of: members, into: &written)
             }
             if waited < 0 && errno != EINTR { throw ConformanceError.kit("wait4: \(String(cString: strerror(errno)))") }
             let elapsed = Self.seconds(since: started)
@@ -155,13 +156,13 @@ enum ClientProcess {
             output: tail(of: logFile))
     }
 
-    /// The largest high-water mark of resident memory (`VmHWM`) among the processes of `group`
-    /// now; nil where there is no `/proc`. Not `wait4`'s `ru_maxrss`: a process started by
-    /// `posix_spawn` (a vfork) takes the kit's own high-water mark through its exec.
-    static func largestPeakMemory(ofGroup group: pid_t) -> Int? {
+    /// The largest high-water mark of resident memory (`VmHWM`) among the processes `members`
+    /// (pids, `members(ofGroup:)`); nil where there is no `/proc`. Not `wait4`'s `ru_maxrss`: a
+    /// process started by `posix_spawn` (a vfork) takes the kit's own high-water mark through its exec.
+    static func largestPeakMemory(of members: [String]) -> Int? {
         guard hasProcessTable else { return nil }
         var largest = 0
-        for pid in members(ofGroup: group) {
+        for pid in members {
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
                   let kibibytes = line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap({ Int($0) }) else { continue }
@@ -170,10 +171,10 @@ enum ClientProcess {
         return largest
     }
 
-    /// Each process of `group`'s bytes written so far (`wchar`), by pid: a process's count only
-    /// grows, so its last sample is the most it wrote (less what it wrote after it).
-    static func sampleWritten(ofGroup group: pid_t, into written: inout [String: Int]) {
-        for pid in members(ofGroup: group) {
+    /// The bytes each process of `members` wrote so far (`wchar`), by pid: a process's count
+    /// only grows, so its last sample is the most it wrote (less what it wrote after it).
+    static func sampleWritten(of members: [String], into written: inout [String: Int]) {
+        for pid in members {
             guard let io = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8),
                   let line = io.split(separator: "\n").first(where: { $0.hasPrefix("wchar:") }),
                   let bytes = line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap({ Int($0) }) else { continue }
