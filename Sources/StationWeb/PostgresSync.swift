@@ -90,10 +90,13 @@ public struct PostgresSync: Sendable {
         // A standby is named before anything is downloaded, up to date or not.
         try await server.refuseReadOnly()
         StationSupport.Progress.phase("reading the release")
-        let state = try await ReleaseState.read(schema: schema, server)
+        var state = try await ReleaseState.read(schema: schema, server)
         try onStep(.stateRead)
         let release = try await reader.newest(accepted: state?.accepted)
         try refuse(release, against: state)
+        if let recorded = state, !dryRun {
+            state = try await recorded.accepting(release.accepting, schema: schema, lockTimeoutMilliseconds: lockTimeout * 1000, server)
+        }
         try onStep(.verified)
         var report = PostgresSyncReport(database: address.description, schema: schema, from: state?.version ?? 0, to: release.version,
                                         committed: false, upToDate: state?.version == release.version, tables: [:], splits: [], usersAffected: 0)

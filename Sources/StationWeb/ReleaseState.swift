@@ -63,6 +63,40 @@ struct ReleaseState: Sendable, Equatable {
         }
     }
 
+    /// This state with `accepted` recorded (the higher sequence, the newer `published_at`), written
+    /// at once in a transaction of its own when it changes: a sync whose download is cut after
+    /// the manifest verified then still refuses an older manifest next run, as a phone's trust
+    /// record does (docs/clients.md, step 3). A first run has no state to keep it in, as a
+    /// phone's new install has no file.
+    ///
+    /// The transaction waits for a lock no longer than the sync's own and commits locally: a
+    /// synchronous standby that does not answer must not hold the run here (the record is a
+    /// floor, which the sync's commit writes again). A lock held on the state past that (another
+    /// run's, an operator's) leaves the record for the commit: the run's own transaction then
+    /// waits for the same lock within the same limit and names its holder.
+    func accepting(_ accepted: AcceptedRelease, schema: String, lockTimeoutMilliseconds: Int, _ server: ServerSession) async throws -> ReleaseState {
+        var next = self
+        next.sequence = max(sequence, accepted.sequence)
+        if let offered = accepted.publishedAt, publishedAt.map({ $0 < offered }) ?? true { next.publishedAt = offered }
+        guard next != self else { return self }
+        let step = "recording the manifest accepted"
+        var binds = PostgresBindings()
+        binds.append(next.sequence)
+        binds.append(next.publishedAt)
+        try await server.run(step, "BEGIN")
+        do {
+            _ = try await server.rows(step, "SELECT set_config('lock_timeout', '\(lockTimeoutMilliseconds)', true), set_config('synchronous_commit', 'local', true)")
+            try await server.run(step, PostgresQuery(unsafeSQL: "UPDATE \(Self.table(schema)) SET sequence = greatest(sequence, $1), published_at = $2 WHERE id = 1",
+                                                     binds: binds))
+            try await server.run(step, "COMMIT")
+        } catch {
+            try? await server.run(step, "ROLLBACK")
+            if case PostgresSyncError.server(_, _, let message) = error, message.hasSuffix("[SQLSTATE 55P03]") { return self }
+            throw error
+        }
+        return next
+    }
+
     func write(schema: String, _ server: ServerSession) async throws {
         var binds = PostgresBindings()
         binds.append(version)

@@ -232,6 +232,28 @@ import Testing
         #expect(mode == 0o700)
     }
 
+    /// A sync whose download is cut after the newest manifest verified has recorded it: an older
+    /// signed release offering a valid delta from the server's version is refused next (the kit's
+    /// `freshness.rollback-with-forward-path`, for a server with a state), the honest one completes.
+    @Test func aCutDownloadStillRefusesAnOlderReleaseWithAWayForward() async throws {
+        let (history, keys, server, database) = try webDatabase()
+        try await sync(history.copies[1]!, database, keys: keys)
+        let sequence = try server.psql(database, "SELECT sequence FROM station.release_state")
+        let cut = scratch.path("cut")
+        try FileManager.default.copyItem(atPath: history.copies[3]!, toPath: cut)
+        for file in try FileManager.default.contentsOfDirectory(atPath: cut + "/3") where file.hasSuffix(".gz") {
+            try FileManager.default.removeItem(atPath: cut + "/3/" + file)
+        }
+        await #expect(throws: (any Error).self) { try await sync(cut, database, keys: keys) }
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") == "1")
+        #expect(try server.psql(database, "SELECT sequence FROM station.release_state") != sequence, "the verified manifest is recorded")
+        await #expect(throws: StationClientError.self) { try await sync(history.copies[2]!, database, keys: keys) }
+        #expect(try server.psql(database, "SELECT version FROM station.release_state") == "1")
+        let honest = try await sync(history.copies[3]!, database, keys: keys)
+        #expect(honest.committed && honest.to == 3)
+        try expectMasterTablesEqual(database, to: "\(history.copies[3]!)/3/stations.sqlite")
+    }
+
     @Test func anOlderReleaseAnotherDatasetATamperedFolderAndAnUnknownKeyAreRefusedUntouched() async throws {
         let (history, keys, server, database) = try webDatabase()
         try await sync(history.folder, database, keys: keys)
