@@ -11,18 +11,43 @@ import StationManifest
 /// Each value is rendered by SQLite itself; the columns are the release's (its client schema's,
 /// in order), read from the tables in `main`, where an app may keep columns of its own.
 package enum ReleaseContentHash {
-    /// The hash of `main`'s release tables, with the columns and key the release attached as
-    /// `releaseSchema` gives each.
+    /// The hash of `main`'s release tables, with the columns the release attached as
+    /// `releaseSchema` has (the full and bundled paths).
     package static func compute(_ db: Database, columnsFrom releaseSchema: String) throws -> String {
+        var columns: [String: [String]] = [:]
+        for table in ReleaseContent.hashedTables {
+            columns[table] = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?, ?) ORDER BY cid", arguments: [table, releaseSchema])
+        }
+        return try compute(db, columns: columns)
+    }
+
+    /// The hash of `main`'s release tables, with the columns a version's signed `content_columns`
+    /// lists (the delta path: `main` holds the release's tables and whatever columns an app added
+    /// to them). A manifest of format 6 or older lists none: every column of `main`'s is hashed.
+    ///
+    /// - Throws: `StationClientError.contentDiffers` when `main` lacks a listed column.
+    package static func compute(_ db: Database, listed: [String: [String]]?, version: Int, expected: String) throws -> String {
+        guard let listed else { return try compute(db, columnsFrom: "main") }
+        for (table, columns) in listed where ReleaseContent.hashedTables.contains(table) {
+            let present = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?, 'main')", arguments: [table]))
+            if let missing = columns.first(where: { !present.contains($0) }) {
+                throw StationClientError.contentDiffers(version: version, expected: expected, actual: "none: the database has no column \(table).\(missing)")
+            }
+        }
+        return try compute(db, columns: listed)
+    }
+
+    /// The hash over `columns` of each table in `main`, in key order; a table listed with no
+    /// columns (or not listed) adds only its name line.
+    private static func compute(_ db: Database, columns: [String: [String]]) throws -> String {
         var hasher = SHA256()
         for table in ReleaseContent.hashedTables {
             hasher.update(data: Data("table:\(table)\n".utf8))
-            let info = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?, ?) ORDER BY cid", arguments: [table, releaseSchema])
-            guard !info.isEmpty else { continue }
-            let columns = info.map { ($0["name"] as String).quotedDatabaseIdentifier }
-            let key = info.filter { ($0["pk"] as Int) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }
-                .map { ($0["name"] as String).quotedDatabaseIdentifier }
-            let rendered = columns.map { column in
+            let names = columns[table] ?? []
+            guard !names.isEmpty else { continue }
+            let key = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?, 'main') WHERE pk > 0 ORDER BY pk", arguments: [table])
+                .map(\.quotedDatabaseIdentifier)
+            let rendered = names.map(\.quotedDatabaseIdentifier).map { column in
                 "(CASE WHEN typeof(\(column)) = 'text' AND instr(\(column), char(0)) > 0 THEN 'nul-text:' || hex(CAST(\(column) AS BLOB)) ELSE quote(\(column)) END)"
             }.joined(separator: " || ',' || ")
             let order = key.isEmpty ? "" : " ORDER BY \(key.joined(separator: ", "))"

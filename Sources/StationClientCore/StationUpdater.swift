@@ -264,8 +264,9 @@ public struct StationUpdater: Sendable {
             let reached = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             guard reached == release.version else { throw StationClientError.wrongVersionAfterDelta(expected: release.version, actual: reached) }
             // The right version is not yet the signed content: a release tool's bug can make a
-            // delta whose every hash is true and whose rows are not the release's.
-            let installed = try ReleaseContentHash.compute(db, columnsFrom: "main")
+            // delta whose every hash is true and whose rows are not the release's. Only the
+            // release's columns: an app may have added its own to a release table.
+            let installed = try ReleaseContentHash.compute(db, listed: release.contentColumns, version: release.version, expected: release.contentHash)
             guard installed == release.contentHash else {
                 throw StationClientError.contentDiffers(version: release.version, expected: release.contentHash, actual: installed)
             }

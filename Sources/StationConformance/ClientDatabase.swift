@@ -16,9 +16,13 @@ struct ClientDatabase {
     let recordsBefore: [Int64: SyntheticCompletions.Record]
     let splits: [StationSplit]
 
+    /// A column of the app's on a release table: not the release's content (a client that hashes
+    /// it refuses every delta), and not compared with the release's tables.
+    static let appColumn = (table: "stations", name: "app_stars")
+
     /// The app's own objects: a table with AUTOINCREMENT, its index, a trigger logging into a
-    /// second table, a view, and a full-text index over the first table (its rowids are the
-    /// visits' ids: renumbering them corrupts it).
+    /// second table, a view, a full-text index over the first table (its rowids are the visits'
+    /// ids: renumbering them corrupts it), and `appColumn`.
     static let appSchema = """
         CREATE TABLE app_visits (id INTEGER PRIMARY KEY AUTOINCREMENT, station_cd INTEGER NOT NULL, note TEXT);
         CREATE INDEX app_visits_by_station ON app_visits (station_cd);
@@ -29,6 +33,8 @@ struct ClientDatabase {
         CREATE VIRTUAL TABLE app_places USING rtree(id, min_lat, max_lat, min_lon, max_lon);
         CREATE TABLE app_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE app_visit_photos (id INTEGER PRIMARY KEY, visit_id INTEGER NOT NULL REFERENCES app_visits (id) ON DELETE CASCADE, file TEXT NOT NULL);
+        ALTER TABLE \(appColumn.table) ADD COLUMN \(appColumn.name) INTEGER NOT NULL DEFAULT 0;
+        UPDATE \(appColumn.table) SET \(appColumn.name) = 1 + station_cd % 5 WHERE station_cd % 3 = 0;
         """
 
     /// A copy of `releases`' version `start` at `path`, with records and the app's objects.
@@ -72,7 +78,9 @@ struct ClientDatabase {
         if found != version { problems.append("the database is at version \(found), not \(version)") }
         let tables = MasterTable.all.map(\.name) + [ClientSchema.schemaVersionTable]
         let expected = try release.read { db in try tables.map { try Self.tableDigest(db, $0) } }
-        let actual = try queue.read { db in try tables.map { try Self.tableDigest(db, $0) } }
+        // The release's columns only: the app's column on a release table is the app's.
+        let releaseColumns = try release.read { db in try tables.map { try db.tableExists($0) ? try db.columns(in: $0).map(\.name) : [] } }
+        let actual = try queue.read { db in try zip(tables, releaseColumns).map { try Self.tableDigest(db, $0, columns: $1) } }
         for (index, table) in tables.enumerated() where expected[index] != actual[index] {
             problems.append("table \(table) differs from release \(version)'s client database (\(actual[index].summary), expected \(expected[index].summary))")
         }
@@ -130,12 +138,17 @@ struct ClientDatabase {
         var summary: String { columns.isEmpty ? "missing" : "\(rows) rows, columns \(columns.joined(separator: ", "))" }
     }
 
-    static func tableDigest(_ db: Database, _ table: String) throws -> TableDigest {
+    /// The digest over `only` of the table's columns, in that order (those it has), or over all.
+    static func tableDigest(_ db: Database, _ table: String, columns only: [String]? = nil) throws -> TableDigest {
         guard try db.tableExists(table) else { return TableDigest(columns: [], rows: 0, sha256: "") }
-        let columns = try db.columns(in: table).map { "\($0.name) \($0.type)" }
+        let all = try db.columns(in: table)
+        let chosen = only.map { names in names.compactMap { name in all.first { $0.name == name } } } ?? all
+        guard !chosen.isEmpty else { return TableDigest(columns: [], rows: 0, sha256: "") }
+        let columns = chosen.map { "\($0.name) \($0.type)" }
         let order = (1...columns.count).map(String.init).joined(separator: ", ")
         var hash = SHA256(), count = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(table.quotedDatabaseIdentifier) ORDER BY \(order)")
+        let selected = chosen.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(selected) FROM \(table.quotedDatabaseIdentifier) ORDER BY \(order)")
         while let row = try rows.next() {
             count += 1
             for value in row.databaseValues { hash.update(data: Data(Self.canonical(value).utf8)) }

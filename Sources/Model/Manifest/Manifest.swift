@@ -12,9 +12,10 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// 4: a delta may be joined from an older version's delta and one of its own (`via`).
     /// 5: a joined delta lists the hash of each part's SQL (`sql_parts`), not of the whole.
     /// 6: each version lists every station split through it (`splits`).
+    /// 7: each version lists the columns its content hash covers (`content_columns`).
     public var format = Manifest.currentFormat
     /// The format this code writes.
-    public static let currentFormat = 6
+    public static let currentFormat = 7
     /// The lineage id of the master database whose releases these are (see `MasterStamp`);
     /// nil in a folder made before lineages existed.
     public var lineage: String?
@@ -183,11 +184,15 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
     /// consumer (an app's own tables, the web service's users) applies those after its own
     /// version without reading SQL; nil in folders of format 5 or older.
     public var splits: [StationSplit]?
+    /// The columns `contentHash` covers, per table (`ReleaseContent.hashedTables`), in the order
+    /// hashed: the client schema's. A phone hashes these and no others, so a column an app added
+    /// to a release table is not the release's content; nil in folders of format 6 or older.
+    public var contentColumns: [String: [String]]?
 
     /// A built version as a release records it.
     public init(version: Int, database: ReleasedFile, databaseGzip: ReleasedFile, rows: [String: Int],
                 contentHash: String, deltas: [ReleasedDelta], carryOver: ReleasedFile?, downloads: [ClientDownload], clientSchema: Int,
-                splits: [StationSplit]?) {
+                splits: [StationSplit]?, contentColumns: [String: [String]]? = nil) {
         self.version = version
         self.database = database
         self.databaseGzip = databaseGzip
@@ -198,11 +203,12 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
         self.downloads = downloads
         self.clientSchema = clientSchema
         self.splits = splits
+        self.contentColumns = contentColumns
     }
 
     private enum CodingKeys: String, CodingKey {
         case version, database, databaseGzip = "database_gzip", rows, contentHash = "content_hash", deltas
-        case carryOver = "carry_over", downloads, clientSchema = "client_schema", splits
+        case carryOver = "carry_over", downloads, clientSchema = "client_schema", splits, contentColumns = "content_columns"
     }
 
     /// Manifests of format 1 have no `downloads`: each delta was its version's download.
@@ -219,6 +225,7 @@ public struct ReleasedVersion: Codable, Sendable, Equatable {
             ?? deltas.map { ClientDownload(from: $0.from, kind: .delta, path: $0.file.path) }
         clientSchema = try container.decodeIfPresent(Int.self, forKey: .clientSchema) ?? 1
         splits = try container.decodeIfPresent([StationSplit].self, forKey: .splits)
+        contentColumns = try container.decodeIfPresent([String: [String]].self, forKey: .contentColumns)
     }
 }
 

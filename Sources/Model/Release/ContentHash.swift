@@ -43,6 +43,12 @@ public enum ContentHash {
         }
     }
 
+    /// The columns hashed, per table, in the order hashed: what a manifest lists as a version's
+    /// `content_columns`, so that a phone hashes the release's columns and not an app's.
+    public static func columns(_ declared: DeclaredSchema, clientSchema: Int) -> [String: [String]] {
+        Dictionary(uniqueKeysWithValues: declared.tables.map { table in (table.name, table.columns(clientSchema: clientSchema).map(\.name)) })
+    }
+
     /// A value stored as its column's kind never holds (an integer column's text or real, a
     /// text column's blob: the importer and the curated operations never write one): the hash
     /// starts again with SQLite rendering every value.

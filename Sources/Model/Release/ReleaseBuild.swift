@@ -82,7 +82,8 @@ struct ReleaseBuild {
         return (ReleasedVersion(
             version: state.version, database: database, databaseGzip: databaseGzip,
             rows: state.rows, contentHash: contentHash, deltas: deltas, carryOver: state.carryOver, downloads: downloads,
-            clientSchema: state.clientSchema, splits: state.splits), state.checkTally)
+            clientSchema: state.clientSchema, splits: state.splits,
+            contentColumns: ContentHash.columns(master.declared, clientSchema: state.clientSchema)), state.checkTally)
     }
 
     // MARK: The steps

@@ -106,6 +106,13 @@ package struct ManifestAudit {
         if format >= 3 || released.carryOver != nil {
             try file(released.carryOver, "carry_over", ReleaseLayout.carryOver(version))
         }
+        // Every phone's update ends at the newest version: its hash must say which columns it covers.
+        if format >= 7, version == manifest.newest {
+            let listed = Set(released.contentColumns?.keys.map { $0 } ?? [])
+            if let missing = ReleaseContent.hashedTables.first(where: { !listed.contains($0) }) {
+                problem("\(field).content_columns", nil, "lists no columns of \(missing) (expected the columns content_hash covers, for each of \(ReleaseContent.hashedTables.joined(separator: ", ")))")
+            }
+        }
         let deltaPaths = try auditDeltas(released, field: field, problem, file: file)
         Self.auditDownloads(released, format: format, deltaPaths: deltaPaths, field: field, problem)
         // The rows are read only from a file that is where it should be (and, hashing, ours).

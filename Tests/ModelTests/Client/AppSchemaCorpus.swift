@@ -6,8 +6,9 @@ import Testing
 /// a generic copy gets wrong: an external-content FTS5 index over notes whose rowids are sparse, a
 /// contentless FTS5 table (its rows exist only in the index), an R-tree, a rowid table without an
 /// `INTEGER PRIMARY KEY` whose rowids the app uses, a `WITHOUT ROWID` table, generated columns and
-/// `AUTOINCREMENT`, an app index and an app trigger on `stations`, a view over release tables,
-/// and a foreign key into `stations` (GRDB turns `foreign_keys` on for every connection).
+/// `AUTOINCREMENT`, an app index, an app trigger and an app column on `stations`, a view over
+/// release tables, and a foreign key into `stations` (GRDB turns `foreign_keys` on for every
+/// connection).
 ///
 /// `snapshot` reads every app object's SQL and every row with its rowid (the virtual tables'
 /// shadow tables included), so two snapshots are equal only when nothing of the app's moved.
@@ -27,6 +28,7 @@ enum AppSchemaCorpus {
         CREATE INDEX app_stations_by_name ON stations (station_name);
         CREATE TRIGGER app_stations_kept BEFORE DELETE ON stations BEGIN SELECT RAISE(ABORT, 'the app keeps every station'); END;
         CREATE VIEW favorite_stations AS SELECT s.station_cd, s.station_name FROM favorites f JOIN stations s USING (station_cd);
+        ALTER TABLE stations ADD COLUMN app_stars INTEGER NOT NULL DEFAULT 0;
         """
 
     /// The word three notes hold, which a search must find in all three.
@@ -63,6 +65,7 @@ enum AppSchemaCorpus {
                 try db.execute(sql: "DELETE FROM trips WHERE id IN (2, 5)")
                 for station in stations.prefix(4) {
                     try db.execute(sql: "INSERT INTO favorites VALUES (?, '2025-12-24')", arguments: [station])
+                    try db.execute(sql: "UPDATE stations SET app_stars = 3 WHERE station_cd = ?", arguments: [station])
                 }
                 return .commit
             }
@@ -99,6 +102,9 @@ enum AppSchemaCorpus {
                     : "SELECT rowid AS station_test_rowid, * FROM \(name.quotedDatabaseIdentifier) ORDER BY rowid"
                 rows[name] = try Row.fetchAll(db, sql: select).map(\.description)
             }
+            // The app's column on a release table: its values, by station.
+            rows["stations.app_stars"] = try Row.fetchAll(db, sql: "SELECT station_cd, app_stars FROM stations WHERE app_stars != 0 ORDER BY station_cd")
+                .map(\.description)
             return Snapshot(objects: objects.map(\.description), rows: rows)
         }
     }

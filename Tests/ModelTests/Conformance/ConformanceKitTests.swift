@@ -111,6 +111,9 @@ import Testing
         ("expiry-floor", ["freshness.clock-behind"]),
         ("dataset", ["freshness.other-dataset"]),
         ("content-hash", ["trust.delta-result-not-its-content"]),
+        // The app's column on `stations` (the kit's `ClientDatabase.appColumn`) is hashed: every delta is refused.
+        ("content-columns", ["delta.from-1", "delta.from-2", "delta.from-3", "delta.from-4", "update.in-two-steps", "splits.copied-once",
+                             "schema.grown-by-delta"]),
         ("inflate-bound", ["bounds.gzip-bomb"]),
         ("download-bound", ["bounds.endless-manifest", "bounds.huge-manifest"]),
         ("rate-floor", ["bounds.one-byte-a-second"]),

@@ -95,6 +95,13 @@ import Testing
          { manifest, _ in edit(&manifest, version: 3) { version in version["downloads"] = [(version["downloads"] as! [[String: Any]])[0]] } }),
         ("full-without-carry-over", #"versions[3].downloads[from 1].carry_over: not version 3's carry-over script (expected 3/carry-over.sql)"#,
          { manifest, _ in setDownload(&manifest, from: 1, kind: "full", path: "3/stations.sqlite.gz") }),
+        ("newest-without-content-columns",
+         "versions[3].content_columns: lists no columns of stations (expected the columns content_hash covers, for each of prefectures, companies, lines, stations, connections)",
+         { manifest, _ in edit(&manifest, version: 3) { version in
+             var columns = version["content_columns"] as! [String: Any]
+             columns["stations"] = nil
+             version["content_columns"] = columns
+         } }),
     ]
 
     /// After its publish, a release checks the older versions by their entries alone
