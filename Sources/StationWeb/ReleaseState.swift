@@ -79,6 +79,8 @@ struct ReleaseState: Sendable, Equatable {
         next.sequence = max(sequence, accepted.sequence)
         if let offered = accepted.publishedAt, publishedAt.map({ $0 < offered }) ?? true { next.publishedAt = offered }
         guard next != self else { return self }
+        // Against the row as it is, not as this run read it: another run may have recorded a
+        // newer manifest since, and neither field ever goes back.
         let step = "recording the manifest accepted"
         var binds = PostgresBindings()
         binds.append(next.sequence)
@@ -86,7 +88,7 @@ struct ReleaseState: Sendable, Equatable {
         try await server.run(step, "BEGIN")
         do {
             _ = try await server.rows(step, "SELECT set_config('lock_timeout', '\(lockTimeoutMilliseconds)', true), set_config('synchronous_commit', 'local', true)")
-            try await server.run(step, PostgresQuery(unsafeSQL: "UPDATE \(Self.table(schema)) SET sequence = greatest(sequence, $1), published_at = $2 WHERE id = 1",
+            try await server.run(step, PostgresQuery(unsafeSQL: "UPDATE \(Self.table(schema)) SET sequence = greatest(sequence, $1), published_at = greatest(published_at, $2) WHERE id = 1",
                                                      binds: binds))
             try await server.run(step, "COMMIT")
         } catch {
