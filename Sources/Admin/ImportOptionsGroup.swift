@@ -1,4 +1,5 @@
 import ArgumentParser
+import StationCSV
 import StationImport
 import StationSchema
 import StationVersion
@@ -26,6 +27,10 @@ struct SnapshotArguments: ParsableArguments {
     @Flag(help: "Adopt every provisional row upstream now has under its own code: close it, and DUPLICATE each station to upstream's.")
     var adopt = false
 
+    @Option(help: ArgumentHelp("The files' source: ekidata, the primary; or trainlcd (TrainLCD/StationAPI's data/ files), which fills what the primary lacks and never overrides it.",
+                               valueName: "name"))
+    var source = SourceProfile.ekidata.name
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Please give at least one folder or CSV file.") }
     }
@@ -33,8 +38,11 @@ struct SnapshotArguments: ParsableArguments {
     func options(memo: String? = nil, describeLimit: Int?) throws -> ImportOptions {
         var merge = try decisions.decisions()
         merge.adoptAll = adopt
-        return ImportOptions(memo: memo, allowMassClose: allowMassClose, describeLimit: describeLimit, decisions: merge,
-                             snapshotDate: snapshotDate, allowOlder: allowOlder, allowMassReopen: allowMassReopen)
+        var options = ImportOptions(memo: memo, allowMassClose: allowMassClose, describeLimit: describeLimit, decisions: merge,
+                                    snapshotDate: snapshotDate, allowOlder: allowOlder, allowMassReopen: allowMassReopen)
+        guard let profile = SourceProfile.named(source) else { throw ImportError.unknownSource(source) }
+        options.source = profile
+        return options
     }
 }
 

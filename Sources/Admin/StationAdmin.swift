@@ -24,7 +24,7 @@ struct StationAdmin: ParsableCommand {
         groupedSubcommands: [
             CommandGroup(name: "Set up", subcommands: [InitCommand.self, BackupCommand.self, SynthCommand.self]),
             CommandGroup(name: "Import and look", subcommands: [
-                DiffCommand.self, ImportCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self]),
+                DiffCommand.self, ImportCommand.self, SourcesCommand.self, StatusCommand.self, VersionsCommand.self, LogCommand.self]),
             CommandGroup(name: "Curate", subcommands: [
                 AddCommand.self, EditCommand.self, TransferLineCommand.self, MoveStationsCommand.self, CloseCommand.self,
                 RestoreCommand.self, SplitCommand.self, RecordSplitCommand.self, ConnectCommand.self, DisconnectCommand.self,

@@ -49,12 +49,7 @@ package struct FieldDecoder {
     /// One field of a column, as the database stores it.
     package static func decode(_ bytes: ArraySlice<UInt8>, as column: MasterTable.Column, file: String, line: Int) throws -> DatabaseValue {
         try bytes.withUnsafeBufferPointer { buffer in
-            switch try FieldDecoder(file: file, columns: [column]).parse(buffer, column: 0, line: line) {
-            case .null: return .null
-            case .integer(let value): return value.databaseValue
-            case .real(let value): return value.databaseValue
-            case .text(let text): return String(decoding: text, as: UTF8.self).databaseValue
-            }
+            try FieldDecoder(file: file, columns: [column]).parse(buffer, column: 0, line: line).databaseValue
         }
     }
 

@@ -13,11 +13,7 @@ package struct TableHeader {
     /// The header `fields` of `file`, read as the tables `declared` declares them.
     package init(fields: [String], file: String, _ declared: DeclaredSchema) throws {
         let names = fields.map { Self.trimmingBlanks($0).lowercased() }
-        let candidates = declared.tables.map { table -> (MasterTable, Int) in
-            let known = names.filter { table.column(named: table.headerAliases[$0] ?? $0) != nil }
-            return (table, Set(known).count)
-        }
-        guard let (table, overlap) = candidates.max(by: { $0.1 < $1.1 }), overlap > 0 else {
+        guard let table = Self.table(named: names, declared) else {
             throw InputError(.csv, file: file, line: 1,
                 message: "unknown header \(fields.joined(separator: ",").quotedForMessage()) (expected an ekidata header: "
                     + declared.tables.map { $0.columns.filter(\.isInCSV).map(\.name).joined(separator: ",") }
@@ -50,6 +46,17 @@ package struct TableHeader {
 }
 
 extension TableHeader {
+    /// The table whose columns cover the most of a header's `names` (trimmed, lower case); nil
+    /// when none covers any.
+    package static func table(named names: [String], _ declared: DeclaredSchema) -> MasterTable? {
+        let candidates = declared.tables.map { table -> (MasterTable, Int) in
+            let known = names.filter { table.column(named: table.headerAliases[$0] ?? $0) != nil }
+            return (table, Set(known).count)
+        }
+        guard let (table, overlap) = candidates.max(by: { $0.1 < $1.1 }), overlap > 0 else { return nil }
+        return table
+    }
+
     /// What `trimmingCharacters(in: .whitespaces)` gives (tabs, Unicode space separators and,
     /// as Foundation has it, the zero-width space off both ends), without Foundation's bridging
     /// of every header field. HeaderReadingTests compares the two sets

@@ -26,6 +26,10 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
     /// A value outside its column's domain (`ColumnDomain`): none can be written since the
     /// master has CHECK constraints, but a row written before keeps its value until mended.
     case valueOutsideDomain = "value-outside-domain"
+    /// A value a source beside the primary gives otherwise than the primary, as of the source's
+    /// last import (`source_disagreements`): the primary's stands until a curator takes the
+    /// source's with `edit`, or waives it.
+    case sourceDisagrees = "source-disagrees"
 
     /// How much a finding matters: an unwaived `error` stops a release, a `warning` is shown.
     public enum Severity: String, Codable, Sendable, Comparable {
@@ -44,6 +48,7 @@ public enum CheckRule: String, Codable, Sendable, CaseIterable {
         case .lineWithoutStations: return [.lines]
         case .connectionTooLong, .connectionToClosedStation, .connectionOffItsLine: return [.connections]
         case .valueOutsideDomain: return MasterTable.all
+        case .sourceDisagrees: return [.companies, .lines, .stations]
         }
     }
 

@@ -15,7 +15,8 @@ import StationSupport
 ///   scope, and the rules read them by line;
 /// - a line: its company (`open-under-closed`) and its stations, before and after (`line-without-stations`);
 /// - a connection: its line and its two stations.
-/// `station-moved-far` is about the version's own changes: it is always found afresh. So is
+/// `station-moved-far` is about the version's own changes: it is always found afresh, and so is
+/// `source-disagrees`, read from the few cells the sources' last imports recorded. So is
 /// `group-dangling`, on fewer rows: a station's group can only come to dangle if the station
 /// changed (stations are closed, never removed), and only one that dangled can become whole (an
 /// added station names it), so the changed stations and those the version before found are
@@ -158,7 +159,8 @@ package struct CheckScope {
     /// whole; for a `rowLocal` rule only on a changed station or line; for the others on any in
     /// scope, a station by its line.
     package static let foundAfresh = """
-        rule IN ('\(CheckRule.stationMovedFar.rawValue)', '\(CheckRule.stationMovedImplausibly.rawValue)', '\(CheckRule.groupDangling.rawValue)') OR table_name = 'prefectures'
+        rule IN ('\(CheckRule.stationMovedFar.rawValue)', '\(CheckRule.stationMovedImplausibly.rawValue)', '\(CheckRule.groupDangling.rawValue)',
+                 '\(CheckRule.sourceDisagrees.rawValue)') OR table_name = 'prefectures'
         OR (table_name = 'stations' AND key_id IN (SELECT CAST(station_cd AS TEXT) FROM \(changedStations)))
         OR (table_name = 'stations' AND rule NOT IN (\(rowLocalList))
             AND (SELECT s.line_cd FROM main.stations s WHERE s.station_cd = CAST(key_id AS INTEGER)) IN (SELECT line_cd FROM \(lines)))

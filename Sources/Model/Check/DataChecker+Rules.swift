@@ -317,6 +317,40 @@ extension DataChecker {
         }
     }
 
+    /// Each row where a source and the primary both have a value and differ, one finding per
+    /// row naming every such column, but a column where the master now has the source's value
+    /// (a curator took it). The newest version only: the sources' last imports are the master's now.
+    func sourcesDisagreeing(_ db: Database, _ out: FindingOutput) throws {
+        guard version == newest, try db.tableExists("source_disagreements") else { return }
+        let order = MasterTable.all.enumerated().map { "WHEN '\($1.name)' THEN \($0)" }.joined(separator: " ")
+        let found = try Row.fetchAll(db, sql: """
+            SELECT table_name, key_id, column_name, source, primary_value, source_value FROM main.source_disagreements
+            ORDER BY CASE table_name \(order) END, CAST(key_id AS INTEGER), column_name, source
+            """)
+        var index = 0
+        while index < found.count {
+            let tableName: String = found[index][0], key: String = found[index][1]
+            var end = index
+            while end < found.count, found[end][0] as String == tableName, found[end][1] as String == key { end += 1 }
+            defer { index = end }
+            guard let table = declared.table(named: tableName), table.keyColumns.count == 1 else { continue }
+            var parts: [String] = []
+            for row in found[index..<end] {
+                let column: String = row[2], source: String = row[3]
+                guard table.column(named: column) != nil else { continue }
+                let now = try DatabaseValue.fetchOne(db, sql: "SELECT \(column) FROM main.\(table.name) WHERE \(table.keyColumns[0]) = ?",
+                                                     arguments: [Int64(key)]) ?? .null
+                if now == row[5] as DatabaseValue { continue }
+                parts.append("\(column) is \(name((row[4] as DatabaseValue).description)) as the primary has it, \(source) has \(name((row[5] as DatabaseValue).description))")
+            }
+            guard !parts.isEmpty else { continue }
+            try out.found(.sourceDisagrees, table, key) { """
+                \(parts.joined(separator: "; ")) (the primary's stands; to take the other: \(CommandHint("edit", table.name, key, "COLUMN=VALUE")); \
+                or waive it)
+                """ }
+        }
+    }
+
     func linesWithoutStations(_ db: Database, _ out: FindingOutput) throws {
         try forEachRow(db, """
             SELECT l.line_cd, l.line_name FROM lines l

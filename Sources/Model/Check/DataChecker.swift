@@ -88,6 +88,7 @@ package struct DataChecker {
                 case .groupDangling: try groupsDangling(db, out)
                 case .duplicateNameOnLine: try duplicateNamesOnLines(db, out)
                 case .lineWithoutStations: try linesWithoutStations(db, out)
+                case .sourceDisagrees: try sourcesDisagreeing(db, out)
                 case .connectionToClosedStation:
                     let ends = try oddEnds ?? connections(db, tooLong: nil, collectingOddEnds: true)
                     oddEnds = ends

@@ -240,6 +240,10 @@ public enum ImportError: Error, LocalizedError, Equatable {
     case badSnapshotDate(String)
     /// Conflicts or provisional rows nobody decided: nothing is written.
     case undecided(conflicts: [MergeConflict], adoptions: [Adoption])
+    /// A second source's import into a master its primary has not yet imported into.
+    case noPrimary(source: String)
+    /// `--source` names no source this StationAdmin knows.
+    case unknownSource(String)
 
     public var errorDescription: String? {
         switch self {
@@ -251,6 +255,11 @@ public enum ImportError: Error, LocalizedError, Equatable {
             return "\(file): the snapshot is of \(date), older than the \(table) snapshot of \(newest) imported in version \(newestVersion): "
                 + "importing it would undo what upstream and curators recorded since (expected a snapshot of \(newest) or later; "
                 + "if the file is named with the wrong date, give the right one with --snapshot-date YYYY-MM-DD; to import it anyway, --allow-older)"
+        case let .noPrimary(source):
+            return "\(source) fills what the master's primary source lacks, and nothing was imported from the primary yet "
+                + "(expected an import without --source first: the first source a master imports is its primary, ekidata)"
+        case let .unknownSource(name):
+            return "--source \(name): not a source this StationAdmin reads (expected one of: \(SourceProfile.known.map(\.name).joined(separator: ", ")))"
         case let .badSnapshotDate(date):
             return "--snapshot-date \(date) is not a date (expected YYYY-MM-DD, e.g. 2021-03-12)"
         case let .undecided(conflicts, adoptions):

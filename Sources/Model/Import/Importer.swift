@@ -45,6 +45,9 @@ public struct ImportOptions: Sendable {
     public var allowOlder: Bool
     /// Accept a file that reopens more than 5% of a table's closed rows.
     public var allowMassReopen: Bool
+    /// The source the files are from: ekidata, the primary, by default; another fills what
+    /// the primary lacks (`SourceFill`).
+    public var source: SourceProfile = .ekidata
     /// Options for `importSnapshot` and `diff`; nil `describeLimit` describes every change.
     public init(memo: String? = nil, allowMassClose: Bool = false, describeLimit: Int? = 20, decisions: MergeDecisions = MergeDecisions(),
                 snapshotDate: String? = nil, allowOlder: Bool = false, allowMassReopen: Bool = false) {
@@ -72,6 +75,7 @@ extension Importer {
     ///     in `report.changes`).
     public func diff(_ paths: [String], options: ImportOptions = ImportOptions(describeLimit: nil),
                      listingEveryChangeIn everyChange: DescribedChangeFile? = nil) throws -> ChangeReport {
+        if options.source != .ekidata { return try SourceFill(master: master, profile: options.source, options: options).run(paths, commit: false) }
         var run = ImportRun(master, tuning: tuning, options: options, commit: false, everyChange: everyChange)
         return try run.run(paths)
     }
@@ -91,6 +95,7 @@ extension Importer {
     @discardableResult
     public func importSnapshot(_ paths: [String], options: ImportOptions = ImportOptions(),
                                listingEveryChangeIn everyChange: DescribedChangeFile? = nil) throws -> ChangeReport {
+        if options.source != .ekidata { return try SourceFill(master: master, profile: options.source, options: options).run(paths, commit: true) }
         var run = ImportRun(master, tuning: tuning, options: options, commit: true, everyChange: everyChange)
         return try run.run(paths)
     }

@@ -43,6 +43,7 @@ public enum MasterSchema {
         ("recordUpstream", recordUpstream),
         ("recordPublishedVersions", recordPublishedVersions),
         ("recordPublishedEntries", recordPublishedEntries),
+        ("recordSources", recordSources),
     ]
 
     private static func createTheMasterTables(_ db: Database) throws {
@@ -217,6 +218,41 @@ public enum MasterSchema {
     /// refused before anything is joined or signed (`PublishedHistory`).
     private static func recordPublishedEntries(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE published_versions ADD COLUMN entry TEXT")
+    }
+
+    /// Curator data, never published: what each source beside the primary last said and
+    /// what it filled (DOMAIN.md, "More than one upstream"). `source_values` is a source's base
+    /// for its next import, one value per row and column it gave (a value keeps its storage
+    /// class: the column has no type), so a column a client schema adds needs nothing here;
+    /// `source_imports` records each import of a table from a source, as `upstream_imports`
+    /// does the primary's; `source_disagreements` the cells where the source and the primary
+    /// both have a value and differ, as of the source's last import.
+    private static func recordSources(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE source_values (
+                source TEXT NOT NULL, table_name TEXT NOT NULL, key_id TEXT NOT NULL, column_name TEXT NOT NULL, value,
+                PRIMARY KEY (source, table_name, key_id, column_name)
+            ) WITHOUT ROWID;
+            CREATE TABLE source_imports (
+                id INTEGER PRIMARY KEY,
+                source TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                table_name TEXT NOT NULL,
+                snapshot_date TEXT,
+                file_name TEXT NOT NULL,
+                columns TEXT NOT NULL,
+                rows INTEGER NOT NULL,
+                filled INTEGER NOT NULL,
+                added INTEGER NOT NULL,
+                closed INTEGER NOT NULL,
+                imported_at TEXT NOT NULL
+            );
+            CREATE TABLE source_disagreements (
+                source TEXT NOT NULL, table_name TEXT NOT NULL, key_id TEXT NOT NULL, column_name TEXT NOT NULL,
+                primary_value, source_value,
+                PRIMARY KEY (source, table_name, key_id, column_name)
+            ) WITHOUT ROWID;
+            """)
     }
 
     /// Frozen: the tables as `MasterTable.createStatement` gave them when the CHECKs came

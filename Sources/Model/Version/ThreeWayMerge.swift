@@ -13,7 +13,8 @@ import StationSchema
 /// - both changed it differently: a `MergeConflict`, which `MergeDecisions` decides.
 ///
 /// A row the master lacks is inserted; a row base lacks (upstream never had it, or dropped it
-/// before) takes theirs where it differs, as a first import does. For example, with base
+/// before) takes theirs where it differs and theirs is not empty, as a first import does (a cell
+/// a curator or another source filled is never emptied). For example, with base
 /// `1191420 彦山 close_ymd NULL`, ours `close_ymd 2017-07-05` (a curator's fix at v3) and the
 /// file again `NULL`, nothing is staged and a `kept` note says the value came from v3; with the
 /// file `2017-07-06`, the column is a conflict.
@@ -274,7 +275,12 @@ package struct ThreeWayMerge {
             let merged = ThreeWayColumn(kind: column.kind).mergedValueSQL(
                 ThreeWayColumn.Expressions(base: "b.\(c)", ours: "m.\(c)", theirs: "t.\(c)", oursAsTheirs: mapped(table, c, adopted: adopted),
                                            oursHeldByUpstream: nil), conflict: conflict)
-            return "CASE WHEN m.\(table.keyColumns[0]) IS NULL OR b.\(table.keyColumns[0]) IS NULL THEN t.\(c) ELSE \(merged) END"
+            // A row base lacks that the master has (a curator's, or a source's that fills what
+            // upstream lacked) becomes upstream's, but for the cells upstream leaves empty: a
+            // value there is never emptied.
+            let emptyTheirs = "(t.\(c) IS NULL OR t.\(c) = '') AND NOT (m.\(c) IS NULL OR m.\(c) = '')"
+            return "CASE WHEN m.\(table.keyColumns[0]) IS NULL THEN t.\(c) WHEN b.\(table.keyColumns[0]) IS NULL THEN "
+                + "(CASE WHEN \(emptyTheirs) THEN m.\(c) ELSE t.\(c) END) ELSE \(merged) END"
         }
         let firstKey = table.keyColumns[0]
         let kind = Update.Kind.changeSQL(table, stored: "m", new: "x")

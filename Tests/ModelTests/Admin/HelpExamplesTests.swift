@@ -10,7 +10,7 @@ import Testing
 @Suite(.tags(.slow), .leftOutOfQuickRuns) struct HelpExamplesTests {
     /// Every command, as a curator types it. `theListIsTheCommandTree` keeps it whole.
     static let commands = [
-        "init", "backup", "synth", "diff", "import", "status", "versions", "log", "add", "edit", "transfer-line", "move-stations",
+        "init", "backup", "synth", "diff", "import", "sources", "status", "versions", "log", "add", "edit", "transfer-line", "move-stations",
         "close", "restore", "split", "record-split", "connect", "disconnect", "apply", "revert", "weights", "check", "waive",
         "unwaive", "review", "suggest", "release", "delta", "verify", "serve", "keys", "keys generate", "keys show", "resign",
         "sync-postgres", "conformance",
