@@ -19,6 +19,20 @@ package struct ImportFile {
 package enum ImportSource {
     /// The files of `paths`, each recognised as a table of `declared`.
     package static func files(from paths: [String], _ declared: DeclaredSchema) throws -> [ImportFile] {
+        var files: [ImportFile] = []
+        for path in try csvPaths(from: paths) {
+            let header = try readHeader(path, declared)
+            if let other = files.first(where: { $0.table == header.table }) {
+                throw InputError(.csv, file: path, line: 1,
+                    message: "a second \(header.table.name) file (\(other.path) is one already; expected one file per table)")
+            }
+            files.append(ImportFile(path: path, header: header))
+        }
+        return files.sorted { MasterTable.all.firstIndex(of: $0.table)! < MasterTable.all.firstIndex(of: $1.table)! }
+    }
+
+    /// The CSV files of `paths`: a folder's `*.csv` directly in it, sorted; a file itself.
+    package static func csvPaths(from paths: [String]) throws -> [String] {
         var csvPaths: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -34,16 +48,7 @@ package enum ImportSource {
                 csvPaths.append(path)
             }
         }
-        var files: [ImportFile] = []
-        for path in csvPaths {
-            let header = try readHeader(path, declared)
-            if let other = files.first(where: { $0.table == header.table }) {
-                throw InputError(.csv, file: path, line: 1,
-                    message: "a second \(header.table.name) file (\(other.path) is one already; expected one file per table)")
-            }
-            files.append(ImportFile(path: path, header: header))
-        }
-        return files.sorted { MasterTable.all.firstIndex(of: $0.table)! < MasterTable.all.firstIndex(of: $1.table)! }
+        return csvPaths
     }
 
     private static func readHeader(_ path: String, _ declared: DeclaredSchema) throws -> TableHeader {

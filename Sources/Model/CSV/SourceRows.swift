@@ -43,7 +43,7 @@ package struct SourceRows {
     ///   declared nor ignored, a second file of a table, a field its column refuses.
     package init(_ paths: [String], profile: SourceProfile, _ declared: DeclaredSchema) throws {
         var pairs: (file: String, rows: [(line: Int, first: DatabaseValue, second: DatabaseValue)])?
-        for path in try Self.csvFiles(paths) {
+        for path in try ImportSource.csvPaths(from: paths) {
             let read = try Self.read(path, profile: profile, declared)
             let other = read.pairs == nil ? tables.first(where: { $0.table == read.table.table })?.file : pairs?.file
             if let other {
@@ -59,25 +59,6 @@ package struct SourceRows {
 
     /// The table `table`, if the source gives it.
     package func table(_ table: MasterTable) -> Table? { tables.first { $0.table == table } }
-
-    /// The files of `paths`: a folder's `*.csv` directly in it, sorted; a file itself.
-    private static func csvFiles(_ paths: [String]) throws -> [String] {
-        var files: [String] = []
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw InputError(.csv, file: path, line: nil, message: "no such file or folder")
-            }
-            guard isDirectory.boolValue else {
-                files.append(path)
-                continue
-            }
-            let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.lowercased().hasSuffix(".csv") }.sorted()
-            if names.isEmpty { throw InputError(.csv, file: path, line: nil, message: "no *.csv files in this folder") }
-            files += names.map { (path as NSString).appendingPathComponent($0) }
-        }
-        return files
-    }
 
     private struct ReadFile {
         var table: Table
@@ -99,6 +80,9 @@ package struct SourceRows {
         let plan = try FieldPlan(header: header, table: table, rule: rule, file: path, source: profile.name)
         let decoder = FieldDecoder(file: path, columns: plan.columns)
         var rows: [[DatabaseValue]] = [], lines: [Int] = []
+        var lineOfKey: [ArraySlice<DatabaseValue>: Int] = [:]
+        // A pairs file repeats pairs (TrainLCD's does, 30 times): they are counted once their line is known.
+        let keyCount = rule.pairs == nil ? table.keyColumns.count : 0
         var isHeader = true
         try reader.forEachRecord { record in
             if isHeader {
@@ -117,6 +101,10 @@ package struct SourceRows {
                     try Array(text.utf8).withUnsafeBufferPointer { try decoder.parse($0, column: index, line: record.line).databaseValue }
                 } ?? decoder.parse(field, column: index, line: record.line).databaseValue
                 row.append(value)
+            }
+            if keyCount > 0, let first = lineOfKey.updateValue(record.line, forKey: row.prefix(keyCount)) {
+                let key = zip(plan.columns, row.prefix(keyCount)).map { "\($0.name) \($1)" }.joined(separator: ", ")
+                throw InputError(.csv, file: path, line: record.line, message: "\(key) again (first on line \(first); expected one row per key)")
             }
             rows.append(row)
             lines.append(record.line)

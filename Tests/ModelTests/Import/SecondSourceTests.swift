@@ -180,6 +180,11 @@ import Testing
         let outside = try #require(throws: InputError.self) { try fill(database, badStatus) }
         #expect(outside.file == badStatus + "/3!stations.csv" && outside.line == 3)
         #expect(outside.message.hasPrefix("e_status 7 is out of range"))
+
+        let twice = try copy("twice") { lines in lines.append(lines[1]) }
+        let repeated = try #require(throws: InputError.self) { try fill(database, twice) }
+        #expect(repeated.file == twice + "/3!stations.csv" && repeated.line == 11144)  // the header, 11,142 stations, the repeat
+        #expect(repeated.message == "station_cd 100201 again (first on line 2; expected one row per key)")
         #expect(try database.dataVersion() == 1)
     }
 }
