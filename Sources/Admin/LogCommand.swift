@@ -63,13 +63,15 @@ struct LogCommand: ParsableCommand {
             // A key's story: each change with its columns, old → new.
             let story = try LogReader(database).story(key: key!, table: table, newestFirst: filter.newestFirst)
             // What imports kept or decided of the key stands among its changes, at the version of the import.
-            let lines = StoryLine.interleaving(story, notes: try LogReader(database).mergeNotes(key: key!, table: table), newestFirst: filter.newestFirst)
+            let reader = LogReader(database)
+            let notes = try reader.mergeNotes(key: key!, table: table).map { ($0, try reader.source(of: $0.version)) }
+            let lines = StoryLine.interleaving(story, notes: notes, newestFirst: filter.newestFirst)
             if output.json { return try Console.printJSON(lines) }
             if nl { return try lines.forEach(Console.printJSONLine) }
             Pager.startIfWanted(disabled: global.noPager)
             for line in lines {
                 switch line {
-                case .note(let note): Console.line(Self.line(note))
+                case .note(let note, let source): Console.line(Self.line(note, source))
                 case .entry(let entry):
                     if oneline { Console.fields(Self.shortFields(entry.update)) } else { Console.line(Self.line(entry)) }
                 }
@@ -89,15 +91,20 @@ struct LogCommand: ParsableCommand {
         try LogReader(database).forEachDescribedUpdate(filter) { Console.line(Self.line($0)) }
     }
 
-    /// `21880  v4  2026-11-24T10:00:00Z  UPDATE stations 1130101 東京: weight 13 → 2  (memo)`
+    /// `21880  v4  2026-11-24T10:00:00Z  UPDATE stations 1130101 東京: weight 13 → 2  (memo)`, and
+    /// `from trainlcd 2025-06-28` before the memo for a change an import made (the memo left out
+    /// when it says the same, as a fill's does).
     private static func line(_ entry: StoryEntry) -> String {
         let update = entry.update
-        return "\(update.upID)  v\(update.userVersion)  \(update.updateDate)  \(entry.change.summary)" + (update.memo.map { "  (\($0))" } ?? "")
+        let source = entry.source?.description
+        let memo = update.memo.flatMap { $0 == source ? nil : $0 }
+        return "\(update.upID)  v\(update.userVersion)  \(update.updateDate)  \(entry.change.summary)"
+            + (source.map { "  from \($0)" } ?? "") + (memo.map { "  (\($0))" } ?? "")
     }
 
-    /// `      v5  import kept stations 1191420 close_ymd: kept 2017-07-05 from v3 (the file says NULL)`
-    private static func line(_ note: MergeNote) -> String {
-        "       v\(note.version)  merge: \(note.description)"
+    /// `      v5  merge (ekidata 2021-03-12): import kept stations 1191420 close_ymd: kept 2017-07-05 from v3 (the file says NULL)`
+    private static func line(_ note: MergeNote, _ source: VersionSource?) -> String {
+        "       v\(note.version)  merge" + (source.map { " (\($0.description))" } ?? "") + ": \(note.description)"
     }
 
     /// The `--oneline` fields: `21880 v4 2026-11-24T… UPDATE stations 1130101 [memo]`.
@@ -108,34 +115,36 @@ struct LogCommand: ParsableCommand {
 }
 
 /// One line of a key's story: a change, or what an import kept or decided of the key beside its
-/// changes (`{"merge_note": {…}}` in JSON, the change report's `merge_notes` shape).
+/// changes (`{"merge_note": {…}, "source": {…}}` in JSON, the change report's `merge_notes`
+/// shape and the source of the import that made the note's version).
 enum StoryLine: Encodable {
     case entry(StoryEntry)
-    case note(MergeNote)
+    case note(MergeNote, VersionSource?)
 
-    private enum CodingKeys: String, CodingKey { case mergeNote = "merge_note" }
+    private enum CodingKeys: String, CodingKey { case mergeNote = "merge_note", source }
 
     func encode(to encoder: Encoder) throws {
         switch self {
         case .entry(let entry): try entry.encode(to: encoder)
-        case .note(let note):
+        case .note(let note, let source):
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(note, forKey: .mergeNote)
+            try container.encode(source, forKey: .source)
         }
     }
 
     /// The story with each note before the first change of a later version (after, newest first).
-    static func interleaving(_ story: [StoryEntry], notes: [MergeNote], newestFirst: Bool) -> [StoryLine] {
+    static func interleaving(_ story: [StoryEntry], notes: [(MergeNote, VersionSource?)], newestFirst: Bool) -> [StoryLine] {
         var notes = newestFirst ? Array(notes.reversed()) : notes
         var lines: [StoryLine] = []
         for entry in story {
-            while let note = notes.first,
+            while let (note, source) = notes.first,
                   newestFirst ? note.version > entry.update.userVersion : note.version < entry.update.userVersion {
-                lines.append(.note(note))
+                lines.append(.note(note, source))
                 notes.removeFirst()
             }
             lines.append(.entry(entry))
         }
-        return lines + notes.map(StoryLine.note)
+        return lines + notes.map { StoryLine.note($0.0, $0.1) }
     }
 }

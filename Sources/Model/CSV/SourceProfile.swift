@@ -63,7 +63,7 @@ public struct SourceProfile: Sendable, Equatable {
     public func rule(for table: MasterTable) -> TableRule { tables[table.name] ?? TableRule() }
 
     /// ekidata's files, as the primary importer reads them.
-    public static let ekidata = SourceProfile(name: "ekidata", tables: [:])
+    public static let ekidata = SourceProfile(name: PrimarySource.name, tables: [:])
 
     /// TrainLCD/StationAPI's `data/` files (`1!companies.csv`, `2!lines.csv`, `3!stations.csv`,
     /// `8!connections.csv`): ekidata's codes and columns, plus names in other scripts, station

@@ -75,9 +75,16 @@ extension LogReader {
     /// Calls `body` with each `updates` row `filter` selects and what it changed, in words and
     /// values (`東京: weight 13 → 2`), read from one state, one row at a time.
     public func forEachDescribedUpdate(_ filter: LogFilter = LogFilter(), _ body: (StoryEntry) throws -> Void) throws {
+        let sources = VersionSource.Cache()
         try forEachUpdate(filter) { update, db in
-            try body(StoryEntry(update: update, change: try DescribedChange.reading(update, master.declared, db)))
+            try body(StoryEntry(update: update, change: try DescribedChange.reading(update, master.declared, db),
+                                source: try sources.source(of: update.userVersion, db)))
         }
+    }
+
+    /// The source whose import made `version` and its snapshot; nil for a curated version.
+    public func source(of version: Int) throws -> VersionSource? {
+        try master.read { try VersionSource.of(version: version, $0) }
     }
 
     package func forEachUpdate(_ filter: LogFilter, _ body: (Update, Database) throws -> Void) throws {

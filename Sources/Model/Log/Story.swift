@@ -7,15 +7,25 @@ public struct StoryEntry: Sendable, Equatable, Encodable {
     public var update: Update
     /// What it changed, in words (`DescribedChange`).
     public var change: DescribedChange
+    /// The source whose import made its version, with that snapshot; nil for a curated version.
+    public var source: VersionSource?
 
-    private enum CodingKeys: String, CodingKey { case update, name, fields }
+    /// An `updates` row, what it changed and where that came from.
+    public init(update: Update, change: DescribedChange, source: VersionSource? = nil) {
+        self.update = update
+        self.change = change
+        self.source = source
+    }
 
-    /// `{"update": {…the updates row…}, "name": …, "fields": [{"column", "old", "new"}]}`.
+    private enum CodingKeys: String, CodingKey { case update, name, fields, source }
+
+    /// `{"update": {…the updates row…}, "name": …, "fields": [{"column", "old", "new"}], "source": {"name", "snapshot_date"} or null}`.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(update, forKey: .update)
         try container.encode(change.name, forKey: .name)
         try container.encode(change.typedFields, forKey: .fields)
+        try container.encode(source, forKey: .source)
     }
 
     /// `v2 UPDATE stations 1122903 龍ケ崎市: station_name 佐貫 → 龍ケ崎市`

@@ -4,6 +4,7 @@ import StationCSV
 import StationCheck
 import StationCurate
 import StationImport
+import StationLog
 import StationRelease
 import StationSchema
 import StationSupport
@@ -19,6 +20,7 @@ import Testing
 
     func master() throws -> MasterDatabase { try MasterDatabase.create(at: scratch.path("master-\(UUID().uuidString.prefix(6)).sqlite")) }
 
+    @discardableResult
     func fill(_ database: MasterDatabase, _ folder: String) throws -> ChangeReport {
         var options = ImportOptions(describeLimit: 0)
         options.source = .trainlcd
@@ -92,6 +94,11 @@ import Testing
         // A curator who takes TrainLCD's name settles the finding.
         try edit(database, station: 1111212, "station_name", "太美", memo: "renamed 2022-03-12")
         #expect(try !Checker(database).check().findings.contains { $0.rule == .sourceDisagrees && $0.key == "1111212" })
+
+        // Each change names where it came from: the primary's snapshot, the fill's, or nobody's (a curator's).
+        let story = try LogReader(database).story(key: "1111212", table: "stations")
+        #expect(story.map { $0.source?.description } == ["ekidata 2021-03-12", "trainlcd 2025-06-28", nil])
+        #expect(try LogReader(database).story(key: "100209", table: "stations").map { $0.source?.description } == ["trainlcd 2025-06-28"])
 
         let sources = try SourceLedger(database).sources()
         #expect(sources.map(\.name) == ["ekidata", "trainlcd"])
