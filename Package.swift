@@ -85,7 +85,7 @@ let package = Package(
         // a reference against the flow does not compile.
         .target(name: "StationSupport", dependencies: ["CZlib", crypto], path: "Sources/Model/Support"),
         .target(name: "StationSchema", dependencies: ["StationManifest", "StationSupport", "StationSQLite", "CSQLiteConfig", grdb, grdbSQLite], path: "Sources/Model/Schema"),
-        .target(name: "StationCSV", dependencies: ["StationSchema", "CCSV", grdb, grdbSQLite], path: "Sources/Model/CSV"),
+        .target(name: "StationCSV", dependencies: ["StationSchema", "StationSQLite", "CCSV", grdb, grdbSQLite], path: "Sources/Model/CSV"),
         .target(name: "StationHistory", dependencies: ["StationSchema", grdb], path: "Sources/Model/History"),
         .target(name: "StationLog", dependencies: ["StationSchema", grdb], path: "Sources/Model/Log"),
         .target(name: "StationCheck", dependencies: ["StationHistory", "StationSQLite", grdb, grdbSQLite], path: "Sources/Model/Check"),

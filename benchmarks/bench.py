@@ -17,6 +17,7 @@ ADMIN = os.path.join(ROOT, ".build", "release", "station-admin")
 PHONE = os.path.join(ROOT, ".build", "release", "station-phone")
 REAL_OLD = os.path.join(ROOT, "datasets", "ekidata", "2019-12-27")
 REAL_NEW = os.path.join(ROOT, "datasets", "ekidata", "2021-03-12")
+REAL_SECOND = os.path.join(ROOT, "datasets", "trainlcd", "2025-06-28")
 
 # The anchor's tables: the same keys as ours, so `.import` pays for the same uniqueness.
 KEYED_SCHEMA = """
@@ -100,6 +101,15 @@ def sqlite_import(database, folder, keyed):
     files = csv_files(folder)
     script = (KEYED_SCHEMA if keyed else "") + "\n".join(
         f".import --csv {'--skip 1 ' if keyed else ''}{files[table]} {table}" for table in ["company", "line", "station", "connection"])
+    return f"rm -f {database} && sqlite3 {database} <<'SQL'\n{script}\nSQL"
+
+
+def sqlite_import_all(database, folder):
+    """The anchor's load of a second source: sqlite3 .import of every CSV file of `folder`, each
+    into a table of its own named by its header (TrainLCD's names, such as `3!stations.csv`,
+    are not table names)."""
+    script = "\n".join(f".import --csv '{os.path.join(folder, name)}' t{index}"
+                       for index, name in enumerate(sorted(n for n in os.listdir(folder) if n.endswith(".csv"))))
     return f"rm -f {database} && sqlite3 {database} <<'SQL'\n{script}\nSQL"
 
 
@@ -357,6 +367,10 @@ def main():
     shutil.copy(path("empty.sqlite"), path("synth1.sqlite"))
     run(admin("import", "--db", path("synth1.sqlite"), path("snapshot1")), shell=True)
     check_status(path("synth1.sqlite"), path("snapshot1"))
+    shutil.copy(path("real1.sqlite"), path("real2.sqlite"))
+    run(admin("import", "--db", path("real2.sqlite"), REAL_NEW), shell=True)
+    # A second source of the same stations, shaped as TrainLCD publishes (synth --source).
+    run([ADMIN, "synth", "--from", path("snapshot1"), "--source", "trainlcd", "--seed", "4", "--out", path("second1")])
     shutil.copy(path("synth1.sqlite"), path("synth2.sqlite"))
     run(admin("import", "--db", path("synth2.sqlite"), path("snapshot2")), shell=True)
     curated_master(path("synth1.sqlite"), path("synth1-curated.sqlite"))
@@ -524,6 +538,16 @@ def main():
                           shutil.copy(path("anchor-real1.sqlite"), path("anchor-real-applied.sqlite")),
                           run(["sqlite3", path("anchor-real-applied.sqlite"), "PRAGMA journal_mode = WAL"])),
                  "sqlite3 .import into the master's types, sqldiff, sqlite3 runs its SQL"),
+        # A second source fills what the primary lacks (readings, its own stations) and records
+        # where it differs; `.import` of the same files is the floor for reading them.
+        Scenario("real: a second source, TrainLCD 2025-06-28 over ekidata 2021-03-12",
+                 admin("import", "--db", path("run.sqlite"), "--source", "trainlcd", REAL_SECOND),
+                 sqlite_import_all(path("anchor-run.sqlite"), REAL_SECOND),
+                 fresh("real2.sqlite", "run.sqlite"), "sqlite3 .import of its files"),
+        Scenario(f"{label} a second source over the initial import (synth --source trainlcd)",
+                 admin("import", "--db", path("run.sqlite"), "--source", "trainlcd", path("second1")),
+                 sqlite_import_all(path("anchor-run.sqlite"), path("second1")),
+                 fresh("synth1.sqlite", "run.sqlite"), "sqlite3 .import of its files"),
         Scenario(f"{label} initial import",
                  admin("import", "--db", path("run.sqlite"), path("snapshot1")),
                  sqlite_import(path("anchor-run.sqlite"), path("snapshot1"), keyed=True),

@@ -31,8 +31,15 @@ struct SnapshotArguments: ParsableArguments {
                                valueName: "name"))
     var source = SourceProfile.ekidata.name
 
+    @Option(help: ArgumentHelp("A source this StationAdmin does not know, described by a JSON file (its name, ignored columns, value maps; docs/curating.md). Not with --source.",
+                               valueName: "file"))
+    var profile: String?
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Please give at least one folder or CSV file.") }
+        if profile != nil && source != SourceProfile.ekidata.name {
+            throw ValidationError("Give --source NAME or --profile FILE, not both: the profile names its source.")
+        }
     }
 
     func options(memo: String? = nil, describeLimit: Int?) throws -> ImportOptions {
@@ -40,8 +47,12 @@ struct SnapshotArguments: ParsableArguments {
         merge.adoptAll = adopt
         var options = ImportOptions(memo: memo, allowMassClose: allowMassClose, describeLimit: describeLimit, decisions: merge,
                                     snapshotDate: snapshotDate, allowOlder: allowOlder, allowMassReopen: allowMassReopen)
-        guard let profile = SourceProfile.named(source) else { throw ImportError.unknownSource(source) }
-        options.source = profile
+        if let profile {
+            options.source = try SourceProfile.load(profile, .shipped)
+        } else {
+            guard let known = SourceProfile.named(source) else { throw ImportError.unknownSource(source) }
+            options.source = known
+        }
         return options
     }
 }

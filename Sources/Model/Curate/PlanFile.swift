@@ -43,7 +43,7 @@ public struct PlanFile: Sendable {
             throw InputError(.plan, file: path, line: nil, message: "not UTF-8 text (expected a JSON Lines plan)")
         }
         var plan = PlanFile(title: nil, memo: nil, operations: [])
-        let duplicates = try DuplicateKeys()
+        let duplicates = try JSONDuplicateKeys()
         for (index, rawLine) in text.components(separatedBy: "\n").enumerated() {
             let line = index + 1
             let content = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -71,26 +71,5 @@ public struct PlanFile: Sendable {
         }
         if plan.operations.isEmpty { throw InputError(.plan, file: path, line: nil, message: "no operations (expected one JSON object per line with an \"op\")") }
         return plan
-    }
-}
-
-/// Keys an object of a plan line names more than once. `JSONDecoder` keeps the first value and
-/// `jq` or Python the last, so such a line would apply one value while a reviewer reads another.
-/// SQLite's JSON parser keeps every member as written (`json_tree`), so it finds them.
-private struct DuplicateKeys {
-    let queue: DatabaseQueue
-
-    init() throws {
-        queue = try DatabaseQueue(configuration: SQLiteDefences.configuration())
-    }
-
-    /// The first key named twice in one object of `line`, with that object's path (`$.set`).
-    func first(in line: String) throws -> (key: String, object: String)? {
-        try queue.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT member.key, parent.fullkey FROM json_tree(?) AS member JOIN json_tree(?) AS parent ON parent.id = member.parent
-                WHERE typeof(member.key) = 'text' GROUP BY member.parent, member.key HAVING count(*) > 1 ORDER BY min(member.id) LIMIT 1
-                """, arguments: [line, line]).map { ($0[0], $0[1]) }
-        }
     }
 }

@@ -13,6 +13,8 @@ public struct InputError: Error, LocalizedError, Equatable {
         case plan
         /// A resolution file of merge decisions (`--resolutions`).
         case resolution
+        /// A source profile (`import --profile`).
+        case profile
         /// A row of an imported file that the import's rules refuse (a reference, a mass closure).
         case importedRow
     }

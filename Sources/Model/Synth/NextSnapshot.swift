@@ -78,7 +78,7 @@ extension SnapshotSynthesizer {
         }
     }
 
-    private static func largestStationCode(in files: [ImportFile]) throws -> Int64 {
+    static func largestStationCode(in files: [ImportFile]) throws -> Int64 {
         guard let stations = files.first(where: { $0.table == .stations }) else { return 0 }
         let column = stations.header.columns.firstIndex { $0.name == "station_cd" }!
         var largest: Int64 = 0, isHeader = true
