@@ -29,11 +29,14 @@ struct SourceFill {
 
     /// The rows read, the version written and the source's base, in one transaction.
     func run(_ paths: [String], commit: Bool) throws -> ChangeReport {
+        var phases = PhaseLog()
         let source = try SourceRows(paths, profile: profile, master.declared)
+        phases.done("source files read")
         return try master.write { db in
             guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upstream_imports") ?? 0 > 0 else {
                 throw ImportError.noPrimary(source: profile.name)
             }
+            try refuseOlderSnapshot(paths, source, db)
             let prefectureNames = Dictionary(try Row.fetchAll(db, sql: "SELECT pref_cd, pref_name FROM main.prefectures").map { ($0[0] as DatabaseValue, $0[1] as String) },
                                              uniquingKeysWith: { first, _ in first })
 
@@ -48,15 +51,20 @@ struct SourceFill {
                 tallies[read.table.name] = state.merge(read, into: &staged, disagreements: &disagreements, keptCurated: &keptCurated,
                                                           ownStations: &ownStations)
                 try version.stage(rows: staged.rows, removals: staged.removals, of: read.table)
+                phases.done("\(read.table.name) merged and staged")
             }
             try version.write(memo: options.memo ?? "\(profile.name) \(snapshotDate(paths) ?? "import")", author: master.author)
+            phases.done("version written")
             try refuseDanglingReferences(version, source)
             var report = try version.report(tables: source.tables.map(\.table), describeLimit: options.describeLimit, committing: commit)
+            phases.done("references and report")
             let madeVersion = report.totalChanges > 0 ? report.version : report.version - 1
             for read in source.tables {
                 try recordBase(read, version: madeVersion, tally: tallies[read.table.name] ?? Tally(), paths: paths, db)
             }
+            phases.done("source base recorded")
             try recordDisagreements(disagreements, db)
+            phases.done("disagreements recorded")
             report.warnings += source.skipped
             report.warnings += SourceDisagreement.summary(disagreements, source: profile.name)
             if !keptCurated.isEmpty {
@@ -64,6 +72,20 @@ struct SourceFill {
                 report.warnings += keptCurated.prefix(5).map { "  " + $0 } + (keptCurated.count > 5 ? ["  … and \(keptCurated.count - 5) more"] : [])
             }
             return (report, commit && report.committed)
+        }
+    }
+
+    /// A snapshot of the source older than one it imported before, as the primary's rule has it
+    /// (`--allow-older` imports it anyway): its three-way base would go back in time, and every
+    /// fill it made since would look like a curator's edit.
+    private func refuseOlderSnapshot(_ paths: [String], _ source: SourceRows, _ db: Database) throws {
+        guard !options.allowOlder, let date = snapshotDate(paths) else { return }
+        for read in source.tables {
+            guard let newest = try Row.fetchOne(db, sql: """
+                SELECT snapshot_date, version FROM source_imports WHERE source = ? AND table_name = ? AND snapshot_date IS NOT NULL
+                ORDER BY snapshot_date DESC, id LIMIT 1
+                """, arguments: [profile.name, read.table.name]), date < (newest[0] as String) else { continue }
+            throw ImportError.olderSnapshot(file: read.file, table: read.table.name, date: date, newest: newest[0], newestVersion: newest[1])
         }
     }
 

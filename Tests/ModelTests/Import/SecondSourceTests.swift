@@ -137,6 +137,12 @@ import Testing
         // path (delta, full download, app update) with the same user records.
         #expect(release.verification?.deltasPassed == release.released.version - 1)
         #expect(release.verification?.pathsPassed.count == 1)
+
+        // The June commit again, after December's: refused as the primary's older snapshot is.
+        let older = try #require(throws: ImportError.self) { try fill(database, Self.trainlcd2025June) }
+        guard case let .olderSnapshot(file, _, date, newest, _) = older else { Issue.record("\(older)"); return }
+        #expect(file.hasPrefix(Self.trainlcd2025June) && date == "2025-06-28" && newest == "2025-12-13")
+        #expect(older.localizedDescription.contains("--allow-older"))
     }
 
     @Test func aStationOnlyTrainLCDCarriedClosesWhenItDropsIt() throws {
