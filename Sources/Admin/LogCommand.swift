@@ -64,7 +64,7 @@ struct LogCommand: ParsableCommand {
             let story = try LogReader(database).story(key: key!, table: table, newestFirst: filter.newestFirst)
             // What imports kept or decided of the key stands among its changes, at the version of the import.
             let reader = LogReader(database)
-            let notes = try reader.mergeNotes(key: key!, table: table).map { ($0, try reader.source(of: $0.version)) }
+            let notes = try reader.mergeNotes(key: key!, table: table).map { ($0, try reader.source(of: $0)) }
             let lines = StoryLine.interleaving(story, notes: notes, newestFirst: filter.newestFirst)
             if output.json { return try Console.printJSON(lines) }
             if nl { return try lines.forEach(Console.printJSONLine) }

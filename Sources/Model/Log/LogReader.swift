@@ -87,6 +87,12 @@ extension LogReader {
         try master.read { try VersionSource.of(version: version, $0) }
     }
 
+    /// The source of the import that decided `note`: the one that made its version, or one that
+    /// changed nothing and recorded it (its decisions are kept all the same).
+    public func source(of note: MergeNote) throws -> VersionSource? {
+        try master.read { try VersionSource.of(version: note.version, orUnchanged: true, $0) }
+    }
+
     package func forEachUpdate(_ filter: LogFilter, _ body: (Update, Database) throws -> Void) throws {
         try master.read { db in
             if let version = filter.version {

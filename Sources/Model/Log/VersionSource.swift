@@ -22,18 +22,21 @@ public struct VersionSource: Codable, Sendable, Equatable {
     /// `trainlcd 2025-12-13`.
     public var description: String { name + (snapshotDate.map { " " + $0 } ?? "") }
 
-    /// The source of `version`, read from what the master recorded of each import.
-    package static func of(version: Int, _ db: Database) throws -> VersionSource? {
+    /// The source of `version`, read from what the master recorded of each import; with
+    /// `orUnchanged`, also an import that changed nothing and recorded the master's version then
+    /// (a merge note's: its decisions are kept though no version was made).
+    package static func of(version: Int, orUnchanged: Bool = false, _ db: Database) throws -> VersionSource? {
         if try db.tableExists("source_imports"), let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT source, MAX(snapshot_date) FROM source_imports WHERE version = ? GROUP BY source ORDER BY MIN(id) LIMIT 1
             """), arguments: [version]) {
             return VersionSource(name: row[0], snapshotDate: row[1])
         }
         guard try db.tableExists("upstream_imports"), try Bool.fetchOne(db.cachedStatement(sql: """
-            SELECT EXISTS (SELECT 1 FROM upstream_imports WHERE version = ? AND made_version)
-            """), arguments: [version]) == true else { return nil }
-        let date = try String.fetchOne(db.cachedStatement(sql: "SELECT MAX(snapshot_date) FROM upstream_imports WHERE version = ? AND made_version"),
-                                       arguments: [version])
+            SELECT EXISTS (SELECT 1 FROM upstream_imports WHERE version = ? AND (made_version OR ?))
+            """), arguments: [version, orUnchanged]) == true else { return nil }
+        let date = try String.fetchOne(db.cachedStatement(sql: """
+            SELECT MAX(snapshot_date) FROM upstream_imports WHERE version = ? AND (made_version OR ?)
+            """), arguments: [version, orUnchanged])
         return VersionSource(name: PrimarySource.name, snapshotDate: date)
     }
 

@@ -78,7 +78,8 @@ import Testing
         // A key's story (docs/json.md): each updates row with the columns it changed.
         let entries = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [[String: Any]]
         #expect(entries.count == 1)
-        #expect(Set(entries[0].keys) == ["update", "name", "fields"])
+        #expect(Set(entries[0].keys) == ["update", "name", "fields", "source"])
+        #expect((entries[0]["source"] as? [String: Any])?["name"] as? String == "ekidata")
         let row = entries[0]["update"] as! [String: Any]
         #expect(Set(row.keys) == ["up_id", "type", "table_name", "key_id", "user_version", "update_date", "memo"])
         #expect(row["type"] as? String == "INSERT" && row["memo"] as? String == "base")

@@ -39,7 +39,7 @@ import Testing
         // No version, but upstream's file is kept as the base and the decision noted: the same
         // snapshot again asks nothing.
         let log = try CommandRunner.run(["log", "--db", db, "--key", "1120102"])
-        #expect(log.stdout.hasSuffix("  v2  merge: stations 1120102 station_name: conflict decided for ours, 陸奥市川駅 from v2 (base 陸奥市川, theirs むつ市川)\n"), "\(log.stdout)")
+        #expect(log.stdout.hasSuffix("  v2  merge (ekidata 2024-02-01): stations 1120102 station_name: conflict decided for ours, 陸奥市川駅 from v2 (base 陸奥市川, theirs むつ市川)\n"), "\(log.stdout)")
         let again = try CommandRunner.run(["import", "--db", db, snapshot.path, "--snapshot-date", "2024-02-01"])
         #expect(again.status == 0 && again.stdout.hasPrefix("No changes"), "\(again.stderr)")
 
@@ -48,7 +48,7 @@ import Testing
         let next = try CommandRunner.run(["import", "--db", db, snapshot.path, "--snapshot-date", "2024-03-01", "--prefer", "theirs"])
         #expect(next.status == 0, "\(next.stderr)")
         let story = try CommandRunner.run(["log", "--db", db, "--key", "1120102"]).stdout
-        #expect(story.contains("  v3  merge: stations 1120102 station_name: conflict decided for theirs, 陸奥市川 (base むつ市川, ours 陸奥市川駅 from v2)\n"), "\(story)")
+        #expect(story.contains("  v3  merge (ekidata 2024-03-01): stations 1120102 station_name: conflict decided for theirs, 陸奥市川 (base むつ市川, ours 陸奥市川駅 from v2)\n"), "\(story)")
         // The JSON carries the notes the text shows, where the text shows them.
         let storyJSON = try CommandRunner.run(["log", "--db", db, "--key", "1120102", "--json"])
         let items = try #require(try JSONSerialization.jsonObject(with: Data(storyJSON.stdout.utf8)) as? [[String: Any]])
